@@ -1,0 +1,63 @@
+package io.github.idemtx.core;
+
+import java.util.Objects;
+
+/**
+ * A deterministic failure as it is recorded and replayed: a machine-readable code and a message
+ * for people.
+ *
+ * @param code what kind of failure, e.g. {@code "insufficient_funds"}; 1 to {@value #MAX_CODE_LENGTH}
+ *     characters, not blank
+ * @param message details for people, at most {@value #MAX_MESSAGE_LENGTH} characters; may be empty,
+ *     never null
+ */
+public record Failure(String code, String message) {
+
+    /** The longest code accepted. */
+    public static final int MAX_CODE_LENGTH = 200;
+
+    /** The longest message accepted; {@link #of(Throwable)} truncates longer exception messages. */
+    public static final int MAX_MESSAGE_LENGTH = 4000;
+
+    /**
+     * @throws NullPointerException if {@code code} or {@code message} is null
+     * @throws IllegalArgumentException if {@code code} is blank or either is too long
+     */
+    public Failure {
+        Objects.requireNonNull(code, "code must not be null");
+        Objects.requireNonNull(message, "message must not be null");
+        if (code.isBlank()) {
+            throw new IllegalArgumentException("code must not be blank");
+        }
+        if (code.length() > MAX_CODE_LENGTH) {
+            throw new IllegalArgumentException(
+                    "code must be at most " + MAX_CODE_LENGTH + " characters, was " + code.length());
+        }
+        if (message.length() > MAX_MESSAGE_LENGTH) {
+            throw new IllegalArgumentException(
+                    "message must be at most " + MAX_MESSAGE_LENGTH + " characters, was " + message.length());
+        }
+    }
+
+    /** Same as {@code new Failure(code, message)}. */
+    public static Failure of(String code, String message) {
+        return new Failure(code, message);
+    }
+
+    /**
+     * The default recording of an exception: its class's simple name as the code and its message
+     * (empty if none, truncated to {@value #MAX_MESSAGE_LENGTH} characters) as the message.
+     */
+    public static Failure of(Throwable exception) {
+        Objects.requireNonNull(exception, "exception must not be null");
+        String name = exception.getClass().getSimpleName();
+        if (name.isEmpty()) {
+            name = exception.getClass().getName();
+        }
+        String message = exception.getMessage() == null ? "" : exception.getMessage();
+        if (message.length() > MAX_MESSAGE_LENGTH) {
+            message = message.substring(0, MAX_MESSAGE_LENGTH);
+        }
+        return new Failure(name, message);
+    }
+}

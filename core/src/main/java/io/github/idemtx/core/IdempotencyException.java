@@ -1,0 +1,34 @@
+package io.github.idemtx.core;
+
+/**
+ * The root of every exception this library throws about a call, carrying the scope and key the
+ * call was for. Unchecked.
+ *
+ * <p>Exceptions thrown by the work itself are not wrapped: a {@link RuntimeException} from the work
+ * reaches the caller unchanged, and only a checked one is wrapped, once, in a
+ * {@link WorkFailedException}. Invalid arguments are reported with the standard
+ * {@link NullPointerException} and {@link IllegalArgumentException} before any SQL runs.
+ */
+public class IdempotencyException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final transient Scope scope;
+    private final transient IdempotencyKey key;
+
+    public IdempotencyException(Scope scope, IdempotencyKey key, String message, Throwable cause) {
+        super(message + " (scope '" + scope + "', key '" + key + "')", cause);
+        this.scope = scope;
+        this.key = key;
+    }
+
+    /** The scope of the call that failed. */
+    public Scope scope() {
+        return scope;
+    }
+
+    /** The key of the call that failed. */
+    public IdempotencyKey key() {
+        return key;
+    }
+}

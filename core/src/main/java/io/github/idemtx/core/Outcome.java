@@ -1,0 +1,78 @@
+package io.github.idemtx.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * What an idempotent call produced. Exactly one of five cases; switch over them exhaustively:
+ *
+ * <pre>{@code
+ * switch (outcome) {
+ *     case Outcome.Executed<Transfer> e -> created(e.value());
+ *     case Outcome.Replayed<Transfer> r -> created(r.value()).header("Idempotent-Replayed", "true");
+ *     case Outcome.Rejected<Transfer> f -> problem(422, f.failure());
+ *     case Outcome.FingerprintMismatch<Transfer> m -> problem(422, "key reused with another request");
+ *     case Outcome.InProgress<Transfer> p -> problem(409, ...).retryAfter(p.retryAfter());
+ * }
+ * }</pre>
+ *
+ * @param <T> the type of the work's result
+ */
+public sealed interface Outcome<T>
+        permits Outcome.Executed, Outcome.Replayed, Outcome.Rejected, Outcome.FingerprintMismatch, Outcome.InProgress {
+
+    /**
+     * This call claimed the key, ran the work and committed its result together with the claim.
+     *
+     * @param value the work's result; null only if the work returned null
+     */
+    record Executed<T>(T value) implements Outcome<T> {}
+
+    /**
+     * An earlier call with the same scope, key and fingerprint completed; the work did not run and
+     * this is its stored result, decoded.
+     *
+     * @param value the stored result; null only if the original work returned null
+     * @param completedAt when the original call completed
+     */
+    record Replayed<T>(T value, Instant completedAt) implements Outcome<T> {
+        public Replayed {
+            Objects.requireNonNull(completedAt, "completedAt");
+        }
+    }
+
+    /**
+     * The work failed in a way the policy calls deterministic (a {@link Rejection}, or an exception
+     * type the policy names): its writes were rolled back, the claim and the failure were recorded,
+     * and every later call with the same request gets this same failure.
+     *
+     * @param failure what failed, as recorded
+     * @param recordedAt when the failure was recorded
+     * @param replayed false for the call whose work failed, true for every later call
+     */
+    record Rejected<T>(Failure failure, Instant recordedAt, boolean replayed) implements Outcome<T> {
+        public Rejected {
+            Objects.requireNonNull(failure, "failure");
+            Objects.requireNonNull(recordedAt, "recordedAt");
+        }
+    }
+
+    /**
+     * The key was already used in this scope for a request with another fingerprint. Nothing ran;
+     * the client reused a key for a different intent (HTTP: 422).
+     */
+    record FingerprintMismatch<T>() implements Outcome<T> {}
+
+    /**
+     * Another call with the same key was still running when this call's wait bound ran out. Nothing
+     * ran; the client should retry later with the same key (HTTP: 409 with {@code Retry-After}).
+     *
+     * @param retryAfter a hint for when to retry
+     */
+    record InProgress<T>(Duration retryAfter) implements Outcome<T> {
+        public InProgress {
+            Objects.requireNonNull(retryAfter, "retryAfter");
+        }
+    }
+}

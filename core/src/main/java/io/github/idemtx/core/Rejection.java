@@ -1,0 +1,34 @@
+package io.github.idemtx.core;
+
+import java.util.Objects;
+
+/**
+ * Thrown by the work to reject the request deterministically: the work's writes are rolled back,
+ * the claim and this failure are recorded, and every retry with the same request gets the same
+ * {@link Outcome.Rejected}, even if the world has changed since (funds deposited meanwhile).
+ *
+ * <p>Always treated as deterministic; no policy entry is needed. Other exception types can be made
+ * deterministic with {@link IdempotencyPolicy.Builder#deterministicFailure(Class)}.
+ */
+public class Rejection extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final transient Failure failure;
+
+    /** Rejects with the given failure. */
+    public Rejection(Failure failure) {
+        super(Objects.requireNonNull(failure, "failure must not be null").code() + ": " + failure.message(), null, false, false);
+        this.failure = failure;
+    }
+
+    /** Rejects with a failure of this code and message. */
+    public Rejection(String code, String message) {
+        this(Failure.of(code, message));
+    }
+
+    /** The failure that is recorded and replayed. */
+    public Failure failure() {
+        return failure;
+    }
+}

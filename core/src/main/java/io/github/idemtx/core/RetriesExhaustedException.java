@@ -1,0 +1,24 @@
+package io.github.idemtx.core;
+
+/**
+ * Every attempt of the call failed with a serialization failure (SQLSTATE 40001) or a deadlock
+ * (40P01), and the policy's attempt budget is spent. Each attempt was rolled back whole: nothing was
+ * committed, and the key is free again. The cause is the last attempt's failure.
+ */
+public final class RetriesExhaustedException extends IdempotencyException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final int attempts;
+
+    public RetriesExhaustedException(Scope scope, IdempotencyKey key, int attempts, Throwable cause) {
+        super(scope, key, "gave up after " + attempts + " attempts, each ended by a serialization failure or deadlock"
+                + " (IdempotencyPolicy.maxAttempts = " + attempts + "); nothing was committed", cause);
+        this.attempts = attempts;
+    }
+
+    /** How many attempts were made. */
+    public int attempts() {
+        return attempts;
+    }
+}

@@ -1,0 +1,91 @@
+package io.github.idemtx.db;
+
+import java.util.Objects;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.output.MigrateResult;
+
+/**
+ * Creates and upgrades the claim table in a PostgreSQL schema, with Flyway.
+ *
+ * <p>The migrations live at {@value #LOCATION} and keep their own history table,
+ * {@value #HISTORY_TABLE}, so they never collide with an application's own Flyway migrations in
+ * the same schema: run the application's migrations as usual and call {@link #migrate} beside them.
+ *
+ * <pre>{@code
+ * IdempotencySchema.migrate(dataSource);               // schema "public"
+ * IdempotencySchema.migrate(dataSource, "idempotency"); // created if missing
+ * }</pre>
+ *
+ * <p>Safe to call at every start-up and from several processes at once: Flyway takes a lock, and
+ * applied migrations are skipped. Thread-safe (stateless).
+ */
+public final class IdempotencySchema {
+
+    /** Where the migrations are, on the class path. */
+    public static final String LOCATION = "classpath:db/idempotency/postgresql";
+
+    /** The Flyway history table of these migrations, in the target schema. */
+    public static final String HISTORY_TABLE = "idempotency_schema_history";
+
+    /** The schema used when none is named. */
+    public static final String DEFAULT_SCHEMA = "public";
+
+    /** The claim table's name. */
+    public static final String CLAIM_TABLE = "idempotency_claim";
+
+    private static final Pattern SCHEMA_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,62}");
+
+    private IdempotencySchema() {}
+
+    /** Applies the pending migrations to the {@value #DEFAULT_SCHEMA} schema; returns how many ran. */
+    public static int migrate(DataSource dataSource) {
+        return migrate(dataSource, DEFAULT_SCHEMA);
+    }
+
+    /**
+     * Applies the pending migrations to {@code schema}, creating it if it does not exist.
+     *
+     * @return how many migrations were applied (0 if it was up to date)
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code schema} is not a plain PostgreSQL identifier
+     * @throws org.flywaydb.core.api.FlywayException if a migration fails
+     */
+    public static int migrate(DataSource dataSource, String schema) {
+        Objects.requireNonNull(dataSource, "dataSource must not be null");
+        requireSchemaName(schema);
+        MigrateResult result = Flyway.configure(IdempotencySchema.class.getClassLoader())
+                .dataSource(dataSource)
+                .locations(LOCATION)
+                .schemas(schema)
+                .defaultSchema(schema)
+                .createSchemas(true)
+                .table(HISTORY_TABLE)
+                // the schema usually holds the application's tables already: start our history at 0
+                .baselineOnMigrate(true)
+                .baselineVersion("0")
+                .baselineDescription("idempotency history starts")
+                .cleanDisabled(true)
+                .load()
+                .migrate();
+        return result.migrationsExecuted;
+    }
+
+    /**
+     * Checks that {@code schema} is a plain identifier (letters, digits, {@code _} and {@code $},
+     * not starting with a digit, at most 63 characters), which needs no quoting rules to be right.
+     *
+     * @return {@code schema}
+     * @throws NullPointerException if it is null
+     * @throws IllegalArgumentException otherwise
+     */
+    public static String requireSchemaName(String schema) {
+        Objects.requireNonNull(schema, "schema must not be null");
+        if (!SCHEMA_NAME.matcher(schema).matches()) {
+            throw new IllegalArgumentException("schema must be a plain identifier of at most 63 characters"
+                    + " (letters, digits, _ and $, not starting with a digit), was '" + schema + "'");
+        }
+        return schema;
+    }
+}

@@ -1,0 +1,113 @@
+-- The claim table: one row per (scope, key). Rows become visible to other transactions only when
+-- the transaction that claimed them commits, together with the business write and the result.
+--
+-- state: 0 = claimed, work running (never committed in transactional mode),
+--        1 = succeeded (result holds the encoded value, or NULL for a null value),
+--        2 = failed deterministically (result holds the encoded failure).
+--
+-- Names are unqualified: the migrations run with the target schema as the default schema.
+-- Text columns use the "C" collation: keys are compared byte-wise, which is what they mean and
+-- what costs least in the primary key.
+CREATE TABLE idempotency_claim (
+    scope        varchar(255) /* [jooq ignore start] */ COLLATE "C" /* [jooq ignore stop] */ NOT NULL,
+    idem_key     varchar(255) /* [jooq ignore start] */ COLLATE "C" /* [jooq ignore stop] */ NOT NULL,
+    fingerprint  bytea        NOT NULL,
+    state        smallint     NOT NULL,
+    result       bytea,
+    created_at   timestamptz  NOT NULL,
+    completed_at timestamptz,
+    expires_at   timestamptz  NOT NULL,
+    CONSTRAINT idempotency_claim_pk PRIMARY KEY (scope, idem_key),
+    CONSTRAINT idempotency_claim_state_known CHECK (state IN (0, 1, 2))
+    /* [jooq ignore start] */,
+    CONSTRAINT idempotency_claim_fingerprint_is_sha256 CHECK (octet_length(fingerprint) = 32)
+    /* [jooq ignore stop] */
+)
+/* [jooq ignore start] */
+-- room on each page for the completion to be a HOT update of the row the claim inserted
+WITH (fillfactor = 90)
+/* [jooq ignore stop] */
+;
+
+-- Purging expired claims walks this index instead of the table.
+CREATE INDEX idempotency_claim_expires_at_idx ON idempotency_claim (expires_at);
+
+/* [jooq ignore start] */
+-- Claims (scope, key) for the calling transaction, or reports the claim that already holds it.
+--
+-- One round trip does the whole decision: insert the claim; on conflict wait (bounded by
+-- p_wait_ms through lock_timeout, SQLSTATE 55P03 when it runs out) for the holder to finish, then
+-- read the committed row; take over an expired row atomically. The function's own SET clause
+-- restores lock_timeout on exit, so the bound never reaches the caller's later statements nor
+-- the pooled connection.
+--
+-- p_state and p_result are what a new row holds: 0 and NULL to claim before running the work,
+-- or 2 and the encoded failure to record a deterministic failure directly.
+--
+-- Returns one row: claimed = true when this transaction now holds the key (completed_at is set when
+-- p_state is final); otherwise the holder's state, fingerprint, completion time and (only when the
+-- fingerprints match) result.
+CREATE FUNCTION idempotency_acquire(
+    p_scope       varchar,
+    p_key         varchar,
+    p_fingerprint bytea,
+    p_ttl_ms      bigint,
+    p_wait_ms     integer,
+    p_state       smallint,
+    p_result      bytea)
+RETURNS TABLE (claimed boolean, state smallint, fingerprint bytea, result bytea, completed_at timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SET lock_timeout = 0
+AS $fn$
+DECLARE
+    held     "${flyway:defaultSchema}".idempotency_claim%ROWTYPE;
+    finished timestamptz;
+BEGIN
+    PERFORM set_config('lock_timeout', p_wait_ms || 'ms', true);
+    FOR attempt IN 1..10 LOOP
+        INSERT INTO "${flyway:defaultSchema}".idempotency_claim AS c
+               (scope, idem_key, fingerprint, state, result, created_at, completed_at, expires_at)
+        VALUES (p_scope, p_key, p_fingerprint, p_state, p_result, clock_timestamp(),
+                CASE WHEN p_state <> 0 THEN clock_timestamp() END,
+                clock_timestamp() + p_ttl_ms * interval '1 millisecond')
+        ON CONFLICT (scope, idem_key) DO NOTHING
+        RETURNING c.completed_at INTO finished;
+        IF FOUND THEN
+            RETURN QUERY SELECT true, p_state, p_fingerprint, NULL::bytea, finished;
+            RETURN;
+        END IF;
+
+        -- Under READ COMMITTED this statement takes a new snapshot and sees the row the
+        -- conflicting transaction committed while we waited.
+        SELECT * INTO held FROM "${flyway:defaultSchema}".idempotency_claim c
+         WHERE c.scope = p_scope AND c.idem_key = p_key;
+        IF NOT FOUND THEN
+            CONTINUE; -- the holder rolled back or a purge removed it: claim again
+        END IF;
+
+        IF held.expires_at > clock_timestamp() THEN
+            RETURN QUERY SELECT false, held.state, held.fingerprint,
+                   CASE WHEN held.fingerprint = p_fingerprint THEN held.result END, held.completed_at;
+            RETURN;
+        END IF;
+
+        -- Expired: take it over. The row lock makes one taker win; the others re-check the
+        -- condition on the winner's committed version and go round again.
+        UPDATE "${flyway:defaultSchema}".idempotency_claim c
+           SET fingerprint = p_fingerprint, state = p_state, result = p_result,
+               created_at = clock_timestamp(),
+               completed_at = CASE WHEN p_state <> 0 THEN clock_timestamp() END,
+               expires_at = clock_timestamp() + p_ttl_ms * interval '1 millisecond'
+         WHERE c.scope = p_scope AND c.idem_key = p_key AND c.expires_at <= clock_timestamp()
+        RETURNING c.completed_at INTO finished;
+        IF FOUND THEN
+            RETURN QUERY SELECT true, p_state, p_fingerprint, NULL::bytea, finished;
+            RETURN;
+        END IF;
+    END LOOP;
+    RAISE EXCEPTION 'idempotency claim for this key kept changing under the caller; retry'
+        USING ERRCODE = 'serialization_failure';
+END
+$fn$;
+/* [jooq ignore stop] */

@@ -1,0 +1,72 @@
+package io.github.idemtx.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.db.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class IdempotencySchemaTest {
+
+    private final TestDatabase db = TestDatabase.get();
+
+    @Test
+    void createsTheClaimTableInTheNamedSchemaWithItsOwnHistoryTable() throws Exception {
+        String schema = db.schema() + "_own";
+        try (HikariDataSource ds = db.newPool(2)) {
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(1);
+            assertThat(tables(schema)).contains("idempotency_claim", "idempotency_schema_history");
+            assertThat(IdempotencySchema.migrate(ds, schema)).as("second run is a no-op").isZero();
+        } finally {
+            db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
+    @Test
+    void livesBesideAnApplicationsOwnTablesAndFlywayHistory() throws Exception {
+        String schema = db.schema() + "_app";
+        db.execute("CREATE SCHEMA " + schema);
+        db.execute("CREATE TABLE " + schema + ".flyway_schema_history (installed_rank int primary key)");
+        db.execute("CREATE TABLE " + schema + ".accounts (id bigint primary key)");
+        try (HikariDataSource ds = db.newPool(2)) {
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(1);
+            assertThat(tables(schema)).contains("accounts", "flyway_schema_history", "idempotency_claim",
+                    "idempotency_schema_history");
+        } finally {
+            db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
+    @Test
+    void refusesSchemaNamesThatAreNotPlainIdentifiers() {
+        assertThatThrownBy(() -> IdempotencySchema.migrate(new HikariDataSource(), "x; drop table y"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("schema must be a plain identifier");
+        assertThatThrownBy(() -> IdempotencySchema.migrate(new HikariDataSource(), null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("schema");
+        assertThatThrownBy(() -> IdempotencySchema.migrate(null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("dataSource");
+        assertThatThrownBy(() -> IdempotencySchema.requireSchemaName("a".repeat(64)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    private List<String> tables(String schema) throws Exception {
+        List<String> names = new ArrayList<>();
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = '"
+                        + schema + "'")) {
+            while (rs.next()) {
+                names.add(rs.getString(1));
+            }
+        }
+        return names;
+    }
+}

@@ -1,0 +1,505 @@
+package io.github.idemtx.jooq;
+
+import io.github.idemtx.core.Failure;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyException;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.ResultTooLargeException;
+import io.github.idemtx.core.RetriesExhaustedException;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.WorkFailedException;
+import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.jooq.internal.ClaimStatements;
+import io.github.idemtx.jooq.internal.ClaimStatements.Claim;
+import io.github.idemtx.jooq.internal.FailureEncoding;
+import io.github.idemtx.jooq.internal.NestedTransactionProvider;
+import io.github.idemtx.jooq.internal.SqlStates;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jooq.Configuration;
+import org.jooq.ConnectionProvider;
+import org.jooq.DSLContext;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DefaultConnectionProvider;
+
+/**
+ * Runs business work exactly once per (scope, key): the claim of the key, the work's writes and
+ * the encoded result commit in one PostgreSQL transaction, or none of them does.
+ *
+ * <pre>{@code
+ * IdempotentTransaction<Transfer> transfers =
+ *         IdempotentTransaction.create(dsl, IdempotencyPolicy.defaults(), ResultCodec.json(Transfer.class));
+ *
+ * Outcome<Transfer> outcome = transfers.run(scope, key, fingerprint, tx -> ledger.transfer(tx, from, to, amount));
+ * }</pre>
+ *
+ * <h2>What {@link #run} returns</h2>
+ * <ul>
+ *   <li>{@link Outcome.Executed}: first call for the key; the work ran and everything committed.
+ *   <li>{@link Outcome.Replayed}: the key completed earlier with the same fingerprint; nothing ran.
+ *   <li>{@link Outcome.Rejected}: the work failed deterministically, now or earlier; its writes were
+ *       rolled back, the failure is recorded and replayed.
+ *   <li>{@link Outcome.FingerprintMismatch}: the key was used for another request; nothing ran.
+ *   <li>{@link Outcome.InProgress}: a concurrent call holding the key did not finish within
+ *       {@link IdempotencyPolicy#duplicateWait()}; nothing ran.
+ * </ul>
+ * A concurrent duplicate waits on PostgreSQL's unique index for the call holding the key and then
+ * replays its result; the claim only becomes visible to others when the work commits, so nobody
+ * ever observes a half-done call. Any other exception from the work rolls everything back, frees
+ * the key and reaches the caller. Serialization failures and deadlocks re-run the whole unit, work
+ * included, up to {@link IdempotencyPolicy#maxAttempts()} times with jittered backoff. A claim older
+ * than {@link IdempotencyPolicy#ttl()} counts as absent and is taken over atomically.
+ *
+ * <h2>Transactions</h2>
+ * Normally {@code run} takes a connection from the {@code DSLContext}'s connection provider and runs
+ * its own transaction on it, whatever {@code TransactionProvider} is configured. If that connection
+ * is already inside a transaction (auto-commit off: {@code run} is called with the {@code DSLContext}
+ * of an open jOOQ transaction, or under a framework-managed one), it joins that transaction instead,
+ * inside a savepoint: nothing commits until the enclosing transaction does, a rollback of the
+ * enclosing transaction undoes the claim too, and serialization failures are not retried but
+ * reach the caller, whose transaction they doomed.
+ *
+ * <h2>Cost</h2>
+ * First execution: one statement claims the key (sent with {@code BEGIN}), the work's own
+ * statements, and one that records the result, sent together with {@code COMMIT}; the work's
+ * transaction grows by one round trip. Replay: the claim statement and the end of the transaction;
+ * it writes nothing.
+ *
+ * <p>Instances are immutable and thread-safe; create one per result type and share it.
+ *
+ * @param <T> the type of the work's result
+ */
+public final class IdempotentTransaction<T> {
+
+    private final DSLContext dsl;
+    private final IdempotencyPolicy policy;
+    private final ResultCodec<T> codec;
+    private final String schema;
+    private final ClaimStatements sql;
+    private final long ttlMillis;
+    private final int waitMillis;
+
+    private IdempotentTransaction(Builder<T> b) {
+        this.dsl = b.dsl;
+        this.policy = b.policy;
+        this.codec = b.codec;
+        this.schema = b.schema;
+        this.sql = new ClaimStatements(b.schema);
+        this.ttlMillis = policy.ttl().toMillis();
+        this.waitMillis = Math.toIntExact(policy.duplicateWait().toMillis());
+    }
+
+    /**
+     * An instance with the claim table in the {@value IdempotencySchema#DEFAULT_SCHEMA} schema.
+     *
+     * @param dsl where connections come from; an open transaction's context makes {@code run} join it
+     * @param policy the behaviour; see {@link IdempotencyPolicy#defaults()}
+     * @param codec how results are stored, e.g. {@link ResultCodec#json(Class)}
+     * @throws NullPointerException if an argument is null
+     */
+    public static <T> IdempotentTransaction<T> create(DSLContext dsl, IdempotencyPolicy policy, ResultCodec<T> codec) {
+        return builder(dsl, codec).policy(policy).build();
+    }
+
+    /** A builder, for a claim table in another schema. */
+    public static <T> Builder<T> builder(DSLContext dsl, ResultCodec<T> codec) {
+        return new Builder<>(dsl, codec);
+    }
+
+    /** The policy this instance applies. */
+    public IdempotencyPolicy policy() {
+        return policy;
+    }
+
+    /** The schema holding the claim table. */
+    public String schema() {
+        return schema;
+    }
+
+    /**
+     * Runs {@code work} once for ({@code scope}, {@code key}), or replays what the first call
+     * recorded; see the class documentation for every outcome.
+     *
+     * @param scope whose key this is (the authenticated principal), never from client input alone
+     * @param key the client's idempotency key
+     * @param fingerprint the request's fingerprint; a different one with the same key is a mismatch
+     * @param work the business write, through the {@code tx} it is given
+     * @return the outcome; never null
+     * @throws NullPointerException if an argument is null, before any SQL runs
+     * @throws RuntimeException any unchecked exception the work threw that the policy does not call
+     *     deterministic, unchanged, after a full rollback
+     * @throws WorkFailedException if the work threw such a checked exception
+     * @throws ResultTooLargeException if the encoded result exceeds the policy's limit (rolled back)
+     * @throws RetriesExhaustedException if serialization failures or deadlocks used up the attempts
+     * @throws DataAccessException if the database fails otherwise (connection lost, ...); if that
+     *     happened during commit, the outcome is unknown: retry with the same key, which replays or
+     *     runs exactly once
+     */
+    public Outcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<T> work) {
+        Objects.requireNonNull(scope, "scope must not be null");
+        Objects.requireNonNull(key, "key must not be null");
+        Objects.requireNonNull(fingerprint, "fingerprint must not be null");
+        Objects.requireNonNull(work, "work must not be null");
+        Call call = new Call(scope, key, fingerprint, work);
+
+        ConnectionProvider provider = dsl.configuration().connectionProvider();
+        Connection connection = provider.acquire();
+        if (connection == null) {
+            throw new DataAccessException("the DSLContext's ConnectionProvider returned no connection");
+        }
+        try {
+            return autoCommit(connection) ? runOwn(connection, call) : runJoined(connection, call);
+        } finally {
+            provider.release(connection);
+        }
+    }
+
+    /**
+     * Deletes up to {@code limit} claims whose TTL has passed and that no transaction holds, in one
+     * statement; call it periodically (and again while it returns {@code limit}). Safe to run while
+     * calls are running: a claim being taken over is locked and skipped.
+     *
+     * @param limit how many to delete at most, from 1 to 100,000
+     * @return how many were deleted
+     */
+    public int purgeExpired(int limit) {
+        if (limit < 1 || limit > 100_000) {
+            throw new IllegalArgumentException("limit must be between 1 and 100000, was " + limit);
+        }
+        return sql.purge(dsl, limit);
+    }
+
+    private record Call(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<?> work) {}
+
+    // ---------------------------------------------------------------- own transaction
+
+    private Outcome<T> runOwn(Connection connection, Call call) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return attemptOwn(connection, call);
+            } catch (RuntimeException e) {
+                if (!SqlStates.isRetryable(e)) {
+                    throw e;
+                }
+                if (attempt >= policy.maxAttempts()) {
+                    throw new RetriesExhaustedException(call.scope(), call.key(), attempt, e);
+                }
+                backOff(call, attempt, e);
+            }
+        }
+    }
+
+    private Outcome<T> attemptOwn(Connection connection, Call call) {
+        setAutoCommit(connection, false);
+        boolean clean = true;
+        try {
+            DSLContext tx = transactionContext(connection);
+            Claim claim;
+            try {
+                claim = acquire(tx, call, ClaimStatements.RUNNING, null);
+            } catch (DataAccessException e) {
+                if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
+                    rollback(connection);
+                    return new Outcome.InProgress<>(policy.retryAfter());
+                }
+                throw e;
+            }
+            if (!claim.claimed()) {
+                rollback(connection);
+                return existing(call, claim);
+            }
+
+            T value;
+            try {
+                value = execute(call, tx);
+            } catch (Exception e) {
+                rollback(connection);
+                Optional<Failure> failure = deterministicFailure(e);
+                if (failure.isEmpty()) {
+                    throw unchecked(call, e);
+                }
+                Outcome<T> outcome = recordFailure(tx, call, failure.get());
+                if (outcome instanceof Outcome.Rejected<T>) {
+                    connection.commit();
+                } else {
+                    rollback(connection);
+                }
+                return outcome;
+            }
+            byte[] encoded = encode(call, value);
+            sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, true);
+            connection.commit(); // a no-op after the COMMIT sent with the completion; kept as a guard
+            return new Outcome.Executed<>(value);
+        } catch (RuntimeException | Error e) {
+            clean = rollbackQuietly(connection, e);
+            throw e;
+        } catch (SQLException e) {
+            clean = rollbackQuietly(connection, e);
+            throw new DataAccessException("commit failed", e);
+        } finally {
+            if (clean) {
+                setAutoCommit(connection, true);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- joined transaction
+
+    private Outcome<T> runJoined(Connection connection, Call call) {
+        Savepoint savepoint = savepoint(connection);
+        try {
+            DSLContext tx = transactionContext(connection);
+            Claim claim;
+            try {
+                claim = acquire(tx, call, ClaimStatements.RUNNING, null);
+            } catch (DataAccessException e) {
+                if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
+                    rollbackTo(connection, savepoint);
+                    return new Outcome.InProgress<>(policy.retryAfter());
+                }
+                throw e;
+            }
+            if (!claim.claimed()) {
+                release(connection, savepoint);
+                return existing(call, claim);
+            }
+
+            T value;
+            try {
+                value = execute(call, tx);
+            } catch (Exception e) {
+                rollbackTo(connection, savepoint);
+                Optional<Failure> failure = deterministicFailure(e);
+                if (failure.isEmpty()) {
+                    throw unchecked(call, e);
+                }
+                Outcome<T> outcome = recordFailure(tx, call, failure.get());
+                release(connection, savepoint);
+                return outcome;
+            }
+            byte[] encoded = encode(call, value);
+            sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, false);
+            release(connection, savepoint);
+            return new Outcome.Executed<>(value);
+        } catch (RuntimeException | Error e) {
+            try {
+                connection.rollback(savepoint);
+                connection.releaseSavepoint(savepoint);
+            } catch (SQLException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------- shared steps
+
+    private Claim acquire(DSLContext tx, Call call, short state, byte[] result) {
+        return sql.acquire(tx, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
+                ttlMillis, waitMillis, state, result);
+    }
+
+    /**
+     * Records a deterministic failure after the work's writes were rolled back, with a claim of its
+     * own. A duplicate may have claimed and completed the key in between; then its outcome is ours.
+     */
+    private Outcome<T> recordFailure(DSLContext tx, Call call, Failure failure) {
+        Claim claim;
+        try {
+            claim = acquire(tx, call, ClaimStatements.FAILED, FailureEncoding.encode(failure));
+        } catch (DataAccessException e) {
+            if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
+                return new Outcome.InProgress<>(policy.retryAfter());
+            }
+            throw e;
+        }
+        if (claim.claimed()) {
+            return new Outcome.Rejected<>(failure, claim.completedAt(), false);
+        }
+        return existing(call, claim);
+    }
+
+    private Outcome<T> existing(Call call, Claim claim) {
+        if (!call.fingerprint().matches(claim.fingerprint())) {
+            return new Outcome.FingerprintMismatch<>();
+        }
+        return switch (claim.state()) {
+            case ClaimStatements.SUCCEEDED -> new Outcome.Replayed<>(decode(call, claim.result()), claim.completedAt());
+            case ClaimStatements.FAILED -> new Outcome.Rejected<>(decodeFailure(call, claim.result()), claim.completedAt(), true);
+            default -> new Outcome.InProgress<>(policy.retryAfter());
+        };
+    }
+
+    @SuppressWarnings("unchecked")
+    private T execute(Call call, DSLContext tx) throws Exception {
+        return ((TransactionalWork<T>) call.work()).execute(tx);
+    }
+
+    private Optional<Failure> deterministicFailure(Exception e) {
+        // a serialization failure or deadlock is never the request's fault, whatever wraps it
+        return SqlStates.isRetryable(e) ? Optional.empty() : policy.classify(e);
+    }
+
+    private static RuntimeException unchecked(Call call, Exception e) {
+        return e instanceof RuntimeException r ? r : new WorkFailedException(call.scope(), call.key(), e);
+    }
+
+    private byte[] encode(Call call, T value) {
+        if (value == null) {
+            return null;
+        }
+        byte[] bytes;
+        try {
+            bytes = codec.encode(value);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IdempotencyException(call.scope(), call.key(), "the codec could not encode the result; nothing was committed", e);
+        }
+        if (bytes == null) {
+            throw new IdempotencyException(call.scope(), call.key(), "the codec encoded the result as null; nothing was committed", null);
+        }
+        if (bytes.length > policy.maxResultBytes()) {
+            throw new ResultTooLargeException(call.scope(), call.key(), bytes.length, policy.maxResultBytes());
+        }
+        return bytes;
+    }
+
+    private T decode(Call call, byte[] stored) {
+        if (stored == null) {
+            return null;
+        }
+        try {
+            return codec.decode(stored);
+        } catch (Exception e) {
+            throw new IdempotencyException(call.scope(), call.key(), "the stored result could not be decoded with " + codec, e);
+        }
+    }
+
+    private static Failure decodeFailure(Call call, byte[] stored) {
+        try {
+            return FailureEncoding.decode(stored);
+        } catch (RuntimeException e) {
+            throw new IdempotencyException(call.scope(), call.key(), "the stored failure could not be decoded", e);
+        }
+    }
+
+    private void backOff(Call call, int attempt, RuntimeException cause) {
+        long initial = policy.initialBackoff().toNanos();
+        long cap = Math.min(policy.maxBackoff().toNanos(), initial << Math.min(attempt - 1, 30));
+        if (cap <= 0) {
+            return;
+        }
+        long nanos = ThreadLocalRandom.current().nextLong(cap + 1);
+        try {
+            Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            IdempotencyException interrupted = new IdempotencyException(call.scope(), call.key(),
+                    "interrupted while waiting to retry after attempt " + attempt + "; nothing was committed", cause);
+            interrupted.addSuppressed(e);
+            throw interrupted;
+        }
+    }
+
+    private DSLContext transactionContext(Connection connection) {
+        Configuration configuration = dsl.configuration().derive(new DefaultConnectionProvider(connection));
+        configuration.set(new NestedTransactionProvider(connection));
+        return configuration.dsl();
+    }
+
+    // ---------------------------------------------------------------- JDBC plumbing
+
+    private static boolean autoCommit(Connection connection) {
+        try {
+            return connection.getAutoCommit();
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot read the connection's auto-commit mode", e);
+        }
+    }
+
+    private static void setAutoCommit(Connection connection, boolean autoCommit) {
+        try {
+            connection.setAutoCommit(autoCommit);
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot set auto-commit to " + autoCommit, e);
+        }
+    }
+
+    private static void rollback(Connection connection) throws SQLException {
+        connection.rollback();
+    }
+
+    private static boolean rollbackQuietly(Connection connection, Throwable cause) {
+        try {
+            connection.rollback();
+            return true;
+        } catch (SQLException | RuntimeException e) {
+            cause.addSuppressed(e);
+            return false;
+        }
+    }
+
+    private static Savepoint savepoint(Connection connection) {
+        try {
+            return connection.setSavepoint();
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot set a savepoint in the enclosing transaction", e);
+        }
+    }
+
+    private static void rollbackTo(Connection connection, Savepoint savepoint) {
+        try {
+            connection.rollback(savepoint);
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot roll back to the savepoint", e);
+        }
+    }
+
+    private static void release(Connection connection, Savepoint savepoint) {
+        try {
+            connection.releaseSavepoint(savepoint);
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot release the savepoint", e);
+        }
+    }
+
+    /** Builds an {@link IdempotentTransaction}. */
+    public static final class Builder<T> {
+        private final DSLContext dsl;
+        private final ResultCodec<T> codec;
+        private IdempotencyPolicy policy = IdempotencyPolicy.defaults();
+        private String schema = IdempotencySchema.DEFAULT_SCHEMA;
+
+        private Builder(DSLContext dsl, ResultCodec<T> codec) {
+            this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
+            this.codec = Objects.requireNonNull(codec, "codec must not be null");
+        }
+
+        /** The policy; default {@link IdempotencyPolicy#defaults()}. */
+        public Builder<T> policy(IdempotencyPolicy policy) {
+            this.policy = Objects.requireNonNull(policy, "policy must not be null");
+            return this;
+        }
+
+        /**
+         * The schema the claim table was migrated into with {@link IdempotencySchema#migrate}; default
+         * {@value IdempotencySchema#DEFAULT_SCHEMA}.
+         */
+        public Builder<T> schema(String schema) {
+            this.schema = IdempotencySchema.requireSchemaName(schema);
+            return this;
+        }
+
+        public IdempotentTransaction<T> build() {
+            return new IdempotentTransaction<>(this);
+        }
+    }
+}

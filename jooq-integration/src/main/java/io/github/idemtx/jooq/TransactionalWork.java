@@ -1,0 +1,38 @@
+package io.github.idemtx.jooq;
+
+import org.jooq.DSLContext;
+
+/**
+ * The business write of an idempotent call, run inside the one transaction that also holds the
+ * claim and the recorded result.
+ *
+ * <p>Contract: every write must go through {@code tx}; writes through any other connection, and
+ * calls to other services, are not covered by the transaction. The work may run more than once
+ * when the database reports a serialization failure or a deadlock (each run's writes are rolled
+ * back before the next), so it must not keep state outside {@code tx} between runs.
+ *
+ * <ul>
+ *   <li>Returning normally commits the work's writes together with the claim and the encoded result.
+ *   <li>Throwing a {@link io.github.idemtx.core.Rejection}, or an exception the policy calls
+ *       deterministic, rolls the writes back but records the failure for replays.
+ *   <li>Throwing anything else rolls everything back and releases the key; the exception reaches
+ *       the caller ({@link RuntimeException}s unchanged, checked ones wrapped once in
+ *       {@link io.github.idemtx.core.WorkFailedException}).
+ * </ul>
+ *
+ * <p>Nested {@code tx.transaction(...)} calls inside the work become savepoints of the one
+ * transaction; they never commit it.
+ *
+ * @param <T> the type of the result
+ */
+@FunctionalInterface
+public interface TransactionalWork<T> {
+
+    /**
+     * Performs the business write.
+     *
+     * @param tx the transaction's context; valid only during this call
+     * @return the result to record and return; may be null
+     */
+    T execute(DSLContext tx) throws Exception;
+}

@@ -1,0 +1,38 @@
+package io.github.idemtx.jooq.internal;
+
+import java.sql.SQLException;
+import java.util.IdentityHashMap;
+import java.util.Map;
+
+/** Finds the SQLSTATE behind an exception, however the work or jOOQ wrapped it. */
+public final class SqlStates {
+
+    public static final String SERIALIZATION_FAILURE = "40001";
+    public static final String DEADLOCK_DETECTED = "40P01";
+    public static final String LOCK_NOT_AVAILABLE = "55P03";
+
+    private SqlStates() {}
+
+    /** Whether the cause chain holds a serialization failure or a deadlock: the unit may run again. */
+    public static boolean isRetryable(Throwable t) {
+        return has(t, SERIALIZATION_FAILURE) || has(t, DEADLOCK_DETECTED);
+    }
+
+    /** Whether the cause chain (suppressed exceptions aside) holds an SQLException with {@code state}. */
+    public static boolean has(Throwable t, String state) {
+        Map<Throwable, Boolean> seen = new IdentityHashMap<>();
+        for (Throwable c = t; c != null && seen.put(c, Boolean.TRUE) == null; c = c.getCause()) {
+            if (c instanceof SQLException sql) {
+                for (SQLException s = sql; s != null; s = s.getNextException()) {
+                    if (state.equals(s.getSQLState())) {
+                        return true;
+                    }
+                    if (s.getNextException() == s) {
+                        break;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+}
