@@ -1,0 +1,82 @@
+package io.github.idemtx.jooq;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.db.testing.TestDatabase;
+import java.util.UUID;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+
+/** The shared database of this module's tests: one pool, the claim table, and a table of effects. */
+final class Db {
+
+    static final TestDatabase DATABASE = TestDatabase.get();
+    static final String SCHEMA = DATABASE.schema();
+    static final HikariDataSource POOL = DATABASE.newPool(48);
+    static final DSLContext DSL_CONTEXT = DSL.using(POOL, SQLDialect.POSTGRES);
+
+    static {
+        IdempotencySchema.migrate(POOL, SCHEMA);
+        DSL_CONTEXT.execute("CREATE TABLE IF NOT EXISTS " + SCHEMA + ".effect ("
+                + " id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL, note text)");
+    }
+
+    private Db() {}
+
+    static DSLContext dsl() {
+        return DSL_CONTEXT;
+    }
+
+    /** A scope no other test uses. */
+    static Scope freshScope() {
+        return Scope.of("tenant-" + UUID.randomUUID());
+    }
+
+    static IdempotencyKey freshKey() {
+        return IdempotencyKey.random();
+    }
+
+    static Fingerprint fingerprint(String request) {
+        return Fingerprint.sha256(request);
+    }
+
+    /** The work's business write: one row in the effect table. */
+    static long writeEffect(DSLContext tx, Scope scope, IdempotencyKey key, String note) {
+        return tx.resultQuery("INSERT INTO " + SCHEMA + ".effect (scope, idem_key, note) VALUES (?, ?, ?) RETURNING id",
+                scope.value(), key.value(), note).fetchSingle().get(0, Long.class);
+    }
+
+    static int effects(Scope scope, IdempotencyKey key) {
+        return count("SELECT count(*)::int FROM " + SCHEMA + ".effect WHERE scope = ? AND idem_key = ?", scope.value(), key.value());
+    }
+
+    static int effects(Scope scope) {
+        return count("SELECT count(*)::int FROM " + SCHEMA + ".effect WHERE scope = ?", scope.value());
+    }
+
+    static int claims(Scope scope, IdempotencyKey key) {
+        return count("SELECT count(*)::int FROM " + SCHEMA + ".idempotency_claim WHERE scope = ? AND idem_key = ?", scope.value(), key.value());
+    }
+
+    static int claims(Scope scope) {
+        return count("SELECT count(*)::int FROM " + SCHEMA + ".idempotency_claim WHERE scope = ?", scope.value());
+    }
+
+    static String lockTimeout(DSLContext ctx) {
+        return ctx.resultQuery("select current_setting('lock_timeout')").fetchSingle().get(0, String.class);
+    }
+
+    private static int count(String sql, Object... bindings) {
+        return DSL_CONTEXT.resultQuery(sql, bindings).fetchSingle().get(0, Integer.class);
+    }
+
+    /** Moves a claim's expiry into the past. */
+    static void expire(Scope scope, IdempotencyKey key) {
+        DSL_CONTEXT.execute("UPDATE " + SCHEMA + ".idempotency_claim SET expires_at = clock_timestamp() - interval '1 second'"
+                + " WHERE scope = ? AND idem_key = ?", scope.value(), key.value());
+    }
+}
