@@ -45,8 +45,9 @@ public record Failure(String code, String message) {
     }
 
     /**
-     * The default recording of an exception: its class's simple name as the code and its message
-     * (empty if none, truncated to {@value #MAX_MESSAGE_LENGTH} characters) as the message.
+     * The default recording of an exception: its class's simple name as the code (the full name for
+     * an anonymous class) and its message (empty if none) as the message, each cut to its maximum
+     * length without splitting a surrogate pair.
      */
     public static Failure of(Throwable exception) {
         Objects.requireNonNull(exception, "exception must not be null");
@@ -55,9 +56,15 @@ public record Failure(String code, String message) {
             name = exception.getClass().getName();
         }
         String message = exception.getMessage() == null ? "" : exception.getMessage();
-        if (message.length() > MAX_MESSAGE_LENGTH) {
-            message = message.substring(0, MAX_MESSAGE_LENGTH);
+        return new Failure(truncate(name, MAX_CODE_LENGTH), truncate(message, MAX_MESSAGE_LENGTH));
+    }
+
+    /** Cuts to at most {@code max} chars without splitting a surrogate pair. */
+    private static String truncate(String s, int max) {
+        if (s.length() <= max) {
+            return s;
         }
-        return new Failure(name, message);
+        int end = Character.isHighSurrogate(s.charAt(max - 1)) ? max - 1 : max;
+        return s.substring(0, end);
     }
 }

@@ -132,4 +132,24 @@ class FailureTest {
     void ofThrowableRejectsNull() {
         assertThatNullPointerException().isThrownBy(() -> Failure.of((Throwable) null));
     }
+
+    @Test
+    void truncatesALongMessageWithoutSplittingASurrogatePair() {
+        String message = "x".repeat(Failure.MAX_MESSAGE_LENGTH - 1) + "\uD83D\uDE00tail";
+
+        Failure failure = Failure.of(new IllegalStateException(message));
+
+        assertThat(failure.message()).hasSize(Failure.MAX_MESSAGE_LENGTH - 1);
+        assertThat(Character.isHighSurrogate(failure.message().charAt(failure.message().length() - 1))).isFalse();
+    }
+
+    @Test
+    void cutsAnOverlongClassNameToTheCodeLimitInsteadOfFailing() {
+        class AnExceptionWhoseNameIsLongerThanAnyCodeMayBeAndKeepsGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoing
+                extends RuntimeException {}
+
+        Failure failure = Failure.of(new AnExceptionWhoseNameIsLongerThanAnyCodeMayBeAndKeepsGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoing());
+
+        assertThat(failure.code()).hasSize(Failure.MAX_CODE_LENGTH).startsWith("AnExceptionWhoseName");
+    }
 }

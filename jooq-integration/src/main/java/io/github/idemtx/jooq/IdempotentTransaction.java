@@ -311,9 +311,12 @@ public final class IdempotentTransaction<T> {
      * own. A duplicate may have claimed and completed the key in between; then its outcome is ours.
      */
     private Outcome<T> recordFailure(DSLContext tx, Call call, Failure failure) {
+        byte[] encoded = FailureEncoding.encode(failure);
+        // what replays will see, e.g. with unpaired surrogates replaced: the first caller sees the same
+        Failure recorded = FailureEncoding.decode(encoded);
         Claim claim;
         try {
-            claim = acquire(tx, call, ClaimStatements.FAILED, FailureEncoding.encode(failure));
+            claim = acquire(tx, call, ClaimStatements.FAILED, encoded);
         } catch (DataAccessException e) {
             if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
                 return new Outcome.InProgress<>(policy.retryAfter());
@@ -321,7 +324,7 @@ public final class IdempotentTransaction<T> {
             throw e;
         }
         if (claim.claimed()) {
-            return new Outcome.Rejected<>(failure, claim.completedAt(), false);
+            return new Outcome.Rejected<>(recorded, claim.completedAt(), false);
         }
         return existing(call, claim);
     }

@@ -1,0 +1,214 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.RetriesExhaustedException;
+import io.github.idemtx.core.Scope;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import org.jooq.DSLContext;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.Test;
+
+class RetryTest {
+
+    private final Scope scope = Db.freshScope();
+    private final IdempotencyKey key = Db.freshKey();
+    private final Fingerprint fingerprint = Db.fingerprint("retry me");
+    private final IdempotencyPolicy fastRetries = IdempotencyPolicy.builder()
+            .maxAttempts(4)
+            .backoff(Duration.ofMillis(1), Duration.ofMillis(5))
+            .build();
+
+    /** Fails the statements {@code target} selects with {@code sqlState}, for the given occurrences (1-based). */
+    static final class Injector implements ExecuteListener {
+        private final Predicate<String> target;
+        private final String sqlState;
+        private final Predicate<Integer> failOccurrence;
+        final AtomicInteger seen = new AtomicInteger();
+        final AtomicInteger injected = new AtomicInteger();
+
+        Injector(Predicate<String> target, String sqlState, Predicate<Integer> failOccurrence) {
+            this.target = target;
+            this.sqlState = sqlState;
+            this.failOccurrence = failOccurrence;
+        }
+
+        @Override
+        public void executeStart(ExecuteContext ctx) {
+            if (ctx.sql() != null && target.test(ctx.sql()) && failOccurrence.test(seen.incrementAndGet())) {
+                injected.incrementAndGet();
+                throw new DataAccessException("injected " + sqlState,
+                        new SQLException("injected failure", sqlState));
+            }
+        }
+    }
+
+    private static DSLContext with(ExecuteListener... listeners) {
+        return DSL.using(Db.dsl().configuration().derive(listeners));
+    }
+
+    private static boolean isWorkInsert(String sql) {
+        return sql.contains(".effect");
+    }
+
+    private static boolean isCompletion(String sql) {
+        return sql.startsWith("update") && sql.contains("idempotency_claim");
+    }
+
+    private static boolean isClaim(String sql) {
+        return sql.contains("idempotency_acquire");
+    }
+
+    @Test
+    void retriesSerializationFailuresAndDeadlocksAtAnyStatementAndTakesEffectOnce() {
+        Injector inWork = new Injector(RetryTest::isWorkInsert, "40001", n -> n == 1);
+        Injector atCompletion = new Injector(RetryTest::isCompletion, "40P01", n -> n == 1);
+        Injector atClaim = new Injector(RetryTest::isClaim, "40001", n -> n == 3);
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(with(inWork, atCompletion, atClaim), ResultCodec.utf8())
+                .policy(fastRetries).schema(Db.SCHEMA).build();
+        AtomicInteger runs = new AtomicInteger();
+
+        Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> {
+            runs.incrementAndGet();
+            return "effect-" + Db.writeEffect(tx, scope, key, "x");
+        });
+
+        // attempt 1 fails in the work, 2 at completion, 3 at the claim, 4 succeeds
+        assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+        assertThat(inWork.injected.get() + atCompletion.injected.get() + atClaim.injected.get()).isEqualTo(3);
+        assertThat(runs).hasValue(3);
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+        assertThat(Db.claims(scope, key)).isEqualTo(1);
+    }
+
+    @Test
+    void givesUpWhenTheBudgetIsSpentWithAnErrorSayingHowManyAttemptsAndLeavesNothing() {
+        Injector always = new Injector(RetryTest::isWorkInsert, "40001", n -> true);
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(with(always), ResultCodec.utf8())
+                .policy(fastRetries.toBuilder().maxAttempts(3).build()).schema(Db.SCHEMA).build();
+        AtomicInteger runs = new AtomicInteger();
+
+        assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
+            runs.incrementAndGet();
+            return "effect-" + Db.writeEffect(tx, scope, key, "x");
+        }))
+                .isInstanceOfSatisfying(RetriesExhaustedException.class, e -> {
+                    assertThat(e.attempts()).isEqualTo(3);
+                    assertThat(e.scope()).isEqualTo(scope);
+                    assertThat(e.key()).isEqualTo(key);
+                })
+                .hasMessageContaining("3 attempts")
+                .hasMessageContaining("nothing was committed")
+                .hasCauseInstanceOf(DataAccessException.class);
+        assertThat(runs).hasValue(3);
+        assertThat(Db.effects(scope, key)).isZero();
+        assertThat(Db.claims(scope, key)).isZero();
+
+        IdempotentTransaction<String> healthy = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+                .schema(Db.SCHEMA).build();
+        assertThat(healthy.run(scope, key, fingerprint, tx -> "now")).isEqualTo(new Outcome.Executed<>("now"));
+    }
+
+    @Test
+    void retriesASerializationFailureTheWorkWrappedInItsOwnException() {
+        Injector once = new Injector(RetryTest::isWorkInsert, "40001", n -> n == 1);
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(with(once), ResultCodec.utf8())
+                .policy(fastRetries).schema(Db.SCHEMA).build();
+
+        Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> {
+            try {
+                return "effect-" + Db.writeEffect(tx, scope, key, "x");
+            } catch (DataAccessException e) {
+                throw new IllegalStateException("repository failed", e);
+            }
+        });
+
+        assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
+
+    @Test
+    void doesNotRetryOtherDatabaseErrors() {
+        Injector uniqueViolation = new Injector(RetryTest::isWorkInsert, "23505", n -> true);
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(with(uniqueViolation), ResultCodec.utf8())
+                .policy(fastRetries).schema(Db.SCHEMA).build();
+
+        assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
+                .isInstanceOf(DataAccessException.class);
+        assertThat(uniqueViolation.injected).hasValue(1);
+        assertThat(Db.claims(scope, key)).isZero();
+    }
+
+    @Test
+    void aRealSerializationFailureUnderSerializableIsRetriedToExactlyOneEffect() throws Exception {
+        // Every call reads the count of effects in its scope and writes one more: under SERIALIZABLE
+        // concurrent calls conflict (40001), and the retries must still leave one effect per key.
+        AtomicInteger serializationFailures = new AtomicInteger();
+        DSLContext serializable = DSL.using(Db.dsl().configuration().derive(new org.jooq.impl.DefaultExecuteListenerProvider(
+                new ExecuteListener() {
+                    @Override
+                    public void executeStart(ExecuteContext ctx) {
+                        if (ctx.sql() != null && isClaim(ctx.sql())) {
+                            try {
+                                ctx.connection().setTransactionIsolation(java.sql.Connection.TRANSACTION_SERIALIZABLE);
+                            } catch (SQLException e) {
+                                throw new DataAccessException("cannot set isolation", e);
+                            }
+                        }
+                    }
+
+                    @Override
+                    public void exception(ExecuteContext ctx) {
+                        if (ctx.sqlException() != null && "40001".equals(ctx.sqlException().getSQLState())) {
+                            serializationFailures.incrementAndGet();
+                        }
+                    }
+                })));
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(serializable, ResultCodec.utf8())
+                .policy(IdempotencyPolicy.builder().maxAttempts(50).backoff(Duration.ofMillis(1), Duration.ofMillis(20)).build())
+                .schema(Db.SCHEMA).build();
+        java.util.List<IdempotencyKey> keys = java.util.stream.Stream.generate(Db::freshKey).limit(8).toList();
+
+        java.util.List<java.util.concurrent.Callable<Outcome<String>>> tasks = new java.util.ArrayList<>();
+        for (IdempotencyKey k : keys) {
+            for (int copy = 0; copy < 2; copy++) {
+                tasks.add(() -> idem.run(scope, k, fingerprint, tx -> {
+                    int seen = tx.resultQuery("select count(*)::int from " + Db.SCHEMA + ".effect where scope = ?", scope.value())
+                            .fetchSingle().get(0, Integer.class);
+                    return "seen-" + seen + "-effect-" + Db.writeEffect(tx, scope, k, "serializable");
+                }));
+            }
+        }
+        try {
+            java.util.List<Concurrently.Result<Outcome<String>>> results = Concurrently.run(tasks);
+            assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
+        } finally {
+            resetIsolation();
+        }
+        assertThat(serializationFailures).as("the scenario produced real serialization failures").hasPositiveValue();
+        for (IdempotencyKey k : keys) {
+            assertThat(Db.effects(scope, k)).isEqualTo(1);
+        }
+    }
+
+    private static void resetIsolation() throws SQLException {
+        // the pool restores isolation on return (HikariCP resets what it knows); make sure anyway
+        for (int i = 0; i < 60; i++) {
+            try (java.sql.Connection c = Db.POOL.getConnection()) {
+                c.setTransactionIsolation(java.sql.Connection.TRANSACTION_READ_COMMITTED);
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.jooq.DSLContext;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.Test;
+
+/** What the library sends besides the work's own statements. */
+class RoundTripTest {
+
+    private final List<String> statements = new CopyOnWriteArrayList<>();
+    private final DSLContext recorded = DSL.using(Db.dsl().configuration().derive(new ExecuteListener() {
+        @Override
+        public void executeStart(ExecuteContext ctx) {
+            statements.add(ctx.sql());
+        }
+    }));
+    private final IdempotentTransaction<String> idem = IdempotentTransaction.builder(recorded, ResultCodec.utf8())
+            .schema(Db.SCHEMA).build();
+    private final Scope scope = Db.freshScope();
+    private final IdempotencyKey key = Db.freshKey();
+    private final Fingerprint fingerprint = Db.fingerprint("count me");
+
+    @Test
+    void aFirstExecutionAddsOneClaimStatementAndOneCompletionSentWithCommit() {
+        idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
+
+        assertThat(statements).hasSize(3);
+        assertThat(statements.get(0)).contains("idempotency_acquire");
+        assertThat(statements.get(1)).contains(".effect");
+        assertThat(statements.get(2)).startsWith("update").endsWith("; commit");
+    }
+
+    @Test
+    void aReplayIsOneStatement() {
+        idem.run(scope, key, fingerprint, tx -> "stored");
+        statements.clear();
+
+        Outcome<String> replay = idem.run(scope, key, fingerprint, tx -> "never");
+
+        assertThat(replay).isInstanceOf(Outcome.Replayed.class);
+        assertThat(statements).singleElement().asString().contains("idempotency_acquire");
+    }
+}
