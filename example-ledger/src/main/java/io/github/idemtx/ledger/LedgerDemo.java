@@ -25,6 +25,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -40,22 +41,24 @@ import org.jooq.impl.DSL;
  */
 public final class LedgerDemo {
 
-    static final String SCHEMA = "ledger_demo";
+    static final String DEFAULT_SCHEMA = "ledger_demo";
     static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
 
     /** The result every transfer call records and replays. */
     public record Transfer(long id, String from, String to, BigDecimal amount, Instant createdAt) {}
 
     private final DSLContext dsl;
+    private final String schema;
     private final IdempotentTransaction<Transfer> transfers;
     private final Scope tenant = Scope.of("tenant-acme");
     private int failures;
 
-    LedgerDemo(DSLContext dsl) {
+    private LedgerDemo(DSLContext dsl, String schema) {
         this.dsl = dsl;
+        this.schema = schema;
         this.transfers = IdempotentTransaction.builder(dsl, ResultCodec.json(Transfer.class))
                 .policy(IdempotencyPolicy.defaults())
-                .schema(SCHEMA)
+                .schema(schema)
                 .build();
     }
 
@@ -77,20 +80,28 @@ public final class LedgerDemo {
         config.setMaximumPoolSize(40);
         config.setPoolName("ledger-demo");
         try (HikariDataSource pool = new HikariDataSource(config)) {
-            DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
-            dsl.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
-            IdempotencySchema.migrate(pool, SCHEMA);
-            dsl.execute("CREATE TABLE " + SCHEMA + ".account (id text PRIMARY KEY,"
-                    + " balance numeric(18,2) NOT NULL CHECK (balance >= 0))");
-            dsl.execute("CREATE TABLE " + SCHEMA + ".transfer (id bigserial PRIMARY KEY, from_id text NOT NULL,"
-                    + " to_id text NOT NULL, amount numeric(18,2) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
-            int failed = new LedgerDemo(dsl).walkThrough();
-            System.exit(failed == 0 ? 0 : 1);
+            System.exit(run(pool, DEFAULT_SCHEMA) == 0 ? 0 : 1);
         }
     }
 
+    /**
+     * Recreates {@code schema} (claim table and ledger tables) and walks through the contract.
+     *
+     * @return how many checks failed
+     */
+    static int run(DataSource pool, String schema) throws Exception {
+        DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
+        dsl.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        IdempotencySchema.migrate(pool, schema);
+        dsl.execute("CREATE TABLE " + schema + ".account (id text PRIMARY KEY,"
+                + " balance numeric(18,2) NOT NULL CHECK (balance >= 0))");
+        dsl.execute("CREATE TABLE " + schema + ".transfer (id bigserial PRIMARY KEY, from_id text NOT NULL,"
+                + " to_id text NOT NULL, amount numeric(18,2) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+        return new LedgerDemo(dsl, schema).walkThrough();
+    }
+
     int walkThrough() throws Exception {
-        dsl.execute("INSERT INTO " + SCHEMA + ".account VALUES ('alice', 100.00), ('bob', 0.00)");
+        dsl.execute("INSERT INTO " + schema + ".account VALUES ('alice', 100.00), ('bob', 0.00)");
         System.out.println("accounts: " + balances());
 
         section("1. A transfer, then the same request again (the response was lost, the client retries)");
@@ -110,7 +121,7 @@ public final class LedgerDemo {
         section("3. Insufficient funds is a recorded answer, even after a deposit");
         IdempotencyKey k2 = IdempotencyKey.random();
         Outcome<Transfer> tooMuch = transfer(k2, "alice", "bob", "500.00");
-        dsl.execute("UPDATE " + SCHEMA + ".account SET balance = balance + 1000 WHERE id = 'alice'");
+        dsl.execute("UPDATE " + schema + ".account SET balance = balance + 1000 WHERE id = 'alice'");
         Outcome<Transfer> tooMuchAgain = transfer(k2, "alice", "bob", "500.00");
         show("first", tooMuch);
         show("after a deposit", tooMuchAgain);
@@ -134,7 +145,7 @@ public final class LedgerDemo {
             kinds.merge(f.get().getClass().getSimpleName(), 1, Integer::sum);
         }
         threads.shutdown();
-        int rows = dsl.fetchCount(DSL.table(DSL.name(SCHEMA, "transfer")), DSL.field("amount").eq(new BigDecimal("10.00")));
+        int rows = dsl.fetchCount(DSL.table(DSL.name(schema, "transfer")), DSL.field("amount").eq(new BigDecimal("10.00")));
         System.out.println("  outcomes: " + kinds + ", transfer rows: " + rows);
         check("exactly one transfer happened", rows == 1 && kinds.getOrDefault("Executed", 0) == 1);
 
@@ -152,13 +163,13 @@ public final class LedgerDemo {
                 + from + "\",\"to\":\"" + to + "\"}");
         BigDecimal value = new BigDecimal(amount);
         return transfers.run(tenant, key, fingerprint, tx -> {
-            int debited = tx.execute("UPDATE " + SCHEMA + ".account SET balance = balance - ? WHERE id = ? AND balance >= ?",
+            int debited = tx.execute("UPDATE " + schema + ".account SET balance = balance - ? WHERE id = ? AND balance >= ?",
                     value, from, value);
             if (debited == 0) {
                 throw new Rejection("insufficient_funds", from + " cannot pay " + amount);
             }
-            tx.execute("UPDATE " + SCHEMA + ".account SET balance = balance + ? WHERE id = ?", value, to);
-            var row = tx.resultQuery("INSERT INTO " + SCHEMA + ".transfer (from_id, to_id, amount) VALUES (?, ?, ?)"
+            tx.execute("UPDATE " + schema + ".account SET balance = balance + ? WHERE id = ?", value, to);
+            var row = tx.resultQuery("INSERT INTO " + schema + ".transfer (from_id, to_id, amount) VALUES (?, ?, ?)"
                     + " RETURNING id, created_at", from, to, value).fetchSingle();
             return new Transfer(row.get(0, Long.class), from, to, value,
                     row.get(1, java.time.OffsetDateTime.class).toInstant());
@@ -167,7 +178,7 @@ public final class LedgerDemo {
 
     private Map<String, BigDecimal> balances() {
         Map<String, BigDecimal> result = new TreeMap<>();
-        for (var r : dsl.resultQuery("SELECT id, balance FROM " + SCHEMA + ".account ORDER BY id").fetch()) {
+        for (var r : dsl.resultQuery("SELECT id, balance FROM " + schema + ".account ORDER BY id").fetch()) {
             result.put(r.get(0, String.class), r.get(1, BigDecimal.class));
         }
         return result;

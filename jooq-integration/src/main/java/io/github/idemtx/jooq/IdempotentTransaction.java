@@ -262,6 +262,7 @@ public final class IdempotentTransaction<T> {
             } catch (DataAccessException e) {
                 if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
                     rollbackTo(connection, savepoint);
+                    release(connection, savepoint);
                     return new Outcome.InProgress<>(policy.retryAfter());
                 }
                 throw e;
@@ -281,6 +282,9 @@ public final class IdempotentTransaction<T> {
                     throw unchecked(call, e);
                 }
                 Outcome<T> outcome = recordFailure(tx, call, failure.get());
+                if (outcome instanceof Outcome.InProgress<T>) {
+                    rollbackTo(connection, savepoint); // the timed-out claim aborted the savepoint
+                }
                 release(connection, savepoint);
                 return outcome;
             }
@@ -351,7 +355,13 @@ public final class IdempotentTransaction<T> {
     }
 
     private static RuntimeException unchecked(Call call, Exception e) {
-        return e instanceof RuntimeException r ? r : new WorkFailedException(call.scope(), call.key(), e);
+        if (e instanceof RuntimeException r) {
+            return r;
+        }
+        if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt(); // the work was interrupted: keep the thread's flag set
+        }
+        return new WorkFailedException(call.scope(), call.key(), e);
     }
 
     private byte[] encode(Call call, T value) {

@@ -215,4 +215,67 @@ class ConcurrencyTest {
         }
     }
 
+    @Test
+    void aRejectionWhoseKeyWasTakenMeanwhileByAWaitingDuplicateGetsTheDuplicatesOutcome() throws Exception {
+        IdempotencyKey key = Db.freshKey();
+        CountDownLatch claimed = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            // A claims, then rejects once B waits on its claim; B takes the key when A rolls back
+            Future<Outcome<String>> a = threads.submit(() -> idem.run(scope, key, fingerprint, tx -> {
+                claimed.countDown();
+                Db.awaitWaitersOnClaim(1);
+                throw new io.github.idemtx.core.Rejection("insufficient_funds", "A saw no money");
+            }));
+            assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
+            Future<Outcome<String>> b = threads.submit(() -> idem.run(scope, key, fingerprint, tx -> {
+                Thread.sleep(100); // A now waits on B's claim to record its failure
+                return "B-" + Db.writeEffect(tx, scope, key, "B");
+            }));
+
+            Outcome<String> outcomeOfB = b.get(30, TimeUnit.SECONDS);
+            Outcome<String> outcomeOfA = a.get(30, TimeUnit.SECONDS);
+
+            assertThat(outcomeOfB).isInstanceOf(Outcome.Executed.class);
+            String value = ((Outcome.Executed<String>) outcomeOfB).value();
+            assertThat(outcomeOfA).as("one key, one answer").isInstanceOfSatisfying(Outcome.Replayed.class,
+                    r -> assertThat(r.value()).isEqualTo(value));
+            assertThat(Db.effects(scope, key)).isEqualTo(1);
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    @Test
+    void aRejectionThatCannotBeRecordedWithinTheWaitBoundReportsInProgress() throws Exception {
+        IdempotentTransaction<String> impatient = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
+                .schema(Db.SCHEMA).build();
+        IdempotencyKey key = Db.freshKey();
+        CountDownLatch claimed = new CountDownLatch(1);
+        CountDownLatch releaseB = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<Outcome<String>> a = threads.submit(() -> impatient.run(scope, key, fingerprint, tx -> {
+                claimed.countDown();
+                Db.awaitWaitersOnClaim(1);
+                throw new io.github.idemtx.core.Rejection("insufficient_funds", "A saw no money");
+            }));
+            assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
+            // B waits with the default bound (5 s), so it is still waiting when A rolls back
+            Future<Outcome<String>> b = threads.submit(() -> idem.run(scope, key, fingerprint, tx -> {
+                releaseB.await();
+                return "B-" + Db.writeEffect(tx, scope, key, "B");
+            }));
+
+            assertThat(a.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.InProgress.class);
+            releaseB.countDown();
+            assertThat(b.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+            assertThat(Db.effects(scope, key)).isEqualTo(1);
+            assertThat(Db.claims(scope, key)).isEqualTo(1);
+        } finally {
+            releaseB.countDown();
+            threads.shutdownNow();
+        }
+    }
 }

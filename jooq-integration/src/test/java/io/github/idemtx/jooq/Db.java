@@ -66,6 +66,18 @@ final class Db {
         return count("SELECT count(*)::int FROM " + SCHEMA + ".idempotency_claim WHERE scope = ?", scope.value());
     }
 
+    /** Waits until {@code n} sessions are blocked inside the claim function, waiting on a lock. */
+    static void awaitWaitersOnClaim(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (count("SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                + " AND query LIKE '%idempotency_acquire%' AND pid <> pg_backend_pid()") < n) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no " + n + " session(s) started waiting on the claim within 30 s");
+            }
+            Thread.sleep(5);
+        }
+    }
+
     static String lockTimeout(DSLContext ctx) {
         return ctx.resultQuery("select current_setting('lock_timeout')").fetchSingle().get(0, String.class);
     }

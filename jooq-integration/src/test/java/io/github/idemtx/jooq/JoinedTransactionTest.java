@@ -131,4 +131,38 @@ class JoinedTransactionTest {
             holder.shutdownNow();
         }
     }
+
+    @Test
+    void aRejectionThatCannotBeRecordedInsideAnOpenTransactionLeavesItUsable() throws Exception {
+        IdempotencyPolicy impatient = IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build();
+        CountDownLatch claimed = new CountDownLatch(1);
+        CountDownLatch releaseB = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<Outcome<String>> a = threads.submit(() -> Db.dsl().transactionResult(cfg -> {
+                Outcome<String> o = IdempotentTransaction.builder(cfg.dsl(), ResultCodec.utf8()).policy(impatient)
+                        .schema(Db.SCHEMA).build()
+                        .run(scope, key, fingerprint, tx -> {
+                            claimed.countDown();
+                            Db.awaitWaitersOnClaim(1);
+                            throw new Rejection("insufficient_funds", "A saw no money");
+                        });
+                Db.writeEffect(cfg.dsl(), scope, key, "A's enclosing transaction goes on");
+                return o;
+            }));
+            assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
+            Future<Outcome<String>> b = threads.submit(() -> idem(Db.dsl()).run(scope, key, fingerprint, tx -> {
+                releaseB.await();
+                return "B-" + Db.writeEffect(tx, scope, key, "B");
+            }));
+
+            assertThat(a.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.InProgress.class);
+            releaseB.countDown();
+            assertThat(b.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+            assertThat(Db.effects(scope, key)).as("A's own write and B's effect").isEqualTo(2);
+        } finally {
+            releaseB.countDown();
+            threads.shutdownNow();
+        }
+    }
 }
