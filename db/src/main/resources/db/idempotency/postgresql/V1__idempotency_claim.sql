@@ -35,11 +35,16 @@ CREATE INDEX idempotency_claim_expires_at_idx ON idempotency_claim (expires_at);
 /* [jooq ignore start] */
 -- Claims (scope, key) for the calling transaction, or reports the claim that already holds it.
 --
--- One round trip does the whole decision: insert the claim; on conflict wait (bounded by
--- p_wait_ms through lock_timeout, SQLSTATE 55P03 when it runs out) for the holder to finish, then
--- read the committed row; take over an expired row atomically. The function's own SET clause
--- restores lock_timeout on exit, so the bound never reaches the caller's later statements nor
--- the pooled connection.
+-- One round trip does the whole decision: insert the claim; on conflict wait for the holder to
+-- finish, then read the committed row; take over an expired row atomically. All waiting together
+-- is bounded by p_wait_ms (SQLSTATE 55P03 when it runs out): before each statement that may wait,
+-- lock_timeout is set to what is left of the bound. The function's own SET clause restores
+-- lock_timeout on exit, so the bound never reaches the caller's later statements nor the pooled
+-- connection.
+--
+-- A claim expires p_ttl_ms after it completed: expires_at is set when the claim is made, and the
+-- time the work took (completed_at - created_at) is added when expiry is checked, so completing
+-- never has to touch the indexed expires_at (the completion stays a HOT update).
 --
 -- p_state and p_result are what a new row holds: 0 and NULL to claim before running the work,
 -- or 2 and the encoded failure to record a deterministic failure directly.
@@ -63,9 +68,10 @@ AS $fn$
 DECLARE
     held     "${flyway:defaultSchema}".idempotency_claim%ROWTYPE;
     finished timestamptz;
+    deadline timestamptz := clock_timestamp() + p_wait_ms * interval '1 millisecond';
 BEGIN
-    PERFORM set_config('lock_timeout', p_wait_ms || 'ms', true);
     FOR attempt IN 1..10 LOOP
+        PERFORM "${flyway:defaultSchema}".idempotency_wait_until(deadline, p_wait_ms);
         INSERT INTO "${flyway:defaultSchema}".idempotency_claim AS c
                (scope, idem_key, fingerprint, state, result, created_at, completed_at, expires_at)
         VALUES (p_scope, p_key, p_fingerprint, p_state, p_result, clock_timestamp(),
@@ -86,7 +92,7 @@ BEGIN
             CONTINUE; -- the holder rolled back or a purge removed it: claim again
         END IF;
 
-        IF held.expires_at > clock_timestamp() THEN
+        IF held.expires_at + (coalesce(held.completed_at, held.created_at) - held.created_at) > clock_timestamp() THEN
             RETURN QUERY SELECT false, held.state, held.fingerprint,
                    CASE WHEN held.fingerprint = p_fingerprint THEN held.result END, held.completed_at;
             RETURN;
@@ -94,12 +100,14 @@ BEGIN
 
         -- Expired: take it over. The row lock makes one taker win; the others re-check the
         -- condition on the winner's committed version and go round again.
+        PERFORM "${flyway:defaultSchema}".idempotency_wait_until(deadline, p_wait_ms);
         UPDATE "${flyway:defaultSchema}".idempotency_claim c
            SET fingerprint = p_fingerprint, state = p_state, result = p_result,
                created_at = clock_timestamp(),
                completed_at = CASE WHEN p_state <> 0 THEN clock_timestamp() END,
                expires_at = clock_timestamp() + p_ttl_ms * interval '1 millisecond'
-         WHERE c.scope = p_scope AND c.idem_key = p_key AND c.expires_at <= clock_timestamp()
+         WHERE c.scope = p_scope AND c.idem_key = p_key
+           AND c.expires_at + (coalesce(c.completed_at, c.created_at) - c.created_at) <= clock_timestamp()
         RETURNING c.completed_at INTO finished;
         IF FOUND THEN
             RETURN QUERY SELECT true, p_state, p_fingerprint, NULL::bytea, finished;
@@ -108,6 +116,25 @@ BEGIN
     END LOOP;
     RAISE EXCEPTION 'idempotency claim for this key kept changing under the caller; retry'
         USING ERRCODE = 'serialization_failure';
+END
+$fn$;
+
+-- Sets lock_timeout (transaction-local) to what is left until the deadline, or gives up with
+-- SQLSTATE 55P03 when nothing is left. Called only from idempotency_acquire, whose SET clause
+-- scopes the setting.
+CREATE FUNCTION idempotency_wait_until(p_deadline timestamptz, p_wait_ms integer)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+AS $fn$
+DECLARE
+    left_ms bigint := ceil(extract(epoch FROM p_deadline - clock_timestamp()) * 1000);
+BEGIN
+    IF left_ms <= 0 THEN
+        RAISE EXCEPTION 'waited % ms for the holder of this idempotency key', p_wait_ms
+            USING ERRCODE = 'lock_not_available';
+    END IF;
+    PERFORM set_config('lock_timeout', left_ms || 'ms', true);
 END
 $fn$;
 /* [jooq ignore stop] */

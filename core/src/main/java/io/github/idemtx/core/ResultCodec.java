@@ -8,8 +8,9 @@ import java.nio.charset.StandardCharsets;
  * <p>Implementations must be thread-safe and deterministic enough that {@code decode(encode(v))}
  * is equal to {@code v} for the purposes of the caller. They never see null: a null result is
  * stored as null and replayed as null without calling the codec. An exception thrown by
- * {@link #encode} rolls the whole call back (nothing is recorded) and reaches the caller; one
- * thrown by {@link #decode} is reported as an {@link IdempotencyException}.
+ * {@link #encode} rolls the whole call back (nothing is recorded) and reaches the caller, unchecked
+ * ones unchanged and checked ones wrapped in an {@link IdempotencyException}; one thrown by
+ * {@link #decode} is reported as an {@link IdempotencyException}.
  *
  * @param <T> the type of the result
  */

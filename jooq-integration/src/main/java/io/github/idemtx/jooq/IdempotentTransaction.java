@@ -28,6 +28,8 @@ import org.jooq.ConnectionProvider;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DefaultConnectionProvider;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 
 /**
  * Runs business work exactly once per (scope, key): the claim of the key, the work's writes and
@@ -58,13 +60,18 @@ import org.jooq.impl.DefaultConnectionProvider;
  * than {@link IdempotencyPolicy#ttl()} counts as absent and is taken over atomically.
  *
  * <h2>Transactions</h2>
- * Normally {@code run} takes a connection from the {@code DSLContext}'s connection provider and runs
- * its own transaction on it, whatever {@code TransactionProvider} is configured. If that connection
- * is already inside a transaction (auto-commit off: {@code run} is called with the {@code DSLContext}
- * of an open jOOQ transaction, or under a framework-managed one), it joins that transaction instead,
- * inside a savepoint: nothing commits until the enclosing transaction does, a rollback of the
- * enclosing transaction undoes the claim too, and serialization failures are not retried but
- * reach the caller, whose transaction they doomed.
+ * Normally {@code run} takes a connection from the {@code DSLContext}'s connection provider, runs
+ * its own transaction on it and commits it, whatever {@code TransactionProvider} is configured; a
+ * pool whose connections have auto-commit off is fine. It joins an enclosing transaction instead
+ * when the connection has auto-commit off and either the {@code DSLContext} is bound to one
+ * connection (the context of an open jOOQ {@code transaction(...)}, or {@code DSL.using(connection)}
+ * on a connection the caller manages) or pgjdbc reports a transaction open on it (statements of a
+ * framework-managed transaction already ran). Joined, it works inside a savepoint: nothing commits
+ * until the enclosing transaction does, a rollback of the enclosing transaction undoes the claim
+ * too, and serialization failures are not retried but reach the caller, whose transaction they
+ * doomed. A framework transaction on a pooled {@code DataSource} that has not sent a statement yet
+ * cannot be told from a bare pooled connection, so {@code run} as its first statement commits on
+ * its own; use jOOQ's {@code transaction(...)} or send a statement first to join it.
  *
  * <h2>Cost</h2>
  * First execution: one statement claims the key (sent with {@code BEGIN}), the work's own
@@ -155,7 +162,12 @@ public final class IdempotentTransaction<T> {
             throw new DataAccessException("the DSLContext's ConnectionProvider returned no connection");
         }
         try {
-            return autoCommit(connection) ? runOwn(connection, call) : runJoined(connection, call);
+            if (autoCommit(connection)) {
+                return runOwn(connection, call, true);
+            }
+            // auto-commit off: a transaction someone else owns, or merely a pool configured so
+            boolean join = provider instanceof DefaultConnectionProvider || transactionOpen(connection);
+            return join ? runJoined(connection, call) : runOwn(connection, call, false);
         } finally {
             provider.release(connection);
         }
@@ -180,74 +192,84 @@ public final class IdempotentTransaction<T> {
 
     // ---------------------------------------------------------------- own transaction
 
-    private Outcome<T> runOwn(Connection connection, Call call) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return attemptOwn(connection, call);
-            } catch (RuntimeException e) {
-                if (!SqlStates.isRetryable(e)) {
-                    throw e;
+    /**
+     * Runs the unit in transactions of its own on {@code connection}, retrying serialization
+     * failures and deadlocks, and leaves the connection as it found it: no transaction open,
+     * auto-commit as it was.
+     */
+    private Outcome<T> runOwn(Connection connection, Call call, boolean wasAutoCommit) {
+        if (wasAutoCommit) {
+            setAutoCommit(connection, false);
+        }
+        boolean clean = true;
+        Throwable failure = null;
+        try {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return unitOfWork(connection, call);
+                } catch (RuntimeException | Error e) {
+                    clean = rollbackQuietly(connection, e);
+                    // an attempt whose rollback failed leaves nothing to retry on
+                    if (!clean || e instanceof Error || !SqlStates.isRetryable(e)) {
+                        throw e;
+                    }
+                    if (attempt >= policy.maxAttempts()) {
+                        throw new RetriesExhaustedException(call.scope(), call.key(), attempt, e);
+                    }
+                    backOff(call, attempt, e);
                 }
-                if (attempt >= policy.maxAttempts()) {
-                    throw new RetriesExhaustedException(call.scope(), call.key(), attempt, e);
-                }
-                backOff(call, attempt, e);
+            }
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            throw e;
+        } finally {
+            if (wasAutoCommit && clean) {
+                restoreAutoCommit(connection, failure);
             }
         }
     }
 
-    private Outcome<T> attemptOwn(Connection connection, Call call) {
-        setAutoCommit(connection, false);
-        boolean clean = true;
+    /**
+     * One attempt: claim, work, record, commit. Whatever it throws, the caller rolls back; it
+     * ends the transaction itself on every path that returns.
+     */
+    private Outcome<T> unitOfWork(Connection connection, Call call) {
+        DSLContext tx = transactionContext(connection);
+        Claim claim;
         try {
-            DSLContext tx = transactionContext(connection);
-            Claim claim;
-            try {
-                claim = acquire(tx, call, ClaimStatements.RUNNING, null);
-            } catch (DataAccessException e) {
-                if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
-                    rollback(connection);
-                    return new Outcome.InProgress<>(policy.retryAfter());
-                }
-                throw e;
+            claim = acquire(tx, call, ClaimStatements.RUNNING, null);
+        } catch (DataAccessException e) {
+            if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
+                end(connection, false);
+                return new Outcome.InProgress<>(policy.retryAfter());
             }
-            if (!claim.claimed()) {
-                rollback(connection);
-                return existing(call, claim);
-            }
-
-            T value;
-            try {
-                value = execute(call, tx);
-            } catch (Exception e) {
-                rollback(connection);
-                Optional<Failure> failure = deterministicFailure(e);
-                if (failure.isEmpty()) {
-                    throw unchecked(call, e);
-                }
-                Outcome<T> outcome = recordFailure(tx, call, failure.get());
-                if (outcome instanceof Outcome.Rejected<T>) {
-                    connection.commit();
-                } else {
-                    rollback(connection);
-                }
-                return outcome;
-            }
-            byte[] encoded = encode(call, value);
-            sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, true);
-            connection.commit(); // a no-op after the COMMIT sent with the completion; kept as a guard
-            return new Outcome.Executed<>(value);
-        } catch (RuntimeException | Error e) {
-            clean = rollbackQuietly(connection, e);
             throw e;
-        } catch (SQLException e) {
-            clean = rollbackQuietly(connection, e);
-            throw new DataAccessException("commit failed", e);
-        } finally {
-            if (clean) {
-                setAutoCommit(connection, true);
-            }
         }
+        if (!claim.claimed()) {
+            end(connection, false);
+            return existing(call, claim);
+        }
+
+        T value;
+        try {
+            value = execute(call, tx);
+        } catch (Exception e) {
+            // undo the work's writes first: the key is free while the policy classifies
+            if (!rollbackQuietly(connection, e)) {
+                throw unchecked(call, e);
+            }
+            Optional<Failure> failure = deterministicFailure(e);
+            if (failure.isEmpty()) {
+                throw unchecked(call, e);
+            }
+            Outcome<T> outcome = recordFailure(tx, call, failure.get());
+            end(connection, outcome instanceof Outcome.Rejected<T>);
+            return outcome;
+        }
+        byte[] encoded = encode(call, value);
+        sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, true);
+        end(connection, true); // a no-op after the COMMIT sent with the completion; kept as a guard
+        return new Outcome.Executed<>(value);
     }
 
     // ---------------------------------------------------------------- joined transaction
@@ -276,7 +298,12 @@ public final class IdempotentTransaction<T> {
             try {
                 value = execute(call, tx);
             } catch (Exception e) {
-                rollbackTo(connection, savepoint);
+                try {
+                    connection.rollback(savepoint);
+                } catch (SQLException | RuntimeException rollbackFailure) {
+                    e.addSuppressed(rollbackFailure);
+                    throw unchecked(call, e);
+                }
                 Optional<Failure> failure = deterministicFailure(e);
                 if (failure.isEmpty()) {
                     throw unchecked(call, e);
@@ -404,9 +431,13 @@ public final class IdempotentTransaction<T> {
         }
     }
 
-    private void backOff(Call call, int attempt, RuntimeException cause) {
-        long initial = policy.initialBackoff().toNanos();
-        long cap = Math.min(policy.maxBackoff().toNanos(), initial << Math.min(attempt - 1, 30));
+    private void backOff(Call call, int attempt, Throwable cause) {
+        long max = policy.maxBackoff().toNanos();
+        long cap = policy.initialBackoff().toNanos();
+        for (int i = 1; i < attempt && cap < max; i++) {
+            cap = cap > max / 2 ? max : cap * 2;
+        }
+        cap = Math.min(cap, max);
         if (cap <= 0) {
             return;
         }
@@ -446,8 +477,43 @@ public final class IdempotentTransaction<T> {
         }
     }
 
-    private static void rollback(Connection connection) throws SQLException {
-        connection.rollback();
+    /**
+     * Whether a transaction is open on {@code connection} (auto-commit being off). pgjdbc knows;
+     * for a connection that does not unwrap to pgjdbc's, assume one is, and never commit it.
+     */
+    private static boolean transactionOpen(Connection connection) {
+        try {
+            if (connection.isWrapperFor(BaseConnection.class)) {
+                return connection.unwrap(BaseConnection.class).getTransactionState() != TransactionState.IDLE;
+            }
+            return true;
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot tell whether the connection is in a transaction", e);
+        }
+    }
+
+    private static void end(Connection connection, boolean commit) {
+        try {
+            if (commit) {
+                connection.commit();
+            } else {
+                connection.rollback();
+            }
+        } catch (SQLException e) {
+            throw new DataAccessException(commit ? "commit failed" : "rollback failed", e);
+        }
+    }
+
+    private static void restoreAutoCommit(Connection connection, Throwable failure) {
+        try {
+            connection.setAutoCommit(true);
+        } catch (SQLException | RuntimeException e) {
+            if (failure != null) {
+                failure.addSuppressed(e);
+            } else {
+                throw new DataAccessException("cannot restore auto-commit", e);
+            }
+        }
     }
 
     private static boolean rollbackQuietly(Connection connection, Throwable cause) {

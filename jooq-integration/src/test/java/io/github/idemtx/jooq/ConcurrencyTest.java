@@ -215,8 +215,28 @@ class ConcurrencyTest {
         }
     }
 
+    /** Deterministic, and recorded slowly: the key stays free long enough for a waiting duplicate to take it. */
+    static final class SlowToRecord extends RuntimeException {
+        SlowToRecord(String message) {
+            super(message);
+        }
+    }
+
+    static IdempotencyPolicy.Builder slowToRecord() {
+        return IdempotencyPolicy.builder().deterministicFailure(SlowToRecord.class, e -> {
+            try {
+                Thread.sleep(300);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return io.github.idemtx.core.Failure.of(e);
+        });
+    }
+
     @Test
     void aRejectionWhoseKeyWasTakenMeanwhileByAWaitingDuplicateGetsTheDuplicatesOutcome() throws Exception {
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+                .policy(slowToRecord().build()).schema(Db.SCHEMA).build();
         IdempotencyKey key = Db.freshKey();
         CountDownLatch claimed = new CountDownLatch(1);
         ExecutorService threads = Executors.newFixedThreadPool(2);
@@ -225,11 +245,11 @@ class ConcurrencyTest {
             Future<Outcome<String>> a = threads.submit(() -> idem.run(scope, key, fingerprint, tx -> {
                 claimed.countDown();
                 Db.awaitWaitersOnClaim(1);
-                throw new io.github.idemtx.core.Rejection("insufficient_funds", "A saw no money");
+                throw new SlowToRecord("A saw no money");
             }));
             assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
             Future<Outcome<String>> b = threads.submit(() -> idem.run(scope, key, fingerprint, tx -> {
-                Thread.sleep(100); // A now waits on B's claim to record its failure
+                Thread.sleep(400); // A now waits on B's claim to record its failure
                 return "B-" + Db.writeEffect(tx, scope, key, "B");
             }));
 
@@ -249,7 +269,7 @@ class ConcurrencyTest {
     @Test
     void aRejectionThatCannotBeRecordedWithinTheWaitBoundReportsInProgress() throws Exception {
         IdempotentTransaction<String> impatient = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
+                .policy(slowToRecord().duplicateWait(Duration.ofMillis(100)).build())
                 .schema(Db.SCHEMA).build();
         IdempotencyKey key = Db.freshKey();
         CountDownLatch claimed = new CountDownLatch(1);
@@ -259,7 +279,7 @@ class ConcurrencyTest {
             Future<Outcome<String>> a = threads.submit(() -> impatient.run(scope, key, fingerprint, tx -> {
                 claimed.countDown();
                 Db.awaitWaitersOnClaim(1);
-                throw new io.github.idemtx.core.Rejection("insufficient_funds", "A saw no money");
+                throw new SlowToRecord("A saw no money");
             }));
             assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
             // B waits with the default bound (5 s), so it is still waiting when A rolls back

@@ -359,4 +359,75 @@ class IdempotentTransactionTest {
         assertThatThrownBy(() -> idem.purgeExpired(0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("limit");
     }
+
+    @Test
+    void purgeDeletesNoMoreThanItsLimit() {
+        for (int i = 0; i < 12; i++) {
+            IdempotencyKey k = Db.freshKey();
+            idem.run(scope, k, fingerprint, tx -> "to purge");
+            Db.expire(scope, k);
+        }
+
+        assertThat(idem.purgeExpired(5)).isEqualTo(5);
+        assertThat(Db.claims(scope)).isEqualTo(7);
+    }
+
+    @Test
+    void commitsItsOwnTransactionOnAPoolWhoseConnectionsHaveAutoCommitOff() throws Exception {
+        try (com.zaxxer.hikari.HikariDataSource manual = Db.DATABASE.newPool(2, config -> config.setAutoCommit(false))) {
+            IdempotentTransaction<String> onManualPool = IdempotentTransaction.builder(
+                    org.jooq.impl.DSL.using(manual, org.jooq.SQLDialect.POSTGRES), ResultCodec.utf8())
+                    .schema(Db.SCHEMA).build();
+
+            Outcome<String> first = onManualPool.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
+
+            assertThat(first).isInstanceOf(Outcome.Executed.class);
+            assertThat(Db.effects(scope, key)).as("visible to other connections: committed").isEqualTo(1);
+            assertThat(Db.claims(scope, key)).isEqualTo(1);
+            assertThat(onManualPool.run(scope, key, fingerprint, tx -> "again")).isInstanceOf(Outcome.Replayed.class);
+            try (java.sql.Connection c = manual.getConnection()) {
+                assertThat(c.getAutoCommit()).as("the pool's setting is left as it was").isFalse();
+            }
+        }
+    }
+
+    @Test
+    void aClaimExpiresATtlAfterItCompletedNotAfterItWasMade() throws Exception {
+        IdempotentTransaction<String> shortLived = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+                .policy(IdempotencyPolicy.builder().ttl(java.time.Duration.ofSeconds(1)).build())
+                .schema(Db.SCHEMA).build();
+        java.util.concurrent.CountDownLatch claimed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ExecutorService holder = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Outcome<String>> slow = holder.submit(() -> shortLived.run(scope, key, fingerprint, tx -> {
+                claimed.countDown();
+                Db.awaitWaitersOnClaim(1);
+                Thread.sleep(1500); // longer than the TTL
+                return "slow-" + Db.writeEffect(tx, scope, key, "slow");
+            }));
+            assertThat(claimed.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+            Outcome<String> duplicate = shortLived.run(scope, key, fingerprint, tx -> "dup-" + Db.writeEffect(tx, scope, key, "dup"));
+
+            assertThat(slow.get(30, java.util.concurrent.TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+            assertThat(duplicate).as("the duplicate waited and replays: the claim has just completed").isInstanceOf(Outcome.Replayed.class);
+            assertThat(Db.effects(scope, key)).isEqualTo(1);
+        } finally {
+            holder.shutdownNow();
+        }
+    }
+
+    @Test
+    void keepsTheWorksExceptionOnTopWhenTheConnectionDiesUnderIt() {
+        assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
+            Db.writeEffect(tx, scope, key, "lost");
+            tx.execute("select pg_terminate_backend(pg_backend_pid())");
+            return "never";
+        }))
+                .isInstanceOf(org.jooq.exception.DataAccessException.class)
+                .hasMessageContaining("terminat");
+        assertThat(Db.effects(scope, key)).isZero();
+        assertThat(Db.claims(scope, key)).isZero();
+        assertThat(idem.run(scope, key, fingerprint, tx -> "after")).isEqualTo(new Outcome.Executed<>("after"));
+    }
 }

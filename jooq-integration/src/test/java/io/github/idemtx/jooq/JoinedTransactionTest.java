@@ -134,7 +134,7 @@ class JoinedTransactionTest {
 
     @Test
     void aRejectionThatCannotBeRecordedInsideAnOpenTransactionLeavesItUsable() throws Exception {
-        IdempotencyPolicy impatient = IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build();
+        IdempotencyPolicy impatient = ConcurrencyTest.slowToRecord().duplicateWait(Duration.ofMillis(100)).build();
         CountDownLatch claimed = new CountDownLatch(1);
         CountDownLatch releaseB = new CountDownLatch(1);
         ExecutorService threads = Executors.newFixedThreadPool(2);
@@ -145,7 +145,7 @@ class JoinedTransactionTest {
                         .run(scope, key, fingerprint, tx -> {
                             claimed.countDown();
                             Db.awaitWaitersOnClaim(1);
-                            throw new Rejection("insufficient_funds", "A saw no money");
+                            throw new ConcurrencyTest.SlowToRecord("A saw no money");
                         });
                 Db.writeEffect(cfg.dsl(), scope, key, "A's enclosing transaction goes on");
                 return o;

@@ -143,6 +143,11 @@ public final class TestDatabase {
      * JVM's schema; the caller closes it.
      */
     public HikariDataSource newPool(int maxSize) {
+        return newPool(maxSize, config -> {});
+    }
+
+    /** Like {@link #newPool(int)}, with a last say on the configuration. */
+    public HikariDataSource newPool(int maxSize, java.util.function.Consumer<HikariConfig> customizer) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         if (user != null) {
@@ -156,6 +161,7 @@ public final class TestDatabase {
         config.setConnectionTimeout(30_000);
         config.setPoolName("test-" + schema);
         config.addDataSourceProperty("currentSchema", schema);
+        customizer.accept(config);
         return new HikariDataSource(config);
     }
 

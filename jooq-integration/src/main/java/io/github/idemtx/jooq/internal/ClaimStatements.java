@@ -5,6 +5,7 @@ import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaim.IDEM
 import io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaim;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Param;
@@ -57,14 +58,18 @@ public final class ClaimStatements {
         // pgjdbc sends both in one round trip; the Connection.commit() that follows is a no-op
         this.completeAndCommitSql = completeSql + "; commit";
 
+        // expires_at is when a claim made at created_at would expire; the work's duration
+        // (completed_at - created_at) is added on top, so the TTL counts from completion
+        Condition expired = c.EXPIRES_AT.le(CLOCK).and(DSL.condition(
+                "{0} + (coalesce({1}, {2}) - {2}) <= clock_timestamp()", c.EXPIRES_AT, c.COMPLETED_AT, c.CREATED_AT));
         this.purgeSql = render.render(render.deleteFrom(c)
                 .where(DSL.row(c.SCOPE, c.IDEM_KEY).in(
                         DSL.select(c.SCOPE, c.IDEM_KEY).from(c)
-                                .where(c.EXPIRES_AT.le(CLOCK))
+                                .where(expired)
                                 .orderBy(c.EXPIRES_AT)
-                                .limit((Integer) null)
+                                .limit(DSL.val(0, SQLDataType.INTEGER))
                                 .forUpdate().skipLocked()))
-                .and(c.EXPIRES_AT.le(CLOCK)));
+                .and(expired));
     }
 
     /** What {@code idempotency_acquire} reported. */
@@ -102,11 +107,15 @@ public final class ClaimStatements {
      * transaction in the same round trip.
      */
     public void complete(DSLContext tx, String scope, String key, short state, byte[] result, boolean commit) {
-        tx.execute(commit ? completeAndCommitSql : completeSql,
+        int updated = tx.execute(commit ? completeAndCommitSql : completeSql,
                 DSL.val(state, SQLDataType.SMALLINT),
                 bytes(result),
                 DSL.val(scope, SQLDataType.VARCHAR),
                 DSL.val(key, SQLDataType.VARCHAR));
+        if (updated != 1) {
+            // cannot happen while this transaction holds the row; say so loudly if it ever does
+            throw new IllegalStateException("the completion updated " + updated + " claim rows instead of 1");
+        }
     }
 
     /** Deletes up to {@code limit} expired claims that nobody holds; returns how many. */
