@@ -123,6 +123,21 @@ public final class TestDatabase {
         return props;
     }
 
+    /** The JDBC URL of the server (not of a schema). */
+    public String url() {
+        return url;
+    }
+
+    /** The user to connect as; may be null. */
+    public String user() {
+        return user;
+    }
+
+    /** The password; may be null. */
+    public String password() {
+        return password;
+    }
+
     /** The schema this JVM's tests work in. */
     public String schema() {
         return schema;

@@ -1,0 +1,130 @@
+package io.github.idemtx.ledger;
+
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * The ledger's settings, from {@code --name=value} flags or {@code LEDGER_*} environment variables
+ * (flags win):
+ *
+ * <ul>
+ *   <li>{@code LEDGER_DB_URL}, {@code LEDGER_DB_USER}, {@code LEDGER_DB_PASSWORD} ({@code --db-url},
+ *       ...): the PostgreSQL. Default: 127.0.0.1:5432 as {@code postgres} if it answers, else a
+ *       Testcontainers PostgreSQL when Docker answers, else a message saying how to provide one.
+ *   <li>{@code LEDGER_SCHEMA} ({@code --schema}): where the ledger's and the claims' tables go;
+ *       default {@code ledger}.
+ *   <li>{@code LEDGER_PORT} ({@code --port}): default 8080; 0 picks a free port.
+ *   <li>{@code LEDGER_TOKENS} ({@code --tokens}): {@code token=tenant,token=tenant}; unset, two demo
+ *       tenants get random tokens, printed at start.
+ *   <li>{@code LEDGER_POOL_SIZE} ({@code --pool-size}): connections, default 24.
+ * </ul>
+ */
+record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schema, int port,
+        Map<String, String> tokens, boolean demoTokens, int poolSize) {
+
+    static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
+
+    LedgerConfig {
+        tokens = Map.copyOf(tokens);
+        io.github.idemtx.db.IdempotencySchema.requireSchemaName(schema);
+    }
+
+    static LedgerConfig from(String[] args, Map<String, String> env) {
+        Map<String, String> flags = new LinkedHashMap<>();
+        for (String arg : args) {
+            if (!arg.startsWith("--") || !arg.contains("=")) {
+                throw new IllegalArgumentException("arguments are --name=value, got '" + arg + "'");
+            }
+            flags.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
+        }
+        String url = setting(flags, env, "db-url", "LEDGER_DB_URL", null);
+        String user = setting(flags, env, "db-user", "LEDGER_DB_USER", null);
+        String password = setting(flags, env, "db-password", "LEDGER_DB_PASSWORD", null);
+        String schema = setting(flags, env, "schema", "LEDGER_SCHEMA", "ledger");
+        int port = intSetting(flags, env, "port", "LEDGER_PORT", 8080, 0, 65535);
+        int poolSize = intSetting(flags, env, "pool-size", "LEDGER_POOL_SIZE", 24, 1, 500);
+        String tokenSpec = setting(flags, env, "tokens", "LEDGER_TOKENS", null);
+        Map<String, String> tokens = new LinkedHashMap<>();
+        boolean demo = tokenSpec == null;
+        if (demo) {
+            tokens.put(randomToken(), "demo-tenant-a");
+            tokens.put(randomToken(), "demo-tenant-b");
+        } else {
+            for (String pair : tokenSpec.split(",")) {
+                int eq = pair.indexOf('=');
+                if (eq <= 0 || eq == pair.length() - 1) {
+                    throw new IllegalArgumentException("LEDGER_TOKENS holds token=tenant pairs separated by commas;"
+                            + " one pair is malformed (token values are not shown)");
+                }
+                tokens.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+            }
+        }
+        if (url == null) {
+            url = LOCAL_URL;
+            user = user == null ? "postgres" : user;
+        }
+        return new LedgerConfig(url, user, password, schema, port, tokens, demo, poolSize);
+    }
+
+    /** Whether a PostgreSQL answers at {@code url}. */
+    static boolean answers(String url, String user, String password) {
+        Properties props = new Properties();
+        if (user != null) {
+            props.setProperty("user", user);
+        }
+        if (password != null) {
+            props.setProperty("password", password);
+        }
+        props.setProperty("connectTimeout", "3");
+        try (Connection c = DriverManager.getConnection(url, props)) {
+            return c.isValid(3);
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    LedgerConfig withDatabase(String url, String user, String password) {
+        return new LedgerConfig(url, user, password, schema, port, tokens, demoTokens, poolSize);
+    }
+
+    @Override
+    public String toString() {
+        // never the password nor the tokens
+        return "LedgerConfig[db=" + dbUrl + ", user=" + dbUser + ", schema=" + schema + ", port=" + port
+                + ", tenants=" + tokens.values() + ", poolSize=" + poolSize + "]";
+    }
+
+    private static String setting(Map<String, String> flags, Map<String, String> env, String flag, String var, String fallback) {
+        String value = flags.containsKey(flag) ? flags.get(flag) : env.get(var);
+        return value == null || value.isBlank() ? fallback : value;
+    }
+
+    private static int intSetting(Map<String, String> flags, Map<String, String> env, String flag, String var,
+            int fallback, int min, int max) {
+        String value = setting(flags, env, flag, var, null);
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n < min || n > max) {
+                throw new IllegalArgumentException(var + " must be between " + min + " and " + max + ", was " + n);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(var + " must be a whole number, was '" + value + "'");
+        }
+    }
+
+    private static String randomToken() {
+        byte[] bytes = new byte[16];
+        new SecureRandom().nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+}

@@ -1,0 +1,540 @@
+package io.github.idemtx.ledger.storm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.ledger.LedgerServer;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.ConcurrentHistogram;
+
+/**
+ * Drives the ledger like a fleet of flaky mobile clients, through real HTTP, while killing the
+ * database connections behind it, then checks against the database that nothing moved twice.
+ *
+ * <p>Each intent (a deposit or a transfer) gets one key and is sent again and again, sometimes as
+ * concurrent duplicates, after client-side timeouts, with the JSON re-serialised, until a final
+ * answer (neither 409 nor 5xx) arrives; sometimes once more after that. Then: every acknowledged
+ * intent took effect exactly once, every intent has one recorded answer, balances per tenant and
+ * currency sum to zero, no customer balance is negative, postings match balances, and every
+ * answer for a key was byte-identical to the first.
+ */
+public final class Storm {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    /** The storm's settings; see {@link #parse}. */
+    public record Options(int clients, int intents, double faultsPerSecond, int accountsPerTenant,
+            double duplicateRate, Duration clientTimeout, long seed) {}
+
+    /** What the storm saw and found. */
+    public record Report(int intents, long requests, long replays, long conflicts, long serverErrors, long timeouts,
+            long faults, double seconds, long p50Micros, long p99Micros, Map<String, Boolean> invariants,
+            Map<String, Integer> answers) {
+
+        public boolean passed() {
+            return invariants.values().stream().allMatch(Boolean::booleanValue);
+        }
+
+        public String render() {
+            StringBuilder out = new StringBuilder();
+            out.append(String.format("%nstorm report%n"));
+            out.append(String.format("  intents            %d (answers: %s)%n", intents, answers));
+            out.append(String.format("  requests sent      %d (replayed answers %d, 409s %d, 5xx %d, client timeouts %d)%n",
+                    requests, replays, conflicts, serverErrors, timeouts));
+            out.append(String.format("  faults injected    %d connection kills%n", faults));
+            out.append(String.format("  throughput         %.0f intents/s, %.0f requests/s over %.1f s%n",
+                    intents / seconds, requests / seconds, seconds));
+            out.append(String.format("  latency            p50 %.1f ms, p99 %.1f ms%n", p50Micros / 1000.0, p99Micros / 1000.0));
+            invariants.forEach((name, ok) -> out.append(String.format("  %-4s %s%n", ok ? "PASS" : "FAIL", name)));
+            out.append(passed() ? "  all invariants hold\n" : "  SOME INVARIANTS FAILED\n");
+            return out.toString();
+        }
+    }
+
+    static Options parse(String[] args) {
+        Map<String, String> flags = new LinkedHashMap<>();
+        for (String arg : args) {
+            if (!arg.startsWith("--") || !arg.contains("=")) {
+                throw new IllegalArgumentException("storm arguments are --name=value, got '" + arg + "'");
+            }
+            flags.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
+        }
+        Options o = new Options(
+                intFlag(flags, "clients", 16, 1, 256),
+                intFlag(flags, "intents", 5000, 1, 10_000_000),
+                doubleFlag(flags, "faults", 5.0, 0, 1000),
+                intFlag(flags, "accounts", 100, 2, 10_000),
+                doubleFlag(flags, "duplicates", 0.3, 0, 1),
+                Duration.ofMillis(intFlag(flags, "timeout-ms", 1500, 50, 60_000)),
+                Long.parseLong(flags.getOrDefault("seed", Long.toString(System.nanoTime()))));
+        Set<String> known = Set.of("clients", "intents", "faults", "accounts", "duplicates", "timeout-ms", "seed");
+        for (String name : flags.keySet()) {
+            if (!known.contains(name) && !name.startsWith("db-") && !name.equals("schema") && !name.equals("pool-size")) {
+                throw new IllegalArgumentException("unknown storm flag --" + name + "; known: " + known
+                        + " and the ledger's --db-url, --db-user, --db-password, --schema, --pool-size");
+            }
+        }
+        return o;
+    }
+
+    /**
+     * Starts a ledger (database as {@code LEDGER_*} and {@code --db-*} say, schema
+     * {@code ledger_storm} unless {@code --schema} names another, recreated), runs the storm against
+     * it, prints the report and exits 1 if an invariant failed.
+     */
+    public static void main(String[] args) throws Exception {
+        Options options = parse(args);
+        List<String> ledgerArgs = new ArrayList<>();
+        for (String arg : args) {
+            if (arg.startsWith("--db-") || arg.startsWith("--schema=") || arg.startsWith("--pool-size=")) {
+                ledgerArgs.add(arg);
+            }
+        }
+        if (ledgerArgs.stream().noneMatch(a -> a.startsWith("--schema="))) {
+            ledgerArgs.add("--schema=ledger_storm");
+        }
+        Report report = runAgainstNewLedger(ledgerArgs.toArray(String[]::new), options, System.out);
+        System.out.print(report.render());
+        System.exit(report.passed() ? 0 : 1);
+    }
+
+    /** Starts a fresh ledger from {@code ledgerArgs} (its schema recreated), storms it, stops it. */
+    public static Report runAgainstNewLedger(String[] ledgerArgs, Options options, java.io.PrintStream progress) throws Exception {
+        String tokenA = "storm-token-a-" + Long.toHexString(options.seed());
+        String tokenB = "storm-token-b-" + Long.toHexString(options.seed());
+        List<String> args = new ArrayList<>(Arrays.asList(ledgerArgs));
+        args.add("--port=0");
+        args.add("--tokens=" + tokenA + "=storm-tenant-a," + tokenB + "=storm-tenant-b");
+        try (LedgerServer server = LedgerServer.startFresh(args.toArray(String[]::new))) {
+            progress.println("storm: ledger on port " + server.port() + ", " + options);
+            return new Storm(server, Map.of(tokenA, "storm-tenant-a", tokenB, "storm-tenant-b"), options, progress).run();
+        }
+    }
+
+    private record Intent(int index, String token, String tenant, String path, Map<String, String> body, IdempotencyKey key) {}
+
+    private record Answer(int status, String location, byte[] body) {
+        boolean sameAs(Answer other) {
+            return status == other.status && Objects.equals(location, other.location) && Arrays.equals(body, other.body);
+        }
+    }
+
+    private final LedgerServer server;
+    private final Map<String, String> tokens;
+    private final Options options;
+    private final java.io.PrintStream progress;
+    private final HttpClient http;
+    private final URI base;
+    private final Map<String, List<String>> accountsByTenant = new LinkedHashMap<>();
+    private final Map<String, String> currencyOf = new ConcurrentHashMap<>();
+    private final ConcurrentHistogram latency = new ConcurrentHistogram(3);
+    private final AtomicLong requests = new AtomicLong();
+    private final AtomicLong replays = new AtomicLong();
+    private final AtomicLong conflicts = new AtomicLong();
+    private final AtomicLong serverErrors = new AtomicLong();
+    private final AtomicLong timeouts = new AtomicLong();
+    private final AtomicLong faults = new AtomicLong();
+    private final AtomicInteger mismatchedReplays = new AtomicInteger();
+    private final Map<Integer, Answer> finalAnswers = new ConcurrentHashMap<>();
+
+    private Storm(LedgerServer server, Map<String, String> tokens, Options options, java.io.PrintStream progress) {
+        this.server = server;
+        this.tokens = tokens;
+        this.options = options;
+        this.progress = progress;
+        this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
+                .executor(Executors.newVirtualThreadPerTaskExecutor()).build();
+        this.base = URI.create("http://127.0.0.1:" + server.port());
+    }
+
+    private Report run() throws Exception {
+        setUp();
+        List<Intent> intents = new ArrayList<>();
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        List<String> tokenList = new ArrayList<>(tokens.keySet());
+        java.util.Random seeded = new java.util.Random(options.seed());
+        for (int i = 0; i < options.intents(); i++) {
+            String token = tokenList.get(seeded.nextInt(tokenList.size()));
+            String tenant = tokens.get(token);
+            List<String> accounts = accountsByTenant.get(tenant);
+            String to = accounts.get(seeded.nextInt(accounts.size()));
+            if (seeded.nextInt(100) < 15) {
+                intents.add(new Intent(i, token, tenant, "/accounts/" + to + "/deposits",
+                        Map.of("amount", amount(seeded, 1, 200)), IdempotencyKey.random()));
+            } else {
+                String from = accounts.get(seeded.nextInt(accounts.size()));
+                while (from.equals(to)) {
+                    from = accounts.get(seeded.nextInt(accounts.size()));
+                }
+                intents.add(new Intent(i, token, tenant, "/transfers",
+                        Map.of("from", from, "to", to, "amount", amount(seeded, 1, 400)), IdempotencyKey.random()));
+            }
+        }
+        Set<String> transfersBefore = transferIds();
+
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread faultInjector = Thread.ofPlatform().name("storm-faults").start(() -> injectFaults(running));
+        AtomicInteger next = new AtomicInteger();
+        AtomicInteger done = new AtomicInteger();
+        long start = System.nanoTime();
+        Thread reporter = Thread.ofPlatform().daemon().name("storm-progress").start(() -> {
+            while (running.get()) {
+                try {
+                    Thread.sleep(2000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                progress.printf("storm: %d/%d intents, %d requests, %d faults, %d replays, %d 409s%n",
+                        done.get(), options.intents(), requests.get(), faults.get(), replays.get(), conflicts.get());
+            }
+        });
+        try (ExecutorService clients = Executors.newFixedThreadPool(options.clients())) {
+            List<CompletableFuture<Void>> futures = new ArrayList<>();
+            for (int c = 0; c < options.clients(); c++) {
+                futures.add(CompletableFuture.runAsync(() -> {
+                    int i;
+                    while ((i = next.getAndIncrement()) < intents.size()) {
+                        perform(intents.get(i));
+                        done.incrementAndGet();
+                    }
+                }, clients));
+            }
+            CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).join();
+        } finally {
+            running.set(false);
+            faultInjector.join();
+            reporter.interrupt();
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        return new Report(intents.size(), requests.get(), replays.get(), conflicts.get(), serverErrors.get(), timeouts.get(),
+                faults.get(), seconds, latency.getValueAtPercentile(50), latency.getValueAtPercentile(99),
+                check(intents, transfersBefore), answerCounts());
+    }
+
+    // ---------------------------------------------------------------- clients
+
+    private void setUp() throws Exception {
+        java.util.Random seeded = new java.util.Random(options.seed() ^ 0x5DEECE66DL);
+        for (Map.Entry<String, String> t : tokens.entrySet()) {
+            List<String> accounts = new ArrayList<>();
+            for (int i = 0; i < options.accountsPerTenant(); i++) {
+                String currency = i % 10 == 9 ? "USD" : "BRL";
+                Answer created = untilFinal(t.getKey(), "/accounts", Map.of("currency", currency), IdempotencyKey.random());
+                String id = MAPPER.readTree(created.body()).get("id").asText();
+                accounts.add(id);
+                currencyOf.put(id, currency);
+                untilFinal(t.getKey(), "/accounts/" + id + "/deposits", Map.of("amount", amount(seeded, 500, 2000)),
+                        IdempotencyKey.random());
+            }
+            accountsByTenant.put(t.getValue(), accounts);
+        }
+    }
+
+    /** Sends one intent until it has a final answer, as a flaky client would; checks every answer. */
+    private void perform(Intent intent) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        List<Answer> answers = new ArrayList<>();
+        while (answers.isEmpty()) {
+            int copies = random.nextDouble() < options.duplicateRate() ? 2 + random.nextInt(2) : 1;
+            List<CompletableFuture<Answer>> inFlight = new ArrayList<>();
+            for (int c = 0; c < copies; c++) {
+                inFlight.add(send(intent.token(), intent.path(), intent.body(), intent.key()));
+            }
+            for (CompletableFuture<Answer> f : inFlight) {
+                Answer a = f.join();
+                if (a != null) {
+                    answers.add(a);
+                }
+            }
+            if (answers.isEmpty()) {
+                pause(random);
+            }
+        }
+        if (random.nextInt(100) < 20) { // a late retry: the client never saw the answer
+            Answer late = null;
+            while (late == null) {
+                late = send(intent.token(), intent.path(), intent.body(), intent.key()).join();
+                if (late == null) {
+                    pause(random);
+                }
+            }
+            answers.add(late);
+        }
+        Answer first = answers.get(0);
+        for (Answer a : answers) {
+            if (!a.sameAs(first)) {
+                mismatchedReplays.incrementAndGet();
+                progress.println("storm: intent " + intent.index() + " got two different answers: " + first.status()
+                        + " " + new String(first.body()) + " vs " + a.status() + " " + new String(a.body()));
+            }
+        }
+        finalAnswers.put(intent.index(), first);
+    }
+
+    private Answer untilFinal(String token, String path, Map<String, String> body, IdempotencyKey key) {
+        Answer a = null;
+        while (a == null) {
+            a = send(token, path, body, key).join();
+            if (a == null) {
+                pause(ThreadLocalRandom.current());
+            }
+        }
+        if (a.status() >= 300) {
+            throw new IllegalStateException("storm set-up failed: " + path + " answered " + a.status() + " " + new String(a.body()));
+        }
+        return a;
+    }
+
+    /** One request; its final answer, or null when the client should try again (timeout, 409, 5xx). */
+    private CompletableFuture<Answer> send(String token, String path, Map<String, String> body, IdempotencyKey key) {
+        HttpRequest request = HttpRequest.newBuilder(base.resolve(path))
+                .timeout(options.clientTimeout())
+                .header("Authorization", "Bearer " + token)
+                .header("Idempotency-Key", ThreadLocalRandom.current().nextBoolean() ? key.value() : "\"" + key.value() + "\"")
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(reserialise(body)))
+                .build();
+        requests.incrementAndGet();
+        long start = System.nanoTime();
+        return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()).handle((response, error) -> {
+            latency.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
+            if (error != null) {
+                if (error.getCause() instanceof HttpTimeoutException || error instanceof HttpTimeoutException) {
+                    timeouts.incrementAndGet();
+                }
+                return null;
+            }
+            if (response.statusCode() == 409) {
+                conflicts.incrementAndGet();
+                return null;
+            }
+            if (response.statusCode() >= 500) {
+                serverErrors.incrementAndGet();
+                return null;
+            }
+            if (response.headers().firstValue("Idempotent-Replayed").isPresent()) {
+                replays.incrementAndGet();
+            }
+            return new Answer(response.statusCode(), response.headers().firstValue("Location").orElse(null), response.body());
+        });
+    }
+
+    /** The same JSON object with its members in a random order and random spacing. */
+    private static String reserialise(Map<String, String> body) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        List<Map.Entry<String, String>> members = new ArrayList<>(body.entrySet());
+        Collections.shuffle(members, random);
+        String space = random.nextBoolean() ? "" : " \n ";
+        StringBuilder out = new StringBuilder("{").append(space);
+        for (int i = 0; i < members.size(); i++) {
+            if (i > 0) {
+                out.append(',').append(space);
+            }
+            out.append('"').append(members.get(i).getKey()).append('"').append(space).append(':').append(space)
+                    .append('"').append(members.get(i).getValue()).append('"');
+        }
+        return out.append(space).append('}').toString();
+    }
+
+    private static void pause(ThreadLocalRandom random) {
+        try {
+            Thread.sleep(10 + random.nextInt(40));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("storm interrupted", e);
+        }
+    }
+
+    private static String amount(java.util.Random random, int min, int max) {
+        int cents = min * 100 + random.nextInt((max - min) * 100 + 1);
+        return BigDecimal.valueOf(cents, 2).toPlainString();
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    /** Kills a random busy ledger connection {@code faultsPerSecond} times a second, on average. */
+    private void injectFaults(AtomicBoolean running) {
+        if (options.faultsPerSecond() <= 0) {
+            return;
+        }
+        try (Connection side = sideConnection();
+                PreparedStatement kill = side.prepareStatement("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        + " WHERE application_name = 'ledger' AND pid <> pg_backend_pid() AND state <> 'idle'"
+                        + " ORDER BY random() LIMIT 1")) {
+            ThreadLocalRandom random = ThreadLocalRandom.current();
+            while (running.get()) {
+                long sleepMillis = (long) (-Math.log(1 - random.nextDouble()) * 1000 / options.faultsPerSecond());
+                Thread.sleep(Math.min(sleepMillis, 2000));
+                try (ResultSet rs = kill.executeQuery()) {
+                    if (rs.next() && rs.getBoolean(1)) {
+                        faults.incrementAndGet();
+                    }
+                }
+            }
+        } catch (SQLException | InterruptedException e) {
+            progress.println("storm: the fault injector stopped: " + e);
+        }
+    }
+
+    private Connection sideConnection() throws SQLException {
+        Properties props = new Properties();
+        if (server.dbUser() != null) {
+            props.setProperty("user", server.dbUser());
+        }
+        if (server.dbPassword() != null) {
+            props.setProperty("password", server.dbPassword());
+        }
+        props.setProperty("ApplicationName", "storm");
+        return DriverManager.getConnection(server.dbUrl(), props);
+    }
+
+    // ---------------------------------------------------------------- checks
+
+    private Set<String> transferIds() throws SQLException {
+        Set<String> ids = new HashSet<>();
+        try (Connection c = sideConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT id FROM " + server.schema() + ".transfer")) {
+            while (rs.next()) {
+                ids.add(rs.getString(1));
+            }
+        }
+        return ids;
+    }
+
+    private Map<String, Boolean> check(List<Intent> intents, Set<String> before) throws Exception {
+        Map<String, Boolean> results = new LinkedHashMap<>();
+        Set<String> after = transferIds();
+        after.removeAll(before);
+        Set<String> acknowledged = new HashSet<>();
+        boolean everyIntentAnswered = finalAnswers.size() == intents.size();
+        for (Answer a : finalAnswers.values()) {
+            if (a.status() == 201) {
+                acknowledged.add(MAPPER.readTree(a.body()).get("id").asText());
+            }
+        }
+        results.put("every intent got a final answer", everyIntentAnswered);
+        results.put("every acknowledged intent took effect exactly once (" + acknowledged.size() + " transfers)",
+                after.equals(acknowledged));
+        try (Connection c = sideConnection(); Statement s = c.createStatement()) {
+            String schema = server.schema();
+            results.put("each intent's key holds exactly one recorded answer",
+                    count(s, "SELECT count(*) FROM " + schema + ".idempotency_claim WHERE state IN (1, 2)"
+                            + " AND idem_key IN (" + keys(intents) + ")") == intents.size());
+            results.put("balances sum to zero per tenant and currency",
+                    count(s, "SELECT count(*) FROM (SELECT tenant, currency FROM " + schema + ".account"
+                            + " GROUP BY tenant, currency HAVING sum(balance) <> 0) x") == 0);
+            results.put("no customer balance is negative",
+                    count(s, "SELECT count(*) FROM " + schema + ".account WHERE NOT is_funding AND balance < 0") == 0);
+            results.put("every transfer has two postings summing to zero",
+                    count(s, "SELECT count(*) FROM (SELECT t.id FROM " + schema + ".transfer t LEFT JOIN " + schema
+                            + ".posting p ON p.transfer_id = t.id GROUP BY t.id, t.amount"
+                            + " HAVING count(p.id) <> 2 OR coalesce(sum(p.amount), 1) <> 0 OR max(p.amount) <> t.amount) x") == 0);
+            results.put("every balance equals the sum of its postings",
+                    count(s, "SELECT count(*) FROM " + schema + ".account a WHERE a.balance <> (SELECT coalesce(sum(p.amount), 0)"
+                            + " FROM " + schema + ".posting p WHERE p.account_id = a.id)") == 0);
+        }
+        results.put("every answer for a key was byte-identical to the first", mismatchedReplays.get() == 0);
+        return results;
+    }
+
+    private static String keys(List<Intent> intents) {
+        StringBuilder out = new StringBuilder();
+        for (Intent i : intents) {
+            if (!out.isEmpty()) {
+                out.append(',');
+            }
+            out.append('\'').append(i.key().value()).append('\''); // UUIDs: no quoting issues
+        }
+        return out.toString();
+    }
+
+    private static long count(Statement s, String sql) throws SQLException {
+        try (ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private Map<String, Integer> answerCounts() {
+        Map<String, Integer> counts = new java.util.TreeMap<>();
+        for (Answer a : finalAnswers.values()) {
+            String label = a.status() == 201 ? "201" : a.status() + " " + code(a.body());
+            counts.merge(label, 1, Integer::sum);
+        }
+        return counts;
+    }
+
+    private static String code(byte[] body) {
+        try {
+            JsonNode json = MAPPER.readTree(body);
+            return json.path("code").asText("?");
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+
+    private static int intFlag(Map<String, String> flags, String name, int fallback, int min, int max) {
+        String v = flags.get(name);
+        if (v == null) {
+            return fallback;
+        }
+        int n;
+        try {
+            n = Integer.parseInt(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be a whole number, was '" + v + "'");
+        }
+        if (n < min || n > max) {
+            throw new IllegalArgumentException("--" + name + " must be between " + min + " and " + max + ", was " + n);
+        }
+        return n;
+    }
+
+    private static double doubleFlag(Map<String, String> flags, String name, double fallback, double min, double max) {
+        String v = flags.get(name);
+        if (v == null) {
+            return fallback;
+        }
+        double n;
+        try {
+            n = Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be a number, was '" + v + "'");
+        }
+        if (!(n >= min && n <= max)) {
+            throw new IllegalArgumentException("--" + name + " must be between " + min + " and " + max + ", was " + n);
+        }
+        return n;
+    }
+}

@@ -1,0 +1,26 @@
+package io.github.idemtx.ledger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.idemtx.ledger.storm.Storm;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class StormTest {
+
+    @Test
+    void aShortStormWithConnectionKillsKeepsEveryInvariant() throws Exception {
+        Storm.Options options = new Storm.Options(8, 800, 20.0, 20, 0.3, Duration.ofMillis(1500), 42L);
+        try {
+            Storm.Report report = Storm.runAgainstNewLedger(LedgerFixture.args("storm"), options, System.out);
+            System.out.print(report.render());
+
+            assertThat(report.invariants()).isNotEmpty().allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
+            assertThat(report.intents()).isEqualTo(800);
+            assertThat(report.faults()).as("connections were killed while it ran").isPositive();
+            assertThat(report.replays()).as("duplicates and late retries were replayed").isPositive();
+        } finally {
+            LedgerFixture.dropSchema("storm");
+        }
+    }
+}
