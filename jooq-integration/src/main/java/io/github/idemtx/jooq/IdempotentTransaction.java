@@ -235,15 +235,10 @@ public final class IdempotentTransaction<T> {
      */
     private Outcome<T> unitOfWork(Connection connection, Call call) {
         DSLContext tx = transactionContext(connection);
-        Claim claim;
-        try {
-            claim = acquire(tx, call, ClaimStatements.RUNNING, null);
-        } catch (DataAccessException e) {
-            if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
-                end(connection, false);
-                return new Outcome.InProgress<>(policy.retryAfter());
-            }
-            throw e;
+        Claim claim = acquireWithinBound(tx, call, ClaimStatements.RUNNING, null);
+        if (claim == null) {
+            end(connection, false);
+            return new Outcome.InProgress<>(policy.retryAfter());
         }
         if (!claim.claimed()) {
             end(connection, false);
@@ -278,16 +273,11 @@ public final class IdempotentTransaction<T> {
         Savepoint savepoint = savepoint(connection);
         try {
             DSLContext tx = transactionContext(connection);
-            Claim claim;
-            try {
-                claim = acquire(tx, call, ClaimStatements.RUNNING, null);
-            } catch (DataAccessException e) {
-                if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
-                    rollbackTo(connection, savepoint);
-                    release(connection, savepoint);
-                    return new Outcome.InProgress<>(policy.retryAfter());
-                }
-                throw e;
+            Claim claim = acquireWithinBound(tx, call, ClaimStatements.RUNNING, null);
+            if (claim == null) {
+                rollbackTo(connection, savepoint);
+                release(connection, savepoint);
+                return new Outcome.InProgress<>(policy.retryAfter());
             }
             if (!claim.claimed()) {
                 release(connection, savepoint);
@@ -332,9 +322,20 @@ public final class IdempotentTransaction<T> {
 
     // ---------------------------------------------------------------- shared steps
 
-    private Claim acquire(DSLContext tx, Call call, short state, byte[] result) {
-        return sql.acquire(tx, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
-                ttlMillis, waitMillis, state, result);
+    /**
+     * Claims the key, or reports its holder; null when the holder did not finish within the wait
+     * bound (the transaction or savepoint is then aborted and must be rolled back).
+     */
+    private Claim acquireWithinBound(DSLContext tx, Call call, short state, byte[] result) {
+        try {
+            return sql.acquire(tx, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
+                    ttlMillis, waitMillis, state, result);
+        } catch (DataAccessException e) {
+            if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
+                return null;
+            }
+            throw e;
+        }
     }
 
     /**
@@ -345,14 +346,9 @@ public final class IdempotentTransaction<T> {
         byte[] encoded = FailureEncoding.encode(failure);
         // what replays will see, e.g. with unpaired surrogates replaced: the first caller sees the same
         Failure recorded = FailureEncoding.decode(encoded);
-        Claim claim;
-        try {
-            claim = acquire(tx, call, ClaimStatements.FAILED, encoded);
-        } catch (DataAccessException e) {
-            if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
-                return new Outcome.InProgress<>(policy.retryAfter());
-            }
-            throw e;
+        Claim claim = acquireWithinBound(tx, call, ClaimStatements.FAILED, encoded);
+        if (claim == null) {
+            return new Outcome.InProgress<>(policy.retryAfter());
         }
         if (claim.claimed()) {
             return new Outcome.Rejected<>(recorded, claim.completedAt(), false);
