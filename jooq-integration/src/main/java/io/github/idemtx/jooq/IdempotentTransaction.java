@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyException;
@@ -145,9 +146,10 @@ public final class IdempotentTransaction<T> {
      * @throws WorkFailedException if the work threw such a checked exception
      * @throws ResultTooLargeException if the encoded result exceeds the policy's limit (rolled back)
      * @throws RetriesExhaustedException if serialization failures or deadlocks used up the attempts
-     * @throws DataAccessException if the database fails otherwise (connection lost, ...); if that
-     *     happened during commit, the outcome is unknown: retry with the same key, which replays or
-     *     runs exactly once
+     * @throws CommitOutcomeUnknownException if the connection was lost while the commit was in
+     *     flight: retry with the same key, which replays or runs exactly once
+     * @throws DataAccessException if the database fails otherwise (connection lost before the
+     *     commit, ...); nothing was committed
      */
     public Outcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<T> work) {
         Objects.requireNonNull(scope, "scope must not be null");
@@ -262,7 +264,14 @@ public final class IdempotentTransaction<T> {
             return outcome;
         }
         byte[] encoded = encode(call, value);
-        sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, true);
+        try {
+            sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, true);
+        } catch (DataAccessException e) {
+            if (SqlStates.isConnectionLoss(e)) {
+                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+            }
+            throw e;
+        }
         end(connection, true); // a no-op after the COMMIT sent with the completion; kept as a guard
         return new Outcome.Executed<>(value);
     }

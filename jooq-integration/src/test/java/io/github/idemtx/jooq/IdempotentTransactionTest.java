@@ -430,4 +430,44 @@ class IdempotentTransactionTest {
         assertThat(Db.claims(scope, key)).isZero();
         assertThat(idem.run(scope, key, fingerprint, tx -> "after")).isEqualTo(new Outcome.Executed<>("after"));
     }
+
+    @Test
+    void reportsAnUnknownCommitOutcomeWhenTheConnectionDiesAtTheCommitAndTheRetryTakesEffectOnce() {
+        org.jooq.DSLContext killingAtCommit = org.jooq.impl.DSL.using(Db.dsl().configuration().derive(new org.jooq.ExecuteListener() {
+            @Override
+            public void executeStart(org.jooq.ExecuteContext ctx) {
+                if (ctx.sql() != null && ctx.sql().endsWith("; commit")) {
+                    terminate(ctx.connection());
+                }
+            }
+        }));
+        IdempotentTransaction<String> dying = IdempotentTransaction.builder(killingAtCommit, ResultCodec.utf8())
+                .schema(Db.SCHEMA).build();
+
+        assertThatThrownBy(() -> dying.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
+                .isInstanceOfSatisfying(io.github.idemtx.core.CommitOutcomeUnknownException.class, e -> {
+                    assertThat(e.key()).isEqualTo(key);
+                    assertThat(e.getMessage()).contains("retry with the same key");
+                });
+
+        Outcome<String> retry = idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "retry"));
+        assertThat(retry).isInstanceOfAny(Outcome.Executed.class, Outcome.Replayed.class);
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
+
+    /** Terminates the backend of {@code connection} from another connection and waits until it is gone. */
+    private static void terminate(java.sql.Connection connection) {
+        try {
+            int pid;
+            try (java.sql.Statement s = connection.createStatement(); java.sql.ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
+                rs.next();
+                pid = rs.getInt(1);
+            }
+            try (java.sql.Connection side = Db.DATABASE.connect(); java.sql.Statement s = side.createStatement()) {
+                s.execute("select pg_terminate_backend(" + pid + ", 10000)");
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
 }

@@ -18,13 +18,25 @@ public final class SqlStates {
         return has(t, SERIALIZATION_FAILURE) || has(t, DEADLOCK_DETECTED);
     }
 
+    /**
+     * Whether the cause chain says the connection is gone: SQLSTATE class 08 (connection exception)
+     * or 57P01-57P03 (the server is shutting down or terminated the backend).
+     */
+    public static boolean isConnectionLoss(Throwable t) {
+        return any(t, state -> state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03"));
+    }
+
     /** Whether the cause chain (suppressed exceptions aside) holds an SQLException with {@code state}. */
     public static boolean has(Throwable t, String state) {
+        return any(t, state::equals);
+    }
+
+    private static boolean any(Throwable t, java.util.function.Predicate<String> stateMatches) {
         Map<Throwable, Boolean> seen = new IdentityHashMap<>();
         for (Throwable c = t; c != null && seen.put(c, Boolean.TRUE) == null; c = c.getCause()) {
             if (c instanceof SQLException sql) {
                 for (SQLException s = sql; s != null; s = s.getNextException()) {
-                    if (state.equals(s.getSQLState())) {
+                    if (s.getSQLState() != null && stateMatches.test(s.getSQLState())) {
                         return true;
                     }
                     if (s.getNextException() == s) {
