@@ -192,7 +192,8 @@ final class PgBouncer {
                 server_reset_query =
                 server_reset_query_always = 0
                 ; clients queue here while all server connections are in transactions: a 32-thread storm
-                ; queues for seconds on a busy machine, so be generous (the tests' own bounds are shorter)
+                ; queues for seconds on a busy machine, so be generous: the tests' own 30 s waits should
+                ; fail first, with clearer messages
                 query_wait_timeout = 120
                 ; pgjdbc sends it at start-up; PgBouncer 1.18 would refuse the connection otherwise
                 ignore_startup_parameters = extra_float_digits
