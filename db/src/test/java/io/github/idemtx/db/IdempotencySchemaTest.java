@@ -2,6 +2,7 @@ package io.github.idemtx.db;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.idemtx.db.testing.TestDatabase;
@@ -38,6 +39,20 @@ class IdempotencySchemaTest {
             assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(1);
             assertThat(tables(schema)).contains("accounts", "flyway_schema_history", "idempotency_claim",
                     "idempotency_schema_history");
+        } finally {
+            db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
+    @Test
+    void leavesNoSessionStateOnThePooledConnections() {
+        assumeFalse(db.throughPgBouncer(), "Flyway sets the search path for the session while it migrates and"
+                + " restores it in a later transaction, which a transaction-mode pooler may run on another server"
+                + " connection: migrations go straight to the server (README, Behind a connection pooler)");
+        String schema = db.schema() + "_state";
+        try (HikariDataSource ds = db.newPool(8)) {
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(1);
+            assertThat(db.leftoverSessionState(ds)).isEmpty();
         } finally {
             db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         }

@@ -20,7 +20,11 @@ final class Db {
     static final DSLContext DSL_CONTEXT = DSL.using(POOL, SQLDialect.POSTGRES);
 
     static {
-        IdempotencySchema.migrate(POOL, SCHEMA);
+        // migrations go straight to the server, as the README advises: behind a transaction-mode
+        // pooler Flyway's session-level search path can stay on a shared server connection
+        try (HikariDataSource direct = DATABASE.newServerPool(2)) {
+            IdempotencySchema.migrate(direct, SCHEMA);
+        }
         DSL_CONTEXT.execute("CREATE TABLE IF NOT EXISTS " + SCHEMA + ".effect ("
                 + " id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL, note text)");
     }

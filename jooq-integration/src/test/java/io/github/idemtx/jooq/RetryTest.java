@@ -155,14 +155,17 @@ class RetryTest {
     void aRealSerializationFailureUnderSerializableIsRetriedToExactlyOneEffect() throws Exception {
         // Every call reads the count of effects in its scope and writes one more: under SERIALIZABLE
         // concurrent calls conflict (40001), and the retries must still leave one effect per key.
+        // Each attempt's transaction is made SERIALIZABLE just before the claim opens it, with
+        // SET TRANSACTION: Connection.setTransactionIsolation would send SET SESSION CHARACTERISTICS,
+        // session state that behind a transaction-mode pooler reaches other clients' transactions.
         AtomicInteger serializationFailures = new AtomicInteger();
         DSLContext serializable = DSL.using(Db.dsl().configuration().derive(new org.jooq.impl.DefaultExecuteListenerProvider(
                 new ExecuteListener() {
                     @Override
                     public void executeStart(ExecuteContext ctx) {
                         if (ctx.sql() != null && isClaim(ctx.sql())) {
-                            try {
-                                ctx.connection().setTransactionIsolation(java.sql.Connection.TRANSACTION_SERIALIZABLE);
+                            try (java.sql.Statement s = ctx.connection().createStatement()) {
+                                s.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
                             } catch (SQLException e) {
                                 throw new DataAccessException("cannot set isolation", e);
                             }
@@ -191,24 +194,11 @@ class RetryTest {
                 }));
             }
         }
-        try {
-            java.util.List<Concurrently.Result<Outcome<String>>> results = Concurrently.run(tasks);
-            assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
-        } finally {
-            resetIsolation();
-        }
+        java.util.List<Concurrently.Result<Outcome<String>>> results = Concurrently.run(tasks);
+        assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
         assertThat(serializationFailures).as("the scenario produced real serialization failures").hasPositiveValue();
         for (IdempotencyKey k : keys) {
             assertThat(Db.effects(scope, k)).isEqualTo(1);
-        }
-    }
-
-    private static void resetIsolation() throws SQLException {
-        // the pool restores isolation on return (HikariCP resets what it knows); make sure anyway
-        for (int i = 0; i < 60; i++) {
-            try (java.sql.Connection c = Db.POOL.getConnection()) {
-                c.setTransactionIsolation(java.sql.Connection.TRANSACTION_READ_COMMITTED);
-            }
         }
     }
 }

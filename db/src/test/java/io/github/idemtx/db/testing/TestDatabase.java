@@ -4,10 +4,15 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 import org.testcontainers.DockerClientFactory;
@@ -26,6 +31,16 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
  *
  * <p>Each JVM works in a schema of its own ({@code idemtx_test_<random>}), created here and dropped
  * when the JVM exits; the migrations are applied to it by whoever needs them.
+ *
+ * <p>With the system property {@value #PGBOUNCER_PROPERTY}{@code =true}, the code under test reaches
+ * that server through a PgBouncer in transaction pooling mode that this class starts on a free
+ * loopback port (and stops at JVM exit): {@link #url()}, {@link #newPool(int)} and
+ * {@link #dataSource()} then lead through it, with pgjdbc's {@code prepareThreshold=0}, while
+ * {@link #connect()} and {@link #execute(String)} (set-up, inspection, fault injection) still go
+ * straight to the server. A few server connections are shared by all client connections and never
+ * reset between them, so a test passes there only if nothing it ran left session state behind.
+ * When PgBouncer is asked for but not installed, every database test fails saying how to install
+ * it.
  */
 public final class TestDatabase {
 
@@ -33,6 +48,17 @@ public final class TestDatabase {
     public static final String USER_ENV = "IDEMPOTENCY_TEST_DB_USER";
     public static final String PASSWORD_ENV = "IDEMPOTENCY_TEST_DB_PASSWORD";
     static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
+
+    /** System property: {@code true} to run the code under test through PgBouncer (transaction mode). */
+    public static final String PGBOUNCER_PROPERTY = "idemtx.test.pgbouncer";
+
+    /**
+     * Settings set for the session when a connection is made (by pgjdbc straight to the server; by
+     * PgBouncer, in step with each client, whenever a client lands on a server connection): the
+     * connection's own, not state a transaction left behind.
+     */
+    private static final Set<String> SET_AT_CONNECT = Set.of("client_encoding", "datestyle", "timezone",
+            "standard_conforming_strings", "application_name");
 
     private static TestDatabase instance;
     private static RuntimeException failure;
@@ -42,6 +68,7 @@ public final class TestDatabase {
     private final String password;
     private final String schema;
     private final String origin;
+    private PgBouncer pgBouncer;
 
     private TestDatabase(String url, String user, String password, String origin) {
         this.url = url;
@@ -63,6 +90,10 @@ public final class TestDatabase {
             TestDatabase db = resolve();
             db.createSchema();
             Runtime.getRuntime().addShutdownHook(new Thread(db::dropSchema, "drop-test-schema"));
+            if (Boolean.getBoolean(PGBOUNCER_PROPERTY)) {
+                db.pgBouncer = PgBouncer.start(PgBouncer.ServerAddress.parse(db.url, db.user, db.password), db.schema);
+                System.out.println("database tests run through " + db.pgBouncer.describe() + ", in front of " + db.origin);
+            }
             instance = db;
             return db;
         } catch (RuntimeException e) {
@@ -123,9 +154,22 @@ public final class TestDatabase {
         return props;
     }
 
-    /** The JDBC URL of the server (not of a schema). */
+    /**
+     * The JDBC URL the code under test connects to (not of a schema): the server's, or PgBouncer's
+     * in front of it (then the search path is already this JVM's schema).
+     */
     public String url() {
+        return pgBouncer != null ? pgBouncer.jdbcUrl() : url;
+    }
+
+    /** The JDBC URL of the server itself, never through PgBouncer. */
+    public String serverUrl() {
         return url;
+    }
+
+    /** Whether the code under test reaches the server through PgBouncer in transaction mode. */
+    public boolean throughPgBouncer() {
+        return pgBouncer != null;
     }
 
     /** The user to connect as; may be null. */
@@ -148,14 +192,17 @@ public final class TestDatabase {
         return origin;
     }
 
-    /** A new direct connection (not pooled), in autocommit mode; the caller closes it. */
+    /**
+     * A new connection straight to the server (neither pooled nor through PgBouncer), in autocommit
+     * mode, for set-up, inspection and fault injection; the caller closes it.
+     */
     public Connection connect() throws SQLException {
         return DriverManager.getConnection(url, credentials(user, password));
     }
 
     /**
      * A new HikariCP pool of up to {@code maxSize} connections whose search path starts with this
-     * JVM's schema; the caller closes it.
+     * JVM's schema, through PgBouncer when it is in between; the caller closes it.
      */
     public HikariDataSource newPool(int maxSize) {
         return newPool(maxSize, config -> {});
@@ -163,8 +210,18 @@ public final class TestDatabase {
 
     /** Like {@link #newPool(int)}, with a last say on the configuration. */
     public HikariDataSource newPool(int maxSize, java.util.function.Consumer<HikariConfig> customizer) {
+        return newPool(url(), maxSize, config -> {
+            if (pgBouncer == null) {
+                // PgBouncer 1.18 refuses a search_path start-up parameter; its database entry sets it
+                config.addDataSourceProperty("currentSchema", schema);
+            }
+            customizer.accept(config);
+        });
+    }
+
+    private HikariDataSource newPool(String jdbcUrl, int maxSize, java.util.function.Consumer<HikariConfig> customizer) {
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url);
+        config.setJdbcUrl(jdbcUrl);
         if (user != null) {
             config.setUsername(user);
         }
@@ -175,7 +232,6 @@ public final class TestDatabase {
         config.setMinimumIdle(0);
         config.setConnectionTimeout(30_000);
         config.setPoolName("test-" + schema);
-        config.addDataSourceProperty("currentSchema", schema);
         customizer.accept(config);
         return new HikariDataSource(config);
     }
@@ -199,6 +255,98 @@ public final class TestDatabase {
         } catch (RuntimeException e) {
             System.err.println("could not drop test schema " + schema + ": " + e.getMessage().toLowerCase(Locale.ROOT));
         }
+    }
+
+    /**
+     * What the server connections behind {@code pool} carry that a transaction left behind for the
+     * next one: settings changed for the session ({@code SET}, {@code set_config(..., false)},
+     * {@code SET SESSION CHARACTERISTICS}), session-level advisory locks, prepared statements (through
+     * PgBouncer), cursors {@code WITH HOLD}, {@code LISTEN}s, temporary tables. One line per tainted
+     * server connection; empty when all are clean.
+     *
+     * <p>It holds as many connections of {@code pool} in open transactions at once as there are
+     * server connections behind it, so that each sits on a server connection of its own and every
+     * one is looked at: the pool's maximum size, or, through PgBouncer, PgBouncer's pool size (the
+     * server connections all client connections share; no other transaction may be open meanwhile,
+     * or this waits for it).
+     *
+     * @throws IllegalArgumentException through PgBouncer, when {@code pool} is smaller than PgBouncer's pool
+     */
+    public List<String> leftoverSessionState(HikariDataSource pool) {
+        int connections = pool.getMaximumPoolSize();
+        if (pgBouncer != null) {
+            if (connections < pgBouncer.poolSize()) {
+                throw new IllegalArgumentException("a pool of " + connections + " cannot reach all " + pgBouncer.poolSize()
+                        + " server connections behind PgBouncer");
+            }
+            connections = pgBouncer.poolSize();
+        }
+        String audit = """
+                select pg_backend_pid(),
+                       (select string_agg(name || '=' || setting, ', ' order by name) from pg_settings
+                         where source = 'session' and setting is distinct from reset_val
+                           and not (lower(name) = any (?))
+                           and not (name = 'search_path' and setting = ?)),
+                       (select count(*) from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()),
+                       (select count(*) from pg_prepared_statements where ?),
+                       (select count(*) from pg_cursors where is_holdable),
+                       (select count(*) from pg_listening_channels()),
+                       (select count(*) from pg_class where relnamespace = pg_my_temp_schema())
+                """;
+        List<Connection> held = new ArrayList<>();
+        List<String> tainted = new ArrayList<>();
+        try {
+            for (int i = 0; i < connections; i++) {
+                Connection c = pool.getConnection();
+                held.add(c);
+                c.setAutoCommit(false);
+                try (PreparedStatement s = c.prepareStatement(audit)) {
+                    s.setArray(1, c.createArrayOf("text", SET_AT_CONNECT.toArray()));
+                    s.setString(2, schema);
+                    // straight to the server, pgjdbc's own prepared statements belong to the
+                    // connection that made them; behind PgBouncer none may exist (prepareThreshold=0)
+                    s.setBoolean(3, pgBouncer != null);
+                    try (ResultSet rs = s.executeQuery()) {
+                        rs.next();
+                        List<String> found = new ArrayList<>();
+                        if (rs.getString(2) != null) {
+                            found.add("settings " + rs.getString(2));
+                        }
+                        String[] kinds = {"advisory locks", "prepared statements", "cursors", "LISTENs", "temporary tables"};
+                        for (int k = 0; k < kinds.length; k++) {
+                            if (rs.getLong(3 + k) > 0) {
+                                found.add(rs.getLong(3 + k) + " " + kinds[k]);
+                            }
+                        }
+                        if (!found.isEmpty()) {
+                            tainted.add("backend " + rs.getInt(1) + ": " + String.join("; ", found));
+                        }
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not inspect the session state of the pool's connections", e);
+        } finally {
+            for (Connection c : held) {
+                try {
+                    c.rollback();
+                    c.close();
+                } catch (SQLException e) {
+                    // already broken: nothing to give back
+                }
+            }
+        }
+        return tainted;
+    }
+
+    /**
+     * A new HikariCP pool of up to {@code maxSize} connections straight to the server, never through
+     * PgBouncer, whose search path starts with this JVM's schema: for migrations, which behind a
+     * transaction-mode pooler can leave Flyway's session-level search path on a server connection;
+     * the caller closes it.
+     */
+    public HikariDataSource newServerPool(int maxSize) {
+        return newPool(url, maxSize, config -> config.addDataSourceProperty("currentSchema", schema));
     }
 
     /** A data source for {@link io.github.idemtx.db.IdempotencySchema}-style callers that want one. */
