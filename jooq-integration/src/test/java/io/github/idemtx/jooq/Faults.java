@@ -70,6 +70,31 @@ final class Faults {
         return connectionErrorState(t) != null;
     }
 
+    /**
+     * Whether a lost connection is behind {@code t} or any exception suppressed along its causes:
+     * e.g. a serialization failure whose rollback then met a dead connection, which the library
+     * rethrows as it is (nothing left to retry on).
+     */
+    static boolean involvesConnectionError(Throwable t) {
+        Map<Throwable, Boolean> seen = new IdentityHashMap<>();
+        java.util.ArrayDeque<Throwable> todo = new java.util.ArrayDeque<>();
+        todo.add(t);
+        while (!todo.isEmpty()) {
+            Throwable c = todo.poll();
+            if (c == null || seen.put(c, Boolean.TRUE) != null) {
+                continue;
+            }
+            if (connectionErrorState(c) != null) {
+                return true;
+            }
+            if (c.getCause() != null) {
+                todo.add(c.getCause());
+            }
+            todo.addAll(java.util.List.of(c.getSuppressed()));
+        }
+        return false;
+    }
+
     /** The SQLSTATE that made {@code t} a connection error, or null. */
     static String connectionErrorState(Throwable t) {
         Map<Throwable, Boolean> seen = new IdentityHashMap<>();
