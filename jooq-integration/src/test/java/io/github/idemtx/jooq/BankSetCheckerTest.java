@@ -148,4 +148,18 @@ class BankSetCheckerTest {
                 .anyMatch(v -> v.contains("was refused as another request, but the claim is its own"))
                 .anyMatch(v -> v.contains("unexpected error java.lang.IllegalStateException"));
     }
+
+    @Test
+    void reportsARejectionThrownOutOfRunApartFromTheViolations() {
+        BankSetChecker.Intent a = intent("a", 10);
+        applied(1, a);
+        checker.record(a, new io.github.idemtx.core.Rejection("insufficient_funds", "no"));
+        checker.record(a, executed(1));
+
+        BankSetChecker.Report report = check();
+
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.knownDeviations()).singleElement().asString().contains("run threw the work's", "applied: 1");
+        assertThat(report.summary()).contains("known bug");
+    }
 }
