@@ -1,0 +1,148 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.postgresql.Driver;
+import org.postgresql.PGProperty;
+
+/**
+ * The ambiguous commit, made on purpose: a proxy between pgjdbc and PostgreSQL forwards the COMMIT
+ * that the completion carries and cuts the connection before the answer reaches the client. The
+ * client sees a connection error; the retry with the same key replays the committed result. And
+ * the mirror case: the proxy cuts before the COMMIT reaches the server; the retry executes, once.
+ */
+class AmbiguousCommitTest {
+
+    private static final int ITERATIONS = 50;
+
+    private static CuttingProxy proxy;
+    private static HikariDataSource pool;
+    private static IdempotentTransaction<String> idem;
+
+    private final Scope scope = Db.freshScope();
+    private final Fingerprint fingerprint = Db.fingerprint("cut me");
+
+    @BeforeAll
+    static void startProxy() throws Exception {
+        Properties url = Driver.parseURL(Db.DATABASE.url(), null);
+        String host = PGProperty.PG_HOST.getOrDefault(url).split(",")[0];
+        int port = Integer.parseInt(PGProperty.PG_PORT.getOrDefault(url).split(",")[0]);
+        String database = PGProperty.PG_DBNAME.getOrDefault(url);
+        proxy = new CuttingProxy(host, port);
+        pool = Db.DATABASE.newPool(2, config -> {
+            config.setJdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + "/" + database);
+            config.setPoolName("through-cutting-proxy");
+            // the proxy must read the SQL: no TLS, no GSS encryption, and the text in every Parse
+            config.addDataSourceProperty("sslmode", "disable");
+            config.addDataSourceProperty("gssEncMode", "disable");
+            config.addDataSourceProperty("prepareThreshold", "0");
+        });
+        idem = IdempotentTransaction.builder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
+                .schema(Db.SCHEMA).build();
+    }
+
+    @AfterAll
+    static void stopProxy() throws Exception {
+        if (pool != null) {
+            pool.close();
+        }
+        if (proxy != null) {
+            proxy.close();
+        }
+    }
+
+    private Outcome<String> call(IdempotencyKey key, AtomicInteger runs) {
+        return idem.run(scope, key, fingerprint, tx -> {
+            runs.incrementAndGet();
+            return "effect-" + Db.writeEffect(tx, scope, key, "through the proxy");
+        });
+    }
+
+    /** Runs the call with the proxy armed; returns the connection error's SQLSTATE. */
+    private String cutCall(CuttingProxy.Cut cut, IdempotencyKey key, AtomicInteger runs, int iteration) {
+        int cutsBefore = proxy.cuts();
+        proxy.arm(cut);
+        RuntimeException failure = null;
+        Outcome<String> outcome = null;
+        try {
+            outcome = call(key, runs);
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        assertThat(proxy.armed()).as("iteration %d: the proxy saw the COMMIT", iteration).isFalse();
+        assertThat(proxy.cuts()).isEqualTo(cutsBefore + 1);
+        assertThat(outcome).as("iteration %d: the first call has no answer", iteration).isNull();
+        assertThat(failure).as("iteration %d", iteration).matches(Faults::isConnectionError, "is a connection error");
+        return Faults.connectionErrorState(failure);
+    }
+
+    @Test
+    void aCommitWhoseAnswerIsLostIsReplayedByTheRetry() {
+        Map<String, Integer> states = new TreeMap<>();
+        for (int i = 0; i < ITERATIONS; i++) {
+            IdempotencyKey key = Db.freshKey();
+            AtomicInteger runs = new AtomicInteger();
+
+            states.merge(cutCall(CuttingProxy.Cut.AFTER_COMMIT, key, runs, i), 1, Integer::sum);
+
+            assertThat(Db.claims(scope, key)).as("iteration %d: the server committed", i).isEqualTo(1);
+            assertThat(Db.effects(scope, key)).isEqualTo(1);
+            String committed = "effect-" + effectId(key);
+
+            Outcome<String> retry = call(key, runs);
+
+            assertThat(retry).as("iteration %d", i)
+                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(committed));
+            assertThat(runs).hasValue(1);
+            assertThat(Db.effects(scope, key)).isEqualTo(1);
+            assertThat(Db.claims(scope, key)).isEqualTo(1);
+        }
+        System.out.printf("ambiguous commit: %d cuts after COMMIT, client errors %s, %d replays, one effect each%n",
+                ITERATIONS, states, ITERATIONS);
+    }
+
+    @Test
+    void aCommitThatNeverReachedTheServerIsExecutedOnceByTheRetry() {
+        Map<String, Integer> states = new TreeMap<>();
+        for (int i = 0; i < ITERATIONS; i++) {
+            IdempotencyKey key = Db.freshKey();
+            AtomicInteger runs = new AtomicInteger();
+
+            states.merge(cutCall(CuttingProxy.Cut.BEFORE_COMMIT, key, runs, i), 1, Integer::sum);
+
+            assertThat(Db.claims(scope, key)).as("iteration %d: nothing committed", i).isZero();
+            assertThat(Db.effects(scope, key)).isZero();
+
+            Outcome<String> retry = call(key, runs);
+
+            assertThat(retry).as("iteration %d", i).isInstanceOf(Outcome.Executed.class);
+            assertThat(runs).hasValue(2);
+            assertThat(Db.effects(scope, key)).isEqualTo(1);
+            assertThat(Db.claims(scope, key)).isEqualTo(1);
+            String executed = ((Outcome.Executed<String>) retry).value();
+            assertThat(call(key, runs)).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(executed));
+        }
+        System.out.printf("mirror case: %d cuts before COMMIT, client errors %s, %d executions on retry, one effect each%n",
+                ITERATIONS, states, ITERATIONS);
+    }
+
+    private long effectId(IdempotencyKey key) {
+        return Db.dsl().resultQuery("SELECT id FROM " + Db.SCHEMA + ".effect WHERE scope = ? AND idem_key = ?",
+                scope.value(), key.value()).fetchSingle().get(0, Long.class);
+    }
+}

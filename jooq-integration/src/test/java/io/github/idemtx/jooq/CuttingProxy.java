@@ -1,0 +1,268 @@
+package io.github.idemtx.jooq;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A TCP proxy on loopback between pgjdbc and PostgreSQL that reads the wire protocol's message
+ * frames and, once armed, cuts the connection that sends the library's completion and COMMIT:
+ *
+ * <ul>
+ *   <li>{@link Cut#BEFORE_COMMIT}: forwards the messages before the COMMIT's Parse, drops that one
+ *       and everything after it, and closes both sides: the server never sees the COMMIT.
+ *   <li>{@link Cut#AFTER_COMMIT}: forwards the COMMIT, then swallows the server's answer and closes
+ *       both sides once the server has said ReadyForQuery: the transaction committed, the client
+ *       never hears so.
+ * </ul>
+ *
+ * The client must connect with {@code sslmode=disable} (the bytes must be readable), and pgjdbc
+ * splits {@code update ...; commit} into one Parse per statement, so the COMMIT is recognised as
+ * a Parse of {@code commit} that follows a Parse of the completion's {@code update} in the same
+ * batch (a single Parse ending in {@code ; commit} is recognised too). One cut per arming.
+ */
+final class CuttingProxy implements AutoCloseable {
+
+    enum Cut { BEFORE_COMMIT, AFTER_COMMIT }
+
+    private final ServerSocket listener;
+    private final InetSocketAddress target;
+    private final AtomicReference<Cut> armed = new AtomicReference<>();
+    private final AtomicInteger cuts = new AtomicInteger();
+    private final AtomicInteger connections = new AtomicInteger();
+    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private final Thread acceptor;
+    private volatile boolean closed;
+
+    CuttingProxy(String targetHost, int targetPort) throws IOException {
+        this.target = new InetSocketAddress(targetHost, targetPort);
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        this.acceptor = new Thread(this::accept, "proxy-accept-" + port());
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    int port() {
+        return listener.getLocalPort();
+    }
+
+    /** Cuts the next connection that sends the completion and COMMIT, in the way given. */
+    void arm(Cut cut) {
+        armed.set(cut);
+    }
+
+    /** Whether an arming is still waiting for its COMMIT. */
+    boolean armed() {
+        return armed.get() != null;
+    }
+
+    /** How many connections were cut so far. */
+    int cuts() {
+        return cuts.get();
+    }
+
+    /** How many client connections the proxy accepted so far. */
+    int connections() {
+        return connections.get();
+    }
+
+    private void accept() {
+        while (!closed) {
+            try {
+                Socket client = listener.accept();
+                connections.incrementAndGet();
+                Socket server = new Socket();
+                server.connect(target, 10_000);
+                client.setTcpNoDelay(true);
+                server.setTcpNoDelay(true);
+                new Link(client, server).start();
+            } catch (IOException e) {
+                if (!closed) {
+                    System.err.println("proxy: " + e);
+                }
+            }
+        }
+    }
+
+    /** One client connection and its server connection, pumped by two threads. */
+    private final class Link {
+        private final Socket client;
+        private final Socket server;
+        /** Set by the upstream pump when it forwarded an armed COMMIT: the downstream swallows the answer. */
+        private volatile boolean swallow;
+
+        Link(Socket client, Socket server) {
+            this.client = client;
+            this.server = server;
+            open.add(client);
+            open.add(server);
+        }
+
+        void start() {
+            Thread up = new Thread(this::upstream, "proxy-up-" + client.getPort());
+            Thread down = new Thread(this::downstream, "proxy-down-" + client.getPort());
+            up.setDaemon(true);
+            down.setDaemon(true);
+            up.start();
+            down.start();
+        }
+
+        private void upstream() {
+            try (DataInputStream in = new DataInputStream(new BufferedInputStream(client.getInputStream()));
+                    OutputStream out = new BufferedOutputStream(server.getOutputStream())) {
+                // the startup message has no type byte
+                int length = in.readInt();
+                out.write(intBytes(length));
+                copy(in, out, length - 4);
+                out.flush();
+                boolean completionInBatch = false;
+                while (true) {
+                    int type = in.read();
+                    if (type < 0) {
+                        break;
+                    }
+                    length = in.readInt();
+                    byte[] payload = new byte[length - 4];
+                    in.readFully(payload);
+                    Cut cut = null;
+                    if (type == 'P') {
+                        String query = parsedQuery(payload);
+                        boolean commit = query.equals("commit") || query.endsWith("; commit");
+                        if (commit && (completionInBatch || isCompletion(query))) {
+                            cut = armed.getAndSet(null);
+                        }
+                        completionInBatch = isCompletion(query);
+                    } else if (type == 'S') {
+                        completionInBatch = false;
+                    }
+                    if (cut == Cut.BEFORE_COMMIT) {
+                        out.flush(); // what came before the COMMIT reaches the server; the COMMIT never does
+                        cuts.incrementAndGet();
+                        cutBoth();
+                        return;
+                    }
+                    if (cut == Cut.AFTER_COMMIT) {
+                        swallow = true;
+                    }
+                    out.write(type);
+                    out.write(intBytes(length));
+                    out.write(payload);
+                    if (in.available() == 0) {
+                        out.flush(); // keep pgjdbc's batches together, as they came
+                    }
+                }
+            } catch (IOException e) {
+                // either side went away
+            } finally {
+                cutBoth();
+            }
+        }
+
+        private void downstream() {
+            try (DataInputStream in = new DataInputStream(new BufferedInputStream(server.getInputStream()));
+                    OutputStream out = new BufferedOutputStream(client.getOutputStream())) {
+                while (true) {
+                    int type = in.read();
+                    if (type < 0) {
+                        break;
+                    }
+                    int length = in.readInt();
+                    byte[] payload = new byte[length - 4];
+                    in.readFully(payload);
+                    if (swallow) {
+                        if (type == 'Z') { // the server finished the batch: it committed, the client never learns
+                            cuts.incrementAndGet();
+                            cutBoth();
+                            return;
+                        }
+                        continue;
+                    }
+                    out.write(type);
+                    out.write(intBytes(length));
+                    out.write(payload);
+                    if (in.available() == 0) {
+                        out.flush();
+                    }
+                }
+            } catch (IOException e) {
+                // either side went away
+            } finally {
+                cutBoth();
+            }
+        }
+
+        private void cutBoth() {
+            closeQuietly(client);
+            closeQuietly(server);
+        }
+    }
+
+    private static boolean isCompletion(String query) {
+        return query.startsWith("update") && query.contains("idempotency_claim");
+    }
+
+    /** The query text of a Parse message: a statement name, then the query, both NUL-terminated. */
+    private static String parsedQuery(byte[] payload) {
+        int nameEnd = indexOfNul(payload, 0);
+        int queryEnd = indexOfNul(payload, nameEnd + 1);
+        return new String(payload, nameEnd + 1, queryEnd - nameEnd - 1, StandardCharsets.UTF_8)
+                .strip().toLowerCase(Locale.ROOT);
+    }
+
+    private static int indexOfNul(byte[] bytes, int from) {
+        for (int i = from; i < bytes.length; i++) {
+            if (bytes[i] == 0) {
+                return i;
+            }
+        }
+        return bytes.length;
+    }
+
+    private static byte[] intBytes(int v) {
+        return new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
+    }
+
+    private static void copy(InputStream in, OutputStream out, int n) throws IOException {
+        byte[] buffer = new byte[8192];
+        while (n > 0) {
+            int read = in.read(buffer, 0, Math.min(buffer.length, n));
+            if (read < 0) {
+                throw new EOFException();
+            }
+            out.write(buffer, 0, read);
+            n -= read;
+        }
+    }
+
+    private void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException e) {
+            // closing anyway
+        }
+        open.remove(socket);
+    }
+
+    @Override
+    public void close() throws IOException {
+        closed = true;
+        listener.close();
+        for (Socket s : open) {
+            closeQuietly(s);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package io.github.idemtx.jooq;
+
+import java.sql.SQLException;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
+import org.jooq.exception.DataAccessException;
+
+/**
+ * Fails random statements with a serialization failure (40001) or a deadlock (40P01), as PostgreSQL
+ * would: before the statement is sent, or after it ran (its writes then die with the transaction).
+ * Never after the completion that carries the COMMIT: the server cannot fail a transaction it has
+ * already committed. Counts what it injected, by site. Thread-safe.
+ */
+final class RandomSqlFaults implements ExecuteListener {
+
+    private final double probability;
+    private volatile boolean enabled = true;
+    private final Map<String, AtomicInteger> injected = new ConcurrentHashMap<>();
+
+    /** @param probability of a failure at each start and each end of a statement */
+    RandomSqlFaults(double probability) {
+        this.probability = probability;
+    }
+
+    void enabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    @Override
+    public void executeStart(ExecuteContext ctx) {
+        maybeFail(ctx, "start");
+    }
+
+    @Override
+    public void executeEnd(ExecuteContext ctx) {
+        if (!Faults.isCompletionAndCommit(ctx.sql())) {
+            maybeFail(ctx, "end");
+        }
+    }
+
+    private void maybeFail(ExecuteContext ctx, String when) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        if (!enabled || random.nextDouble() >= probability) {
+            return;
+        }
+        String state = random.nextBoolean() ? "40001" : "40P01";
+        injected.computeIfAbsent(site(ctx.sql()) + "@" + when + ":" + state, k -> new AtomicInteger()).incrementAndGet();
+        throw new DataAccessException("injected " + state, new SQLException(
+                state.equals("40001") ? "injected: could not serialize access" : "injected: deadlock detected", state));
+    }
+
+    private static String site(String sql) {
+        if (Faults.isClaim(sql)) {
+            return "claim";
+        }
+        if (Faults.isCompletionAndCommit(sql)) {
+            return "completion";
+        }
+        return "work";
+    }
+
+    /** How many failures were injected, by site, moment and SQLSTATE. */
+    Map<String, Integer> injected() {
+        Map<String, Integer> copy = new TreeMap<>();
+        injected.forEach((k, v) -> copy.put(k, v.get()));
+        return copy;
+    }
+
+    int total() {
+        return injected.values().stream().mapToInt(AtomicInteger::get).sum();
+    }
+}
