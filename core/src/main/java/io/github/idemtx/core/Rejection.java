@@ -18,7 +18,8 @@ public class Rejection extends RuntimeException {
 
     /** Rejects with the given failure. */
     public Rejection(Failure failure) {
-        super(Objects.requireNonNull(failure, "failure must not be null").code() + ": " + failure.message(), null, false, false);
+        // no stack trace (it is an answer, not a fault), but room for what went wrong on the way
+        super(Objects.requireNonNull(failure, "failure must not be null").code() + ": " + failure.message(), null, true, false);
         this.failure = failure;
     }
 

@@ -252,10 +252,11 @@ public final class IdempotentTransaction<T> {
             value = execute(call, tx);
         } catch (Exception e) {
             // undo the work's writes first: the key is free while the policy classifies
-            if (!rollbackQuietly(connection, e)) {
-                throw unchecked(call, e);
-            }
+            SQLException rollbackFailure = rollbackFailure(connection);
             Optional<Failure> failure = deterministicFailure(e);
+            if (rollbackFailure != null) {
+                throw failure.isPresent() ? notRecorded(e, rollbackFailure) : withSuppressed(call, e, rollbackFailure);
+            }
             if (failure.isEmpty()) {
                 throw unchecked(call, e);
             }
@@ -297,13 +298,16 @@ public final class IdempotentTransaction<T> {
             try {
                 value = execute(call, tx);
             } catch (Exception e) {
+                SQLException rollbackFailure = null;
                 try {
                     connection.rollback(savepoint);
-                } catch (SQLException | RuntimeException rollbackFailure) {
-                    e.addSuppressed(rollbackFailure);
-                    throw unchecked(call, e);
+                } catch (SQLException failed) {
+                    rollbackFailure = failed;
                 }
                 Optional<Failure> failure = deterministicFailure(e);
+                if (rollbackFailure != null) {
+                    throw failure.isPresent() ? notRecorded(e, rollbackFailure) : withSuppressed(call, e, rollbackFailure);
+                }
                 if (failure.isEmpty()) {
                     throw unchecked(call, e);
                 }
@@ -384,6 +388,25 @@ public final class IdempotentTransaction<T> {
     private Optional<Failure> deterministicFailure(Exception e) {
         // a serialization failure or deadlock is never the request's fault, whatever wraps it
         return SqlStates.isRetryable(e) ? Optional.empty() : policy.classify(e);
+    }
+
+    /**
+     * A deterministic failure that could not be recorded because the rollback of the work failed
+     * (the connection is gone). It must not reach the caller as the failure itself, which reads as
+     * final: nothing was recorded, and a retry with the same key decides afresh.
+     */
+    private static DataAccessException notRecorded(Exception failure, SQLException rollbackFailure) {
+        DataAccessException e = new DataAccessException("the work failed deterministically (" + failure
+                + ") but the failure could not be recorded, the rollback failed; nothing was committed:"
+                + " retry with the same key", rollbackFailure);
+        e.addSuppressed(failure);
+        return e;
+    }
+
+    private static RuntimeException withSuppressed(Call call, Exception e, SQLException rollbackFailure) {
+        RuntimeException thrown = unchecked(call, e);
+        thrown.addSuppressed(rollbackFailure);
+        return thrown;
     }
 
     private static RuntimeException unchecked(Call call, Exception e) {
@@ -518,6 +541,16 @@ public final class IdempotentTransaction<T> {
             } else {
                 throw new DataAccessException("cannot restore auto-commit", e);
             }
+        }
+    }
+
+    /** Rolls back; the failure if that failed, else null. */
+    private static SQLException rollbackFailure(Connection connection) {
+        try {
+            connection.rollback();
+            return null;
+        } catch (SQLException e) {
+            return e;
         }
     }
 

@@ -53,9 +53,8 @@ final class BankSetChecker {
 
     /**
      * How a call ended. {@code REJECTION_THROWN}: the work's {@link Rejection} came out of {@code run}
-     * as an exception, which the contract never allows (a known bug: the rejection's rollback met a
-     * dead connection and nothing was recorded, see {@code RejectionOnDeadConnectionTest}); its
-     * outcome is unknown to the caller, and it is reported apart from the violations.
+     * as an exception, which the contract never allows (it was a bug once: a rejection whose rollback
+     * met a dead connection, see {@code RejectionOnDeadConnectionTest}); it counts as a violation.
      */
     enum Kind { EXECUTED, REPLAYED, REJECTED, FINGERPRINT_MISMATCH, IN_PROGRESS, RETRIES_EXHAUSTED, CONNECTION_LOST,
         REJECTION_THROWN, OTHER_ERROR }
@@ -71,11 +70,8 @@ final class BankSetChecker {
         }
     }
 
-    /**
-     * The verdict: a short summary, every violation found, and the known deviations from the
-     * contract (escaped rejections) that are not counted as violations while the bug stands.
-     */
-    record Report(String summary, List<String> violations, List<String> knownDeviations) {
+    /** The verdict: a short summary and every violation found. */
+    record Report(String summary, List<String> violations) {
         boolean ok() {
             return violations.isEmpty();
         }
@@ -114,7 +110,6 @@ final class BankSetChecker {
     /** Checks the history against {@code db}; {@code faults} are what was injected, for the summary. */
     Report check(Bank.Snapshot db, Map<String, ?> faults) {
         List<String> violations = new ArrayList<>();
-        List<String> deviations = new ArrayList<>();
         List<Call> calls = history();
 
         // ---- bank
@@ -230,7 +225,7 @@ final class BankSetChecker {
                     violations.add("key " + key + ": unexpected error " + c.error());
                 }
                 if (c.kind() == Kind.REJECTION_THROWN) {
-                    deviations.add("key " + key + ": run threw the work's " + c.error() + " (recorded: "
+                    violations.add("key " + key + ": run threw the work's " + c.error() + " (recorded: "
                             + (claim == null ? "nothing" : "state " + claim.state()) + ", applied: " + rows.size() + ")");
                 }
             }
@@ -250,13 +245,11 @@ final class BankSetChecker {
                         + "  keys: %d acknowledged, %d rejected, %d present after unknown outcomes (recovered),"
                         + " %d absent after unknown outcomes, %d absent after definite failures%n"
                         + "  money: %d opened, %d now, %d transfers applied; faults: %s%n"
-                        + "%s  %s",
+                        + "  %s",
                 calls.size(), callsByKey.size(), byKind, acknowledgedKeys, rejectedKeys, recovered, absentUnknown,
                 absentDefinite, opened, total, db.transfers().size(), faults,
-                deviations.isEmpty() ? "" : "  known bug, a Rejection thrown out of run (see RejectionOnDeadConnectionTest): "
-                        + deviations.size() + " calls, e.g. " + deviations.get(0) + System.lineSeparator(),
                 violations.isEmpty() ? "no violations" : violations.size() + " VIOLATIONS, first: "
                         + violations.subList(0, Math.min(10, violations.size())));
-        return new Report(summary, List.copyOf(violations), List.copyOf(deviations));
+        return new Report(summary, List.copyOf(violations));
     }
 }

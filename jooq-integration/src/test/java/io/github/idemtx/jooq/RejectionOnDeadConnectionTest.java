@@ -11,7 +11,6 @@ import io.github.idemtx.core.Scope;
 import org.jooq.SQLDialect;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,9 +27,6 @@ class RejectionOnDeadConnectionTest {
     private final Fingerprint fingerprint = Db.fingerprint("reject me");
 
     @Test
-    @Disabled("bug: a Rejection whose rollback meets a dead connection escapes run() as the bare Rejection; the"
-            + " connection error is lost (Rejection disables suppression, so rollbackQuietly's addSuppressed is a no-op),"
-            + " nothing is recorded, and the retry with the same key executes: one key, two answers")
     void aRejectionThatCannotBeRecordedBecauseTheConnectionDiedSurfacesAsAConnectionError() {
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(
                 DSL.using(Faults.unpooled(Faults.applicationName("reject")), SQLDialect.POSTGRES), ResultCodec.utf8())
