@@ -1,0 +1,275 @@
+package io.github.idemtx.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The bench's settings, from command-line flags ({@code --name value} or {@code --name=value}),
+ * with the database also taken from {@code BENCH_DB_URL}, {@code BENCH_DB_USER} and
+ * {@code BENCH_DB_PASSWORD}. Immutable.
+ */
+record Options(
+        String dbUrl,
+        String dbUser,
+        String dbPassword,
+        String schema,
+        List<String> strategies,
+        List<Integer> threads,
+        int rounds,
+        Duration warmup,
+        Duration duration,
+        long warmupOps,
+        long ops,
+        Duration globalWarmup,
+        List<Long> tableRows,
+        List<Integer> growthThreads,
+        int growthRounds,
+        int accounts,
+        int purgeLimit,
+        Duration stormWait,
+        int profileOps,
+        Path out,
+        boolean keepSchema,
+        boolean quiet,
+        List<String> phases) {
+
+    static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
+    static final List<String> ALL_STRATEGIES =
+            List.of(Strategies.BARE, Strategies.CLAIM, Strategies.REPLAY, Strategies.THREE_TX, Strategies.FLOOR, Strategies.STORM);
+
+    /** Whether segments run for a fixed number of operations instead of a fixed time. */
+    boolean opsMode() {
+        return ops > 0;
+    }
+
+    /** The largest client thread count any phase uses. */
+    int maxThreads() {
+        int max = 1;
+        for (int t : threads) {
+            max = Math.max(max, t);
+        }
+        for (int t : growthThreads) {
+            max = Math.max(max, t);
+        }
+        return max;
+    }
+
+    static final String USAGE = """
+            Usage: bench [flags]   (exec:java: -Dexec.args="--flag value ...")
+              --db-url URL          JDBC URL (env BENCH_DB_URL; default %s)
+              --db-user NAME        (env BENCH_DB_USER; default postgres for the default URL)
+              --db-password PW      (env BENCH_DB_PASSWORD)
+              --schema NAME         schema to recreate and work in (default idemtx_bench; dropped at the end)
+              --keep-schema         do not drop the schema at the end
+              --strategies LIST     comma-separated, from %s (default all)
+              --threads LIST        client thread counts (default 1,8)
+              --rounds N            interleaved rounds; medians are over rounds (default 10: many short
+                                    rounds resist bursts of other load better than a few long ones)
+              --warmup DUR          unrecorded warm-up at the start of each segment (default 250ms)
+              --duration DUR        measured time of each segment (default 1.5s)
+              --ops N               instead of --duration: operations measured per segment
+              --warmup-ops N        with --ops: operations not recorded at the start of each segment
+              --global-warmup DUR   JIT/pool warm-up before round 1, spread over the strategies (default 12s)
+              --table-rows LIST     growth phase: claim ratio with the claim table empty and holding these
+                                    many preloaded rows (half expired, half live), e.g. 1000000,10000000;
+                                    also runs the purge beside `claim` (default: none, phase skipped)
+              --growth-threads LIST thread counts of the growth phase (default: --threads)
+              --growth-rounds N     rounds of the growth phase at each table size (default 6)
+              --accounts N          ledger accounts (default 10000)
+              --purge-limit N       purgeExpired(limit) per call in the purge runs (default 1000)
+              --storm-wait DUR      duplicateWait of the duplicate-storm policy (default the library's, 5s)
+              --profile-ops N       single-thread profile: operations per strategy (default 300; 0 = skip)
+              --out DIR             where results.json, results.csv, throughput.svg go
+                                    (default bench/target/bench-results, or -Dbench.out)
+              --phases LIST         which parts run, from main,profile,growth (default all; growth needs --table-rows)
+              --quick               a one-minute sanity run: 1 round of 2s segments, 3s global warm-up
+              --help
+            Durations: 500ms, 4s, 2m.""";
+
+    static Options parse(String[] args) {
+        Map<String, String> flags = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (arg.isBlank()) {
+                continue;
+            }
+            if (!arg.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument '" + arg + "'\n" + usage());
+            }
+            String name = arg.substring(2);
+            String value;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            } else if (isSwitch(name)) {
+                value = "true";
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                throw new IllegalArgumentException("--" + name + " needs a value\n" + usage());
+            }
+            flags.put(name, value);
+        }
+        if (flags.containsKey("help")) {
+            throw new HelpRequested();
+        }
+        boolean quick = Boolean.parseBoolean(flags.remove("quick"));
+
+        String url = take(flags, "db-url", env("BENCH_DB_URL", DEFAULT_URL));
+        String user = take(flags, "db-user", env("BENCH_DB_USER", url.equals(DEFAULT_URL) ? "postgres" : null));
+        String password = take(flags, "db-password", env("BENCH_DB_PASSWORD", null));
+        String schema = take(flags, "schema", "idemtx_bench");
+        List<String> strategies = strings(take(flags, "strategies", String.join(",", ALL_STRATEGIES)));
+        for (String s : strategies) {
+            if (!ALL_STRATEGIES.contains(s)) {
+                throw new IllegalArgumentException("unknown strategy '" + s + "'; known: " + ALL_STRATEGIES);
+            }
+        }
+        String threadsText = take(flags, "threads", "1,8");
+        List<Integer> threads = ints(threadsText);
+        int rounds = positive("rounds", Integer.parseInt(take(flags, "rounds", quick ? "1" : "10")));
+        Duration warmup = duration(take(flags, "warmup", "250ms"));
+        Duration duration = duration(take(flags, "duration", quick ? "2s" : "1.5s"));
+        long ops = Long.parseLong(take(flags, "ops", "0"));
+        long warmupOps = Long.parseLong(take(flags, "warmup-ops", ops > 0 ? String.valueOf(Math.max(1, ops / 10)) : "0"));
+        Duration globalWarmup = duration(take(flags, "global-warmup", quick ? "3s" : "12s"));
+        List<Long> tableRows = new ArrayList<>();
+        for (String s : strings(take(flags, "table-rows", ""))) {
+            long rows = Long.parseLong(s.replace("_", ""));
+            if (rows < 1) {
+                throw new IllegalArgumentException("--table-rows must be positive counts, was " + s);
+            }
+            tableRows.add(rows);
+        }
+        tableRows.sort(null);
+        List<Integer> growthThreads = ints(take(flags, "growth-threads", threadsText));
+        int growthRounds = positive("growth-rounds", Integer.parseInt(take(flags, "growth-rounds", quick ? "1" : "6")));
+        int accounts = positive("accounts", Integer.parseInt(take(flags, "accounts", "10000")));
+        if (accounts < 2) {
+            throw new IllegalArgumentException("--accounts must be at least 2");
+        }
+        int purgeLimit = Integer.parseInt(take(flags, "purge-limit", "1000"));
+        String stormWaitText = take(flags, "storm-wait", null);
+        Duration stormWait = stormWaitText == null ? null : duration(stormWaitText);
+        int profileOps = Integer.parseInt(take(flags, "profile-ops", "300"));
+        String outText = take(flags, "out", System.getProperty("bench.out", "bench/target/bench-results"));
+        boolean keep = Boolean.parseBoolean(take(flags, "keep-schema", "false"));
+        boolean quiet = Boolean.parseBoolean(take(flags, "quiet", "false"));
+        List<String> phases = strings(take(flags, "phases", "main,profile,growth"));
+        for (String p : phases) {
+            if (!List.of("main", "profile", "growth").contains(p)) {
+                throw new IllegalArgumentException("unknown phase '" + p + "'; known: main, profile, growth");
+            }
+        }
+        if (!flags.isEmpty()) {
+            throw new IllegalArgumentException("unknown flag(s) " + flags.keySet() + "\n" + usage());
+        }
+        return new Options(url, user, password, schema, List.copyOf(strategies), List.copyOf(threads), rounds, warmup,
+                duration, warmupOps, ops, globalWarmup, List.copyOf(tableRows), List.copyOf(growthThreads), growthRounds, accounts,
+                purgeLimit, stormWait, profileOps, Path.of(outText), keep, quiet, List.copyOf(phases));
+    }
+
+    static String usage() {
+        return USAGE.formatted(DEFAULT_URL, ALL_STRATEGIES);
+    }
+
+    /** Thrown for --help. */
+    static final class HelpRequested extends RuntimeException {
+        HelpRequested() {
+            super(usage(), null, false, false);
+        }
+    }
+
+    private static boolean isSwitch(String name) {
+        return name.equals("keep-schema") || name.equals("quick") || name.equals("help") || name.equals("quiet");
+    }
+
+    private static String take(Map<String, String> flags, String name, String fallback) {
+        String v = flags.remove(name);
+        return v == null ? fallback : v;
+    }
+
+    private static String env(String name, String fallback) {
+        String v = System.getenv(name);
+        return v == null || v.isBlank() ? fallback : v;
+    }
+
+    private static List<String> strings(String csv) {
+        List<String> out = new ArrayList<>();
+        for (String s : csv.split(",")) {
+            if (!s.isBlank()) {
+                out.add(s.trim());
+            }
+        }
+        return out;
+    }
+
+    private static List<Integer> ints(String csv) {
+        List<Integer> out = new ArrayList<>();
+        for (String s : strings(csv)) {
+            out.add(positive("threads", Integer.parseInt(s)));
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("a thread list must not be empty");
+        }
+        return out;
+    }
+
+    private static int positive(String name, int v) {
+        if (v < 1) {
+            throw new IllegalArgumentException("--" + name + " must be at least 1, was " + v);
+        }
+        return v;
+    }
+
+    static Duration duration(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        try {
+            if (t.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+            }
+            if (t.endsWith("s")) {
+                return Duration.ofMillis(Math.round(Double.parseDouble(t.substring(0, t.length() - 1)) * 1000));
+            }
+            if (t.endsWith("m")) {
+                return Duration.ofMillis(Math.round(Double.parseDouble(t.substring(0, t.length() - 1)) * 60_000));
+            }
+            return Duration.ofMillis(Math.round(Double.parseDouble(t) * 1000));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a duration: '" + text + "' (use 500ms, 4s, 2m)", e);
+        }
+    }
+
+    /** The settings as shown in the report. */
+    Map<String, Object> describe() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("db_url", dbUrl);
+        m.put("schema", schema);
+        m.put("strategies", strategies);
+        m.put("threads", threads);
+        m.put("rounds", rounds);
+        if (opsMode()) {
+            m.put("warmup_ops", warmupOps);
+            m.put("ops", ops);
+        } else {
+            m.put("warmup_s", warmup.toMillis() / 1000.0);
+            m.put("duration_s", duration.toMillis() / 1000.0);
+        }
+        m.put("global_warmup_s", globalWarmup.toMillis() / 1000.0);
+        m.put("table_rows", tableRows);
+        m.put("growth_threads", growthThreads);
+        m.put("growth_rounds", growthRounds);
+        m.put("accounts", accounts);
+        m.put("purge_limit", purgeLimit);
+        m.put("storm_wait_ms", stormWait == null ? null : stormWait.toMillis());
+        m.put("profile_ops", profileOps);
+        m.put("phases", phases);
+        return m;
+    }
+}

@@ -1,0 +1,430 @@
+package io.github.idemtx.bench;
+
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.jooq.IdempotentTransaction;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.jooq.impl.DataSourceConnectionProvider;
+import org.jooq.impl.DefaultConfiguration;
+import org.jooq.impl.DefaultTransactionProvider;
+
+/** The strategies compared, by name. */
+final class Strategies {
+
+    static final String BARE = "bare";
+    static final String CLAIM = "claim";
+    static final String REPLAY = "replay";
+    static final String THREE_TX = "three-tx";
+    static final String FLOOR = "floor";
+    static final String STORM = "duplicate-storm";
+    /** Growth phase only: {@code claim} with {@code purgeExpired} running beside it. */
+    static final String CLAIM_PURGE = "claim+purge";
+    /** Profile only: {@code bare} through jOOQ's DefaultTransactionProvider, to show what it adds. */
+    static final String BARE_JOOQ_DEFAULT = "bare-jooq-default";
+
+    private Strategies() {}
+
+    static Strategy create(String name, BenchContext ctx, int purgeLimit) {
+        return switch (name) {
+            case BARE -> new Bare(BARE, ctx, false);
+            case BARE_JOOQ_DEFAULT -> new Bare(BARE_JOOQ_DEFAULT, ctx, true);
+            case CLAIM -> new Claim(CLAIM, ctx, 0);
+            case CLAIM_PURGE -> new Claim(CLAIM_PURGE, ctx, purgeLimit);
+            case REPLAY -> new Replay(ctx);
+            case THREE_TX -> new ThreeTx(ctx);
+            case FLOOR -> new Floor(ctx);
+            case STORM -> new Storm(ctx);
+            default -> throw new IllegalArgumentException("unknown strategy " + name);
+        };
+    }
+
+    private static SplittableRandom random() {
+        return new SplittableRandom(java.util.concurrent.ThreadLocalRandom.current().nextLong());
+    }
+
+    /** The claim-table columns, as the library's migration declares them. */
+    private static String insertClaim(String schema, String stateSql, String resultSql, String completedSql) {
+        return "INSERT INTO " + schema + ".idempotency_claim"
+                + " (scope, idem_key, fingerprint, state, result, created_at, completed_at, expires_at)"
+                + " VALUES (?, ?, ?, " + stateSql + ", " + resultSql + ", clock_timestamp(), " + completedSql
+                + ", clock_timestamp() + ? * interval '1 millisecond')";
+    }
+
+    // ------------------------------------------------------------------ 1. bare
+
+    /** The transfer in one jOOQ transaction, nothing else. */
+    static final class Bare implements Strategy {
+        private final String name;
+        private final BenchContext ctx;
+        private final DSLContext bareDsl;
+
+        Bare(String name, BenchContext ctx, boolean jooqDefault) {
+            this.name = name;
+            this.ctx = ctx;
+            DataSourceConnectionProvider provider = new DataSourceConnectionProvider(ctx.pool);
+            this.bareDsl = DSL.using(new DefaultConfiguration()
+                    .set(SQLDialect.POSTGRES)
+                    .set(BenchContext.SETTINGS)
+                    .set(provider)
+                    .set(jooqDefault ? new DefaultTransactionProvider(provider) : new PlainTransactionProvider(provider)));
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
+                bareDsl.transactionResult(cfg -> ctx.ledger.transfer(cfg.dsl(), request));
+                return Kind.EXECUTED;
+            };
+        }
+    }
+
+    // ------------------------------------------------------------------ 2. claim (and claim+purge)
+
+    /** The transfer through {@code IdempotentTransaction.run} with a fresh key each time. */
+    static final class Claim implements Strategy {
+        private final String name;
+        private final BenchContext ctx;
+        private final int purgeLimit;
+
+        Claim(String name, BenchContext ctx, int purgeLimit) {
+            this.name = name;
+            this.ctx = ctx;
+            this.purgeLimit = purgeLimit;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
+                Scope scope = BenchContext.scope(random.nextInt(BenchContext.SCOPES));
+                IdempotencyKey key = BenchContext.freshKey(random);
+                Fingerprint fingerprint = request.fingerprint();
+                Outcome<Ledger.Receipt> outcome = ctx.idem.run(scope, key, fingerprint, tx -> ctx.ledger.transfer(tx, request));
+                if (outcome instanceof Outcome.Executed<Ledger.Receipt>) {
+                    ctx.shared.completed(new BenchContext.Completed(scope, key, request, fingerprint));
+                    return Kind.EXECUTED;
+                }
+                return Kind.OTHER;
+            };
+        }
+
+        @Override
+        public SideTask sideTask(Driver.Segment segment) {
+            return purgeLimit > 0 ? new Purge(ctx, ctx.idem, purgeLimit, segment) : null;
+        }
+    }
+
+    /**
+     * Calls {@code purgeExpired(limit)} back to back while it returns the limit, and once a second
+     * when it returned less (as the library's documentation suggests: periodically, and again
+     * while it returns the limit).
+     */
+    static final class Purge implements Strategy.SideTask {
+        private final Thread thread;
+        private volatile boolean closed;
+        private final AtomicLong purged = new AtomicLong();
+        private final AtomicLong calls = new AtomicLong();
+        private final AtomicLong callNanos = new AtomicLong();
+        private volatile Throwable failure;
+        private final Driver.Segment segment;
+
+        Purge(BenchContext ctx, IdempotentTransaction<?> idem, int limit, Driver.Segment segment) {
+            this.segment = segment;
+            this.thread = new Thread(() -> {
+                while (!closed) {
+                    try {
+                        long t0 = System.nanoTime();
+                        int n = idem.purgeExpired(limit);
+                        long t1 = System.nanoTime();
+                        ctx.shared.claimRows.addAndGet(-n);
+                        ctx.shared.expiredRows.addAndGet(-n);
+                        if (segment.measuring()) {
+                            purged.addAndGet(n);
+                            calls.incrementAndGet();
+                            callNanos.addAndGet(t1 - t0);
+                        }
+                        if (n < limit) {
+                            Thread.sleep(1000);
+                        }
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (RuntimeException | Error e) {
+                        failure = e;
+                        return;
+                    }
+                }
+            }, "bench-purge");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        @Override
+        public Map<String, Object> figures() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            double seconds = segment.measuredSeconds();
+            m.put("purged_rows", purged.get());
+            m.put("purged_rows_per_s", seconds > 0 ? purged.get() / seconds : 0.0);
+            m.put("purge_calls", calls.get());
+            m.put("purge_call_ms_mean", calls.get() > 0 ? callNanos.get() / 1e6 / calls.get() : 0.0);
+            if (failure != null) {
+                m.put("purge_error", String.valueOf(failure));
+            }
+            return m;
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            try {
+                thread.join(60_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ 3. replay
+
+    /** {@code run} with keys that already completed: the work never runs, the stored result comes back. */
+    static final class Replay implements Strategy {
+        private final BenchContext ctx;
+
+        Replay(BenchContext ctx) {
+            this.ctx = ctx;
+        }
+
+        @Override
+        public String name() {
+            return REPLAY;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                BenchContext.Completed c = ctx.shared.randomCompleted(random);
+                Outcome<Ledger.Receipt> outcome = ctx.idem.run(c.scope(), c.key(), c.fingerprint(),
+                        tx -> ctx.ledger.transfer(tx, c.request()));
+                return outcome instanceof Outcome.Replayed<Ledger.Receipt> ? Kind.REPLAYED : Kind.OTHER;
+            };
+        }
+    }
+
+    // ------------------------------------------------------------------ 4. three-tx
+
+    /**
+     * The seeds' middleware design, faithfully: claim the key in a transaction of its own (an
+     * in-progress row, committed), run the transfer in a second, complete the key (the row gets the
+     * result) in a third. Plain JDBC for the claim statements, one pooled connection for all three
+     * (the cheapest way to do it; a middleware often uses separate ones).
+     */
+    static final class ThreeTx implements Strategy {
+        private final BenchContext ctx;
+        private final String claimSql;
+        private final String completeSql;
+        private final String releaseSql;
+
+        ThreeTx(BenchContext ctx) {
+            this.ctx = ctx;
+            String s = ctx.schema();
+            this.claimSql = insertClaim(s, "0", "NULL", "NULL") + " ON CONFLICT (scope, idem_key) DO NOTHING";
+            this.completeSql = "UPDATE " + s + ".idempotency_claim SET state = 1, result = ?, completed_at = clock_timestamp()"
+                    + " WHERE scope = ? AND idem_key = ?";
+            this.releaseSql = "DELETE FROM " + s + ".idempotency_claim WHERE scope = ? AND idem_key = ? AND state = 0";
+        }
+
+        @Override
+        public String name() {
+            return THREE_TX;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
+                String scope = BenchContext.scopeName(random.nextInt(BenchContext.SCOPES));
+                String key = BenchContext.freshKey(random).value();
+                byte[] fingerprint = request.fingerprint().bytes();
+                try (Connection c = ctx.pool.getConnection()) {
+                    // transaction 1: the claim, committed on its own
+                    try (PreparedStatement ps = c.prepareStatement(claimSql)) {
+                        ps.setString(1, scope);
+                        ps.setString(2, key);
+                        ps.setBytes(3, fingerprint);
+                        ps.setLong(4, ctx.ttlMillis);
+                        if (ps.executeUpdate() != 1) {
+                            return Kind.OTHER; // a duplicate; never happens with fresh keys
+                        }
+                    }
+                    ctx.shared.claimRows.incrementAndGet();
+                    // transaction 2: the business write
+                    Ledger.Receipt receipt;
+                    c.setAutoCommit(false);
+                    try {
+                        receipt = ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request);
+                        c.commit();
+                    } catch (Exception e) {
+                        c.rollback();
+                        c.setAutoCommit(true);
+                        release(c, scope, key); // what the middleware does when the handler fails
+                        throw e;
+                    }
+                    c.setAutoCommit(true);
+                    // transaction 3: the completion
+                    try (PreparedStatement ps = c.prepareStatement(completeSql)) {
+                        ps.setBytes(1, Ledger.CODEC.encode(receipt));
+                        ps.setString(2, scope);
+                        ps.setString(3, key);
+                        if (ps.executeUpdate() != 1) {
+                            throw new IllegalStateException("three-tx completion updated no row");
+                        }
+                    }
+                    return Kind.EXECUTED;
+                }
+            };
+        }
+
+        private void release(Connection c, String scope, String key) throws SQLException {
+            try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
+                ps.setString(1, scope);
+                ps.setString(2, key);
+                ctx.shared.claimRows.addAndGet(-ps.executeUpdate());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ 5. floor
+
+    /**
+     * The least a durable claim in the same transaction can cost: the transfer plus ONE insert of
+     * an already-completed claim row just before COMMIT. No library code; the claim row goes to the
+     * library's claim table (same columns, same indexes).
+     */
+    static final class Floor implements Strategy {
+        private final BenchContext ctx;
+        private final String insertSql;
+
+        Floor(BenchContext ctx) {
+            this.ctx = ctx;
+            this.insertSql = insertClaim(ctx.schema(), "1", "?", "clock_timestamp()");
+        }
+
+        @Override
+        public String name() {
+            return FLOOR;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
+                String scope = BenchContext.scopeName(random.nextInt(BenchContext.SCOPES));
+                String key = BenchContext.freshKey(random).value();
+                byte[] fingerprint = request.fingerprint().bytes();
+                try (Connection c = ctx.pool.getConnection()) {
+                    c.setAutoCommit(false);
+                    try {
+                        Ledger.Receipt receipt = ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request);
+                        try (PreparedStatement ps = c.prepareStatement(insertSql)) {
+                            ps.setString(1, scope);
+                            ps.setString(2, key);
+                            ps.setBytes(3, fingerprint);
+                            ps.setBytes(4, Ledger.CODEC.encode(receipt));
+                            ps.setLong(5, ctx.ttlMillis);
+                            ps.executeUpdate();
+                        }
+                        c.commit();
+                    } catch (Exception e) {
+                        c.rollback();
+                        throw e;
+                    } finally {
+                        c.setAutoCommit(true);
+                    }
+                }
+                ctx.shared.claimRows.incrementAndGet();
+                return Kind.EXECUTED;
+            };
+        }
+    }
+
+    // ------------------------------------------------------------------ 6. duplicate-storm
+
+    /**
+     * All client threads send the same key (and request) at the same instant through {@code run},
+     * wave after wave. One call per wave executes; the others wait on the unique index and replay,
+     * or get InProgress once the policy's duplicate wait runs out.
+     */
+    static final class Storm implements Strategy {
+        private final BenchContext ctx;
+        private final SplittableRandom waveRandom = random();
+
+        record Wave(Scope scope, IdempotencyKey key, Ledger.TransferRequest request, Fingerprint fingerprint) {}
+
+        Storm(BenchContext ctx) {
+            this.ctx = ctx;
+        }
+
+        @Override
+        public String name() {
+            return STORM;
+        }
+
+        @Override
+        public Supplier<Object> waves() {
+            // called by one thread at a time, at the barrier
+            return () -> {
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(waveRandom);
+                return new Wave(BenchContext.scope(waveRandom.nextInt(BenchContext.SCOPES)),
+                        BenchContext.freshKey(waveRandom), request, request.fingerprint());
+            };
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            return input -> {
+                Wave w = (Wave) input;
+                Instant start = Instant.now();
+                Outcome<Ledger.Receipt> outcome = ctx.stormIdem.run(w.scope(), w.key(), w.fingerprint(),
+                        tx -> ctx.ledger.transfer(tx, w.request()));
+                return switch (outcome) {
+                    case Outcome.Executed<Ledger.Receipt> e -> {
+                        ctx.shared.completed(new BenchContext.Completed(w.scope(), w.key(), w.request(), w.fingerprint()));
+                        yield Kind.EXECUTED;
+                    }
+                    // completed after this call began: it overlapped the holder, and waited for it
+                    case Outcome.Replayed<Ledger.Receipt> r -> r.completedAt().isAfter(start) ? Kind.WAITED : Kind.REPLAYED;
+                    case Outcome.InProgress<Ledger.Receipt> p -> Kind.IN_PROGRESS;
+                    default -> Kind.OTHER;
+                };
+            };
+        }
+    }
+}

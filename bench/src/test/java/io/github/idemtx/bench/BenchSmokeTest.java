@@ -1,0 +1,122 @@
+package io.github.idemtx.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.db.testing.TestDatabase;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The bench's reduced smoke mode against the test database: every strategy runs briefly at two
+ * thread counts, the growth phase loads a small claim table and purges beside {@code claim}, the
+ * profile runs, and the outputs are written. It checks that the harness works, never how fast
+ * anything was.
+ */
+class BenchSmokeTest {
+
+    private static final int ACCOUNTS = 50;
+
+    @Test
+    void runsEveryStrategyAndWritesTheTableJsonCsvAndChart(@TempDir Path out) throws Exception {
+        TestDatabase db = TestDatabase.get();
+        String schema = db.schema();
+        Options options = Options.parse(new String[] {
+            "--schema", schema, "--keep-schema", "--quiet",
+            "--threads", "1,3", "--rounds", "1",
+            "--ops", "24", "--warmup-ops", "3",
+            "--table-rows", "2000", "--growth-threads", "2", "--growth-rounds", "1", "--purge-limit", "100",
+            "--accounts", String.valueOf(ACCOUNTS), "--profile-ops", "8",
+            "--out", out.toString()});
+        List<String> printed = new ArrayList<>();
+
+        Bench.Result result = Bench.run(options, database(db), printed::add);
+
+        Report report = result.report();
+        assertThat(result.clean()).as("no errors and no unexpected outcomes").isTrue();
+        for (String strategy : Options.ALL_STRATEGIES) {
+            for (int threads : List.of(1, 3)) {
+                Report.Group g = report.group(Report.MAIN, strategy, threads);
+                assertThat(g).as(strategy + " x" + threads).isNotNull();
+                assertThat(g.totalCalls()).as(strategy + " x" + threads + " calls").isGreaterThan(0);
+                assertThat(g.errors()).isZero();
+                assertThat(g.kind(Strategy.Kind.OTHER)).isZero();
+                assertThat(g.ops()).isPositive();
+                assertThat(report.ratioToBare(g)).isNotNull();
+            }
+        }
+        // the storm: every call of a wave is accounted for, and one call per wave executes
+        Report.Group storm = report.group(Report.MAIN, Strategies.STORM, 3);
+        assertThat(storm.kind(Strategy.Kind.EXECUTED)).isPositive();
+        assertThat(storm.kind(Strategy.Kind.EXECUTED) + storm.kind(Strategy.Kind.WAITED) + storm.kind(Strategy.Kind.REPLAYED)
+                + storm.kind(Strategy.Kind.IN_PROGRESS)).isEqualTo(storm.totalCalls());
+        assertThat(storm.kind(Strategy.Kind.EXECUTED) * 3).isEqualTo(storm.totalCalls()); // waves are measured whole
+        // replays replayed; bare, claim, floor and three-tx executed
+        assertThat(report.group(Report.MAIN, Strategies.REPLAY, 1).kind(Strategy.Kind.REPLAYED))
+                .isEqualTo(report.group(Report.MAIN, Strategies.REPLAY, 1).totalCalls());
+        // the growth phase: empty and preloaded, with the purge beside claim
+        assertThat(report.growthTargets()).containsExactly(0L, 2000L);
+        assertThat(report.ratio(Report.GROWTH + ":2000", Strategies.CLAIM_PURGE, Strategies.BARE, 2)).isNotNull();
+        assertThat(report.ratio(Report.GROWTH + ":0", Strategies.CLAIM, Strategies.BARE, 2)).isNotNull();
+        assertThat(report.goals()).hasSizeGreaterThanOrEqualTo(5);
+
+        // the outputs
+        assertThat(printed).anyMatch(s -> s.contains("Main comparison") && s.contains("x bare") && s.contains("Goals"));
+        Path json = out.resolve("results.json");
+        Path csv = out.resolve("results.csv");
+        Path svg = out.resolve("throughput.svg");
+        assertThat(Files.readString(json)).contains("\"summary\"", "\"goals\"", "\"segments\"", "\"profile\"", "\"ratio_to_bare\"");
+        List<String> lines = Files.readAllLines(csv);
+        assertThat(lines.get(0)).startsWith("phase,table_rows_target,strategy,threads");
+        assertThat(lines).hasSize(1 + report.groups().size());
+        assertThat(Files.readString(svg)).startsWith("<svg").contains("claim", "three-tx", "duplicate-storm").endsWith("</svg>\n");
+        assertThat(out.resolve("growth.svg")).exists();
+        assertThat((List<?>) report.toMap().get("profile")).hasSize(Options.ALL_STRATEGIES.size() + 1);
+
+        // the harness left a consistent ledger and counted the claim table right
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            assertThat(single(s, "SELECT sum(balance) FROM " + schema + ".account", BigDecimal.class))
+                    .isEqualByComparingTo(Ledger.INITIAL_BALANCE.multiply(BigDecimal.valueOf(ACCOUNTS)));
+            assertThat(single(s, "SELECT count(*) FROM " + schema + ".idempotency_claim WHERE state <> 1", Long.class)).isZero();
+        }
+    }
+
+    @Test
+    void rejectsUnknownFlagsAndStrategies() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--nope", "1"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nope");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--strategies", "bare,fast"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fast");
+        assertThat(Options.parse(new String[] {"--duration", "1.5s", "--table-rows", "1_000_000"}).duration().toMillis()).isEqualTo(1500);
+    }
+
+    private static <T> T single(Statement s, String sql, Class<T> type) throws SQLException {
+        try (ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getObject(1, type);
+        }
+    }
+
+    private static Bench.Database database(TestDatabase db) {
+        return new Bench.Database() {
+            @Override
+            public HikariDataSource pool(String name, int size, String initSql) {
+                return db.newPool(size, config -> Bench.configure(config, name, size, initSql));
+            }
+
+            @Override
+            public Connection connect() throws SQLException {
+                return db.connect();
+            }
+        };
+    }
+}
