@@ -38,9 +38,11 @@ CREATE INDEX idempotency_claim_expires_at_idx ON idempotency_claim (expires_at);
 -- One round trip does the whole decision: insert the claim; on conflict wait for the holder to
 -- finish, then read the committed row; take over an expired row atomically. All waiting together
 -- is bounded by p_wait_ms (SQLSTATE 55P03 when it runs out): before each statement that may wait,
--- lock_timeout is set to what is left of the bound. The function's own SET clause restores
--- lock_timeout on exit, so the bound never reaches the caller's later statements nor the pooled
--- connection.
+-- lock_timeout is set (transaction-local) to what is left of the bound. The caller's value is put
+-- back before the function returns, and an error rolls the caller's transaction or savepoint back,
+-- which undoes the setting too: the bound never reaches the caller's later statements nor the
+-- pooled connection. (A SET clause on the function would do the same, at the price of saving and
+-- restoring the whole configuration on every call.)
 --
 -- A claim expires p_ttl_ms after it completed: expires_at is set when the claim is made, and the
 -- time the work took (completed_at - created_at) is added when expiry is checked, so completing
@@ -49,7 +51,7 @@ CREATE INDEX idempotency_claim_expires_at_idx ON idempotency_claim (expires_at);
 -- p_state and p_result are what a new row holds: 0 and NULL to claim before running the work,
 -- or 2 and the encoded failure to record a deterministic failure directly.
 --
--- Returns one row: claimed = true when this transaction now holds the key (completed_at is set when
+-- Returns one row (OUT parameters): claimed = true when this transaction now holds the key (completed_at is set when
 -- p_state is final); otherwise the holder's state, fingerprint, completion time and (only when the
 -- fingerprints match) result.
 CREATE FUNCTION idempotency_acquire(
@@ -59,28 +61,39 @@ CREATE FUNCTION idempotency_acquire(
     p_ttl_ms      bigint,
     p_wait_ms     integer,
     p_state       smallint,
-    p_result      bytea)
-RETURNS TABLE (claimed boolean, state smallint, fingerprint bytea, result bytea, completed_at timestamptz)
+    p_result      bytea,
+    OUT claimed      boolean,
+    OUT state        smallint,
+    OUT fingerprint  bytea,
+    OUT result       bytea,
+    OUT completed_at timestamptz)
 LANGUAGE plpgsql
 VOLATILE
-SET lock_timeout = 0
 AS $fn$
 DECLARE
     held     "${flyway:defaultSchema}".idempotency_claim%ROWTYPE;
-    finished timestamptz;
+    -- the caller's lock_timeout, put back before returning; on an error the rollback of the
+    -- caller's transaction or savepoint puts it back
+    saved    text := current_setting('lock_timeout');
     deadline timestamptz := clock_timestamp() + p_wait_ms * interval '1 millisecond';
 BEGIN
+    PERFORM set_config('lock_timeout', p_wait_ms || 'ms', true);
     FOR attempt IN 1..10 LOOP
-        PERFORM "${flyway:defaultSchema}".idempotency_wait_until(deadline, p_wait_ms);
+        IF attempt > 1 THEN
+            PERFORM "${flyway:defaultSchema}".idempotency_wait_until(deadline, p_wait_ms);
+        END IF;
         INSERT INTO "${flyway:defaultSchema}".idempotency_claim AS c
                (scope, idem_key, fingerprint, state, result, created_at, completed_at, expires_at)
         VALUES (p_scope, p_key, p_fingerprint, p_state, p_result, clock_timestamp(),
                 CASE WHEN p_state <> 0 THEN clock_timestamp() END,
                 clock_timestamp() + p_ttl_ms * interval '1 millisecond')
         ON CONFLICT (scope, idem_key) DO NOTHING
-        RETURNING c.completed_at INTO finished;
+        RETURNING c.completed_at INTO completed_at;
         IF FOUND THEN
-            RETURN QUERY SELECT true, p_state, p_fingerprint, NULL::bytea, finished;
+            claimed := true;
+            state := p_state;
+            fingerprint := p_fingerprint;
+            PERFORM set_config('lock_timeout', saved, true);
             RETURN;
         END IF;
 
@@ -93,8 +106,12 @@ BEGIN
         END IF;
 
         IF held.expires_at + (coalesce(held.completed_at, held.created_at) - held.created_at) > clock_timestamp() THEN
-            RETURN QUERY SELECT false, held.state, held.fingerprint,
-                   CASE WHEN held.fingerprint = p_fingerprint THEN held.result END, held.completed_at;
+            claimed := false;
+            state := held.state;
+            fingerprint := held.fingerprint;
+            result := CASE WHEN held.fingerprint = p_fingerprint THEN held.result END;
+            completed_at := held.completed_at;
+            PERFORM set_config('lock_timeout', saved, true);
             RETURN;
         END IF;
 
@@ -108,9 +125,12 @@ BEGIN
                expires_at = clock_timestamp() + p_ttl_ms * interval '1 millisecond'
          WHERE c.scope = p_scope AND c.idem_key = p_key
            AND c.expires_at + (coalesce(c.completed_at, c.created_at) - c.created_at) <= clock_timestamp()
-        RETURNING c.completed_at INTO finished;
+        RETURNING c.completed_at INTO completed_at;
         IF FOUND THEN
-            RETURN QUERY SELECT true, p_state, p_fingerprint, NULL::bytea, finished;
+            claimed := true;
+            state := p_state;
+            fingerprint := p_fingerprint;
+            PERFORM set_config('lock_timeout', saved, true);
             RETURN;
         END IF;
     END LOOP;
@@ -120,8 +140,8 @@ END
 $fn$;
 
 -- Sets lock_timeout (transaction-local) to what is left until the deadline, or gives up with
--- SQLSTATE 55P03 when nothing is left. Called only from idempotency_acquire, whose SET clause
--- scopes the setting.
+-- SQLSTATE 55P03 when nothing is left. Called only from idempotency_acquire, which puts the
+-- caller's value back before it returns.
 CREATE FUNCTION idempotency_wait_until(p_deadline timestamptz, p_wait_ms integer)
 RETURNS void
 LANGUAGE plpgsql

@@ -33,6 +33,8 @@ public final class ClaimStatements {
 
     private static final Field<OffsetDateTime> CLOCK =
             DSL.field("clock_timestamp()", SQLDataType.TIMESTAMPWITHTIMEZONE);
+    private static final Field<OffsetDateTime> STATEMENT_TIME =
+            DSL.field("statement_timestamp()", SQLDataType.TIMESTAMPWITHTIMEZONE);
 
     private final String acquireSql;
     private final String completeSql;
@@ -60,7 +62,9 @@ public final class ClaimStatements {
 
         // expires_at is when a claim made at created_at would expire; the work's duration
         // (completed_at - created_at) is added on top, so the TTL counts from completion
-        Condition expired = c.EXPIRES_AT.le(CLOCK).and(DSL.condition(
+        // statement_timestamp() is stable within the statement, so the index bounds the scan by it;
+        // clock_timestamp() is volatile and would make PostgreSQL walk the whole index
+        Condition expired = c.EXPIRES_AT.le(STATEMENT_TIME).and(DSL.condition(
                 "{0} + (coalesce({1}, {2}) - {2}) <= clock_timestamp()", c.EXPIRES_AT, c.COMPLETED_AT, c.CREATED_AT));
         this.purgeSql = render.render(render.deleteFrom(c)
                 .where(DSL.row(c.SCOPE, c.IDEM_KEY).in(
