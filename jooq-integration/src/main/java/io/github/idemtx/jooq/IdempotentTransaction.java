@@ -208,7 +208,7 @@ public final class IdempotentTransaction<T> {
         try {
             for (int attempt = 1; ; attempt++) {
                 try {
-                    return unitOfWork(connection, call);
+                    return attempt(connection, call, ownTransaction(connection));
                 } catch (RuntimeException | Error e) {
                     clean = rollbackQuietly(connection, e);
                     // an attempt whose rollback failed leaves nothing to retry on
@@ -231,19 +231,93 @@ public final class IdempotentTransaction<T> {
         }
     }
 
+    // ---------------------------------------------------------------- one attempt, either way
+
     /**
-     * One attempt: claim, work, record, commit. Whatever it throws, the caller rolls back; it
-     * ends the transaction itself on every path that returns.
+     * Where an attempt's changes live and how it ends them: a transaction of its own, or a
+     * savepoint in the caller's transaction.
      */
-    private Outcome<T> unitOfWork(Connection connection, Call call) {
+    private interface Boundary {
+        /** Undoes everything since the boundary began, and ends it. */
+        void abandon();
+
+        /** Undoes the work's writes but stays open for the failure to be recorded; the failure, if that failed. */
+        SQLException undoWork();
+
+        /** Keeps what was written: commits, or releases the savepoint. */
+        void keep();
+
+        /** Whether the completion carries the COMMIT (one round trip instead of two). */
+        boolean commitsWithCompletion();
+    }
+
+    private static Boundary ownTransaction(Connection connection) {
+        return new Boundary() {
+            @Override
+            public void abandon() {
+                end(connection, false);
+            }
+
+            @Override
+            public SQLException undoWork() {
+                return rollbackFailure(connection);
+            }
+
+            @Override
+            public void keep() {
+                end(connection, true); // a no-op after the COMMIT sent with the completion; kept as a guard
+            }
+
+            @Override
+            public boolean commitsWithCompletion() {
+                return true;
+            }
+        };
+    }
+
+    private static Boundary savepointIn(Connection connection, Savepoint savepoint) {
+        return new Boundary() {
+            @Override
+            public void abandon() {
+                rollbackTo(connection, savepoint);
+                release(connection, savepoint);
+            }
+
+            @Override
+            public SQLException undoWork() {
+                try {
+                    connection.rollback(savepoint);
+                    return null;
+                } catch (SQLException e) {
+                    return e;
+                }
+            }
+
+            @Override
+            public void keep() {
+                release(connection, savepoint);
+            }
+
+            @Override
+            public boolean commitsWithCompletion() {
+                return false;
+            }
+        };
+    }
+
+    /**
+     * One attempt: claim, work, record, end. It ends the boundary itself on every path that
+     * returns; whatever it throws, the caller undoes the boundary.
+     */
+    private Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
         DSLContext tx = transactionContext(connection);
         Claim claim = acquireWithinBound(tx, call, ClaimStatements.RUNNING, null);
         if (claim == null) {
-            end(connection, false);
+            boundary.abandon();
             return new Outcome.InProgress<>(policy.retryAfter());
         }
         if (!claim.claimed()) {
-            end(connection, false);
+            boundary.abandon(); // nothing was written
             return existing(call, claim);
         }
 
@@ -252,7 +326,7 @@ public final class IdempotentTransaction<T> {
             value = execute(call, tx);
         } catch (Exception e) {
             // undo the work's writes first: the key is free while the policy classifies
-            SQLException rollbackFailure = rollbackFailure(connection);
+            SQLException rollbackFailure = boundary.undoWork();
             Optional<Failure> failure = deterministicFailure(e);
             if (rollbackFailure != null) {
                 throw failure.isPresent() ? notRecorded(e, rollbackFailure) : withSuppressed(call, e, rollbackFailure);
@@ -261,19 +335,24 @@ public final class IdempotentTransaction<T> {
                 throw unchecked(call, e);
             }
             Outcome<T> outcome = recordFailure(tx, call, failure.get());
-            end(connection, outcome instanceof Outcome.Rejected<T>);
+            if (outcome instanceof Outcome.Rejected<T>) {
+                boundary.keep();
+            } else {
+                boundary.abandon(); // a duplicate's outcome, or the bound ran out and aborted the claim
+            }
             return outcome;
         }
         byte[] encoded = encode(call, value);
+        boolean commit = boundary.commitsWithCompletion();
         try {
-            sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, true);
+            sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, commit);
         } catch (DataAccessException e) {
-            if (SqlStates.isConnectionLoss(e)) {
+            if (commit && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
             }
             throw e;
         }
-        end(connection, true); // a no-op after the COMMIT sent with the completion; kept as a guard
+        boundary.keep();
         return new Outcome.Executed<>(value);
     }
 
@@ -282,46 +361,7 @@ public final class IdempotentTransaction<T> {
     private Outcome<T> runJoined(Connection connection, Call call) {
         Savepoint savepoint = savepoint(connection);
         try {
-            DSLContext tx = transactionContext(connection);
-            Claim claim = acquireWithinBound(tx, call, ClaimStatements.RUNNING, null);
-            if (claim == null) {
-                rollbackTo(connection, savepoint);
-                release(connection, savepoint);
-                return new Outcome.InProgress<>(policy.retryAfter());
-            }
-            if (!claim.claimed()) {
-                release(connection, savepoint);
-                return existing(call, claim);
-            }
-
-            T value;
-            try {
-                value = execute(call, tx);
-            } catch (Exception e) {
-                SQLException rollbackFailure = null;
-                try {
-                    connection.rollback(savepoint);
-                } catch (SQLException failed) {
-                    rollbackFailure = failed;
-                }
-                Optional<Failure> failure = deterministicFailure(e);
-                if (rollbackFailure != null) {
-                    throw failure.isPresent() ? notRecorded(e, rollbackFailure) : withSuppressed(call, e, rollbackFailure);
-                }
-                if (failure.isEmpty()) {
-                    throw unchecked(call, e);
-                }
-                Outcome<T> outcome = recordFailure(tx, call, failure.get());
-                if (outcome instanceof Outcome.InProgress<T>) {
-                    rollbackTo(connection, savepoint); // the timed-out claim aborted the savepoint
-                }
-                release(connection, savepoint);
-                return outcome;
-            }
-            byte[] encoded = encode(call, value);
-            sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, false);
-            release(connection, savepoint);
-            return new Outcome.Executed<>(value);
+            return attempt(connection, call, savepointIn(connection, savepoint));
         } catch (RuntimeException | Error e) {
             try {
                 connection.rollback(savepoint);
