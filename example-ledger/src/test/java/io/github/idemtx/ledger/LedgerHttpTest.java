@@ -263,20 +263,8 @@ class LedgerHttpTest {
     }
 
     private static void waitForClaimHolder() throws Exception {
-        TestDatabase db = TestDatabase.get();
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            try (Connection c = db.connect(); Statement s = c.createStatement();
-                    ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ledger'"
-                            + " AND wait_event_type = 'Lock'")) {
-                rs.next();
-                if (rs.getInt(1) > 0) {
-                    return;
-                }
-            }
-            Thread.sleep(10);
-        }
-        throw new AssertionError("the first request never started waiting on the locked account");
+        // the first request claimed the key and now waits on the locked account
+        TestDatabase.get().awaitLockWaiters("application_name = 'ledger'", 1);
     }
 
     private static int countClaims(String key) throws Exception {

@@ -72,14 +72,7 @@ final class Db {
 
     /** Waits until {@code n} sessions are blocked inside the claim function, waiting on a lock. */
     static void awaitWaitersOnClaim(int n) throws InterruptedException {
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-        while (count("SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                + " AND query LIKE '%idempotency_acquire%' AND pid <> pg_backend_pid()") < n) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no " + n + " session(s) started waiting on the claim within 30 s");
-            }
-            Thread.sleep(5);
-        }
+        DATABASE.awaitLockWaiters("query LIKE '%idempotency_acquire%'", n);
     }
 
     static String lockTimeout(DSLContext ctx) {

@@ -236,6 +236,30 @@ public final class TestDatabase {
         return new HikariDataSource(config);
     }
 
+    /**
+     * Waits (up to 30 s) until at least {@code n} other sessions matching {@code condition} (SQL over
+     * pg_stat_activity's columns, e.g. {@code application_name = 'ledger'}) wait on a lock.
+     */
+    public void awaitLockWaiters(String condition, int n) throws InterruptedException {
+        String sql = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+                + " AND (" + condition + ")";
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try (Connection c = connect(); Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
+                rs.next();
+                if (rs.getInt(1) >= n) {
+                    return;
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot read pg_stat_activity", e);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no " + n + " session(s) where " + condition + " started waiting on a lock within 30 s");
+            }
+            Thread.sleep(5);
+        }
+    }
+
     /** Runs one statement in autocommit mode on a fresh connection. */
     public void execute(String sql) {
         try (Connection c = connect(); Statement s = c.createStatement()) {
