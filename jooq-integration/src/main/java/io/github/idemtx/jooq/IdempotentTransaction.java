@@ -21,6 +21,7 @@ import io.github.idemtx.jooq.internal.SqlStates;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
@@ -310,20 +311,19 @@ public final class IdempotentTransaction<T> {
      * returns; whatever it throws, the caller undoes the boundary.
      */
     private Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
-        DSLContext tx = transactionContext(connection);
-        Claim claim = acquireWithinBound(tx, call, ClaimStatements.RUNNING, null);
+        Claim claim = claimWithinBound(connection, call);
         if (claim == null) {
             boundary.abandon();
             return new Outcome.InProgress<>(policy.retryAfter());
         }
-        if (!claim.claimed()) {
+        if (!claim.held()) {
             boundary.abandon(); // nothing was written
             return existing(call, claim);
         }
 
         T value;
         try {
-            value = execute(call, tx);
+            value = execute(call, transactionContext(connection));
         } catch (Exception e) {
             // undo the work's writes first: the key is free while the policy classifies
             SQLException rollbackFailure = boundary.undoWork();
@@ -334,7 +334,7 @@ public final class IdempotentTransaction<T> {
             if (failure.isEmpty()) {
                 throw unchecked(call, e);
             }
-            Outcome<T> outcome = recordFailure(tx, call, failure.get());
+            Outcome<T> outcome = recordFailure(connection, call, failure.get());
             if (outcome instanceof Outcome.Rejected<T>) {
                 boundary.keep();
             } else {
@@ -345,7 +345,7 @@ public final class IdempotentTransaction<T> {
         byte[] encoded = encode(call, value);
         boolean commit = boundary.commitsWithCompletion();
         try {
-            sql.complete(tx, call.scope().value(), call.key().value(), ClaimStatements.SUCCEEDED, encoded, commit);
+            record(connection, call, claim, ClaimStatements.SUCCEEDED, encoded, commit);
         } catch (DataAccessException e) {
             if (commit && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
@@ -376,37 +376,49 @@ public final class IdempotentTransaction<T> {
     // ---------------------------------------------------------------- shared steps
 
     /**
-     * Claims the key, or reports its holder; null when the holder did not finish within the wait
-     * bound (the transaction or savepoint is then aborted and must be rolled back).
+     * Claims the key, or reports the live claim that answers it; null when its holder did not
+     * finish within the wait bound (the transaction or savepoint is then aborted and must be rolled
+     * back).
      */
-    private Claim acquireWithinBound(DSLContext tx, Call call, short state, byte[] result) {
+    private Claim claimWithinBound(Connection connection, Call call) {
         try {
-            return sql.acquire(tx, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
-                    ttlMillis, waitMillis, state, result);
-        } catch (DataAccessException e) {
+            return sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(), waitMillis);
+        } catch (SQLException e) {
             if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
                 return null;
             }
-            throw e;
+            throw new DataAccessException("the claim of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
+        }
+    }
+
+    private Instant record(Connection connection, Call call, Claim claim, short state, byte[] result, boolean commit) {
+        try {
+            return sql.record(connection, claim, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
+                    state, result, ttlMillis, commit);
+        } catch (SQLException e) {
+            throw new DataAccessException("recording the outcome of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
         }
     }
 
     /**
-     * Records a deterministic failure after the work's writes were rolled back, with a claim of its
-     * own. A duplicate may have claimed and completed the key in between; then its outcome is ours.
+     * Records a deterministic failure after the work's writes were rolled back, which released the
+     * key: claims it again, waiting for a duplicate that took it meanwhile. If that duplicate
+     * completed the key, its outcome is ours (one key, one answer). The caller's {@code keep()}
+     * commits.
      */
-    private Outcome<T> recordFailure(DSLContext tx, Call call, Failure failure) {
+    private Outcome<T> recordFailure(Connection connection, Call call, Failure failure) {
         byte[] encoded = FailureEncoding.encode(failure);
         // what replays will see, e.g. with unpaired surrogates replaced: the first caller sees the same
         Failure recorded = FailureEncoding.decode(encoded);
-        Claim claim = acquireWithinBound(tx, call, ClaimStatements.FAILED, encoded);
+        Claim claim = claimWithinBound(connection, call);
         if (claim == null) {
             return new Outcome.InProgress<>(policy.retryAfter());
         }
-        if (claim.claimed()) {
-            return new Outcome.Rejected<>(recorded, claim.completedAt(), false);
+        if (!claim.held()) {
+            return existing(call, claim);
         }
-        return existing(call, claim);
+        Instant recordedAt = record(connection, call, claim, ClaimStatements.FAILED, encoded, false);
+        return new Outcome.Rejected<>(recorded, recordedAt, false);
     }
 
     private Outcome<T> existing(Call call, Claim claim) {

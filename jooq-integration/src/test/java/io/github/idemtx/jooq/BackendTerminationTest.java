@@ -18,8 +18,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jooq.DSLContext;
-import org.jooq.ExecuteContext;
-import org.jooq.ExecuteListener;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 import org.junit.jupiter.api.AfterAll;
@@ -56,7 +54,7 @@ class BackendTerminationTest {
     private final Fingerprint fingerprint = Db.fingerprint("kill me");
 
     /** Kills the backend of the call at the point it is armed for, once. */
-    static final class Trap implements ExecuteListener {
+    static final class Trap implements SqlHook {
         final AtomicReference<Point> armed = new AtomicReference<>();
         volatile long delayNanos;
         volatile Future<Boolean> asyncKill;
@@ -64,17 +62,17 @@ class BackendTerminationTest {
         volatile long completionEnded;
 
         @Override
-        public void executeStart(ExecuteContext ctx) {
-            String sql = ctx.sql();
+        public void before(Sql statement) {
+            String sql = statement.sql();
             if (Faults.isClaim(sql) && armed.compareAndSet(Point.BEFORE_CLAIM, null)) {
-                killer.kill(Faults.backendPid(ctx.connection()));
+                killer.kill(Faults.backendPid(statement.connection()));
             } else if (Faults.isCompletionAndCommit(sql)) {
                 completionStarted = System.nanoTime();
                 if (armed.compareAndSet(Point.AFTER_WORK, null)) {
                     // the work has returned, its writes are done; the completion is not sent yet
-                    killer.kill(Faults.backendPid(ctx.connection()));
+                    killer.kill(Faults.backendPid(statement.connection()));
                 } else if (armed.compareAndSet(Point.COMMIT_IN_FLIGHT, null)) {
-                    int pid = Faults.backendPid(ctx.connection());
+                    int pid = Faults.backendPid(statement.connection());
                     long at = System.nanoTime() + delayNanos;
                     asyncKill = killerThread.submit(() -> {
                         while (System.nanoTime() < at) {
@@ -87,10 +85,10 @@ class BackendTerminationTest {
         }
 
         @Override
-        public void executeEnd(ExecuteContext ctx) {
-            String sql = ctx.sql();
+        public void after(Sql statement) {
+            String sql = statement.sql();
             if (Faults.isClaim(sql) && armed.compareAndSet(Point.AFTER_CLAIM, null)) {
-                killer.kill(Faults.backendPid(ctx.connection()));
+                killer.kill(Faults.backendPid(statement.connection()));
             } else if (Faults.isCompletionAndCommit(sql)) {
                 completionEnded = System.nanoTime();
             }
@@ -105,8 +103,7 @@ class BackendTerminationTest {
             t.setDaemon(true);
             return t;
         });
-        DSLContext dsl = DSL.using(Faults.unpooled(Faults.applicationName("kill")), SQLDialect.POSTGRES)
-                .configuration().derive(TRAP).dsl();
+        DSLContext dsl = SqlHook.around(DSL.using(Faults.unpooled(Faults.applicationName("kill")), SQLDialect.POSTGRES), TRAP);
         idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
         // how long the completion and its COMMIT take here, to spread the in-flight kills over it

@@ -62,7 +62,7 @@ class BankStormTest {
             config.setPoolName(application);
             config.addDataSourceProperty("ApplicationName", application);
         })) {
-            DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES).configuration().derive(injected).dsl();
+            DSLContext dsl = SqlHook.around(DSL.using(pool, SQLDialect.POSTGRES), injected);
             IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
                     .policy(IdempotencyPolicy.builder().maxAttempts(4).backoff(Duration.ofMillis(1), Duration.ofMillis(10)).build())
                     .schema(Db.SCHEMA).build();

@@ -212,7 +212,7 @@ final class CuttingProxy implements AutoCloseable {
     }
 
     private static boolean isCompletion(String query) {
-        return query.startsWith("update") && query.contains("idempotency_claim");
+        return query.startsWith("insert") && query.contains("idempotency_claim");
     }
 
     /** The query text of a Parse message: a statement name, then the query, both NUL-terminated. */

@@ -72,7 +72,7 @@ final class Db {
 
     /** Waits until {@code n} sessions are blocked inside the claim function, waiting on a lock. */
     static void awaitWaitersOnClaim(int n) throws InterruptedException {
-        DATABASE.awaitLockWaiters("query LIKE '%idempotency_acquire%'", n);
+        DATABASE.awaitLockWaiters("query LIKE '%idempotency_await%'", n);
     }
 
     static String lockTimeout(DSLContext ctx) {

@@ -19,14 +19,14 @@ final class Faults {
 
     private Faults() {}
 
-    /** Whether the statement is the claim (the call of {@code idempotency_acquire}). */
+    /** Whether the statement is the claim: the first of each attempt, which reads the key and tries its lock. */
     static boolean isClaim(String sql) {
-        return sql != null && sql.contains("idempotency_acquire");
+        return sql != null && sql.contains("pg_try_advisory_xact_lock");
     }
 
     /** Whether the statement is the completion sent together with COMMIT. */
     static boolean isCompletionAndCommit(String sql) {
-        return sql != null && sql.startsWith("update") && sql.contains("idempotency_claim") && sql.endsWith("; commit");
+        return sql != null && sql.startsWith("insert") && sql.contains("idempotency_claim") && sql.endsWith("; commit");
     }
 
     /** The PostgreSQL backend serving {@code connection}, known to pgjdbc without a round trip. */

@@ -433,14 +433,14 @@ class IdempotentTransactionTest {
 
     @Test
     void reportsAnUnknownCommitOutcomeWhenTheConnectionDiesAtTheCommitAndTheRetryTakesEffectOnce() {
-        org.jooq.DSLContext killingAtCommit = org.jooq.impl.DSL.using(Db.dsl().configuration().derive(new org.jooq.ExecuteListener() {
+        org.jooq.DSLContext killingAtCommit = SqlHook.around(Db.dsl(), new SqlHook() {
             @Override
-            public void executeStart(org.jooq.ExecuteContext ctx) {
-                if (ctx.sql() != null && ctx.sql().endsWith("; commit")) {
-                    terminate(ctx.connection());
+            public void before(Sql sql) {
+                if (sql.sql().endsWith("; commit")) {
+                    terminate(sql.connection());
                 }
             }
-        }));
+        });
         IdempotentTransaction<String> dying = IdempotentTransaction.builder(killingAtCommit, ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
 

@@ -6,9 +6,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.jooq.ExecuteContext;
-import org.jooq.ExecuteListener;
-import org.jooq.exception.DataAccessException;
 
 /**
  * Fails random statements with a serialization failure (40001) or a deadlock (40P01), as PostgreSQL
@@ -16,7 +13,7 @@ import org.jooq.exception.DataAccessException;
  * Never after the completion that carries the COMMIT: the server cannot fail a transaction it has
  * already committed. Counts what it injected, by site. Thread-safe.
  */
-final class RandomSqlFaults implements ExecuteListener {
+final class RandomSqlFaults implements SqlHook {
 
     private final double probability;
     private volatile boolean enabled = true;
@@ -32,26 +29,25 @@ final class RandomSqlFaults implements ExecuteListener {
     }
 
     @Override
-    public void executeStart(ExecuteContext ctx) {
-        maybeFail(ctx, "start");
+    public void before(Sql sql) throws SQLException {
+        maybeFail(sql.sql(), "start");
     }
 
     @Override
-    public void executeEnd(ExecuteContext ctx) {
-        if (!Faults.isCompletionAndCommit(ctx.sql())) {
-            maybeFail(ctx, "end");
+    public void after(Sql sql) throws SQLException {
+        if (!Faults.isCompletionAndCommit(sql.sql())) {
+            maybeFail(sql.sql(), "end");
         }
     }
 
-    private void maybeFail(ExecuteContext ctx, String when) {
+    private void maybeFail(String sql, String when) throws SQLException {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         if (!enabled || random.nextDouble() >= probability) {
             return;
         }
         String state = random.nextBoolean() ? "40001" : "40P01";
-        injected.computeIfAbsent(site(ctx.sql()) + "@" + when + ":" + state, k -> new AtomicInteger()).incrementAndGet();
-        throw new DataAccessException("injected " + state, new SQLException(
-                state.equals("40001") ? "injected: could not serialize access" : "injected: deadlock detected", state));
+        injected.computeIfAbsent(site(sql) + "@" + when + ":" + state, k -> new AtomicInteger()).incrementAndGet();
+        throw new SQLException(state.equals("40001") ? "injected: could not serialize access" : "injected: deadlock detected", state);
     }
 
     private static String site(String sql) {

@@ -15,10 +15,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import org.jooq.DSLContext;
-import org.jooq.ExecuteContext;
-import org.jooq.ExecuteListener;
 import org.jooq.exception.DataAccessException;
-import org.jooq.impl.DSL;
 import org.junit.jupiter.api.Test;
 
 class RetryTest {
@@ -32,7 +29,7 @@ class RetryTest {
             .build();
 
     /** Fails the statements {@code target} selects with {@code sqlState}, for the given occurrences (1-based). */
-    static final class Injector implements ExecuteListener {
+    static final class Injector implements SqlHook {
         private final Predicate<String> target;
         private final String sqlState;
         private final Predicate<Integer> failOccurrence;
@@ -46,17 +43,16 @@ class RetryTest {
         }
 
         @Override
-        public void executeStart(ExecuteContext ctx) {
-            if (ctx.sql() != null && target.test(ctx.sql()) && failOccurrence.test(seen.incrementAndGet())) {
+        public void before(Sql sql) throws SQLException {
+            if (target.test(sql.sql()) && failOccurrence.test(seen.incrementAndGet())) {
                 injected.incrementAndGet();
-                throw new DataAccessException("injected " + sqlState,
-                        new SQLException("injected failure", sqlState));
+                throw new SQLException("injected failure", sqlState);
             }
         }
     }
 
-    private static DSLContext with(ExecuteListener... listeners) {
-        return DSL.using(Db.dsl().configuration().derive(listeners));
+    private static DSLContext with(SqlHook... hooks) {
+        return SqlHook.around(Db.dsl(), hooks);
     }
 
     private static boolean isWorkInsert(String sql) {
@@ -64,11 +60,11 @@ class RetryTest {
     }
 
     private static boolean isCompletion(String sql) {
-        return sql.startsWith("update") && sql.contains("idempotency_claim");
+        return sql.startsWith("insert") && sql.contains("idempotency_claim");
     }
 
     private static boolean isClaim(String sql) {
-        return sql.contains("idempotency_acquire");
+        return Faults.isClaim(sql);
     }
 
     @Test
@@ -159,26 +155,23 @@ class RetryTest {
         // SET TRANSACTION: Connection.setTransactionIsolation would send SET SESSION CHARACTERISTICS,
         // session state that behind a transaction-mode pooler reaches other clients' transactions.
         AtomicInteger serializationFailures = new AtomicInteger();
-        DSLContext serializable = DSL.using(Db.dsl().configuration().derive(new org.jooq.impl.DefaultExecuteListenerProvider(
-                new ExecuteListener() {
-                    @Override
-                    public void executeStart(ExecuteContext ctx) {
-                        if (ctx.sql() != null && isClaim(ctx.sql())) {
-                            try (java.sql.Statement s = ctx.connection().createStatement()) {
-                                s.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
-                            } catch (SQLException e) {
-                                throw new DataAccessException("cannot set isolation", e);
-                            }
-                        }
+        DSLContext serializable = with(new SqlHook() {
+            @Override
+            public void before(Sql sql) throws SQLException {
+                if (isClaim(sql.sql())) {
+                    try (java.sql.Statement s = sql.connection().createStatement()) {
+                        s.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
                     }
+                }
+            }
 
-                    @Override
-                    public void exception(ExecuteContext ctx) {
-                        if (ctx.sqlException() != null && "40001".equals(ctx.sqlException().getSQLState())) {
-                            serializationFailures.incrementAndGet();
-                        }
-                    }
-                })));
+            @Override
+            public void failed(Sql sql, SQLException error) {
+                if ("40001".equals(error.getSQLState())) {
+                    serializationFailures.incrementAndGet();
+                }
+            }
+        });
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(serializable, ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder().maxAttempts(50).backoff(Duration.ofMillis(1), Duration.ofMillis(20)).build())
                 .schema(Db.SCHEMA).build();

@@ -10,21 +10,18 @@ import io.github.idemtx.core.Scope;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jooq.DSLContext;
-import org.jooq.ExecuteContext;
-import org.jooq.ExecuteListener;
-import org.jooq.impl.DSL;
 import org.junit.jupiter.api.Test;
 
 /** What the library sends besides the work's own statements. */
 class RoundTripTest {
 
     private final List<String> statements = new CopyOnWriteArrayList<>();
-    private final DSLContext recorded = DSL.using(Db.dsl().configuration().derive(new ExecuteListener() {
+    private final DSLContext recorded = SqlHook.around(Db.dsl(), new SqlHook() {
         @Override
-        public void executeStart(ExecuteContext ctx) {
-            statements.add(ctx.sql());
+        public void before(Sql sql) {
+            statements.add(sql.sql());
         }
-    }));
+    });
     private final IdempotentTransaction<String> idem = IdempotentTransaction.builder(recorded, ResultCodec.utf8())
             .schema(Db.SCHEMA).build();
     private final Scope scope = Db.freshScope();
@@ -36,9 +33,9 @@ class RoundTripTest {
         idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
 
         assertThat(statements).hasSize(3);
-        assertThat(statements.get(0)).contains("idempotency_acquire");
+        assertThat(statements.get(0)).contains("pg_try_advisory_xact_lock");
         assertThat(statements.get(1)).contains(".effect");
-        assertThat(statements.get(2)).startsWith("update").endsWith("; commit");
+        assertThat(statements.get(2)).startsWith("insert").contains("idempotency_claim").endsWith("; commit");
     }
 
     @Test
@@ -49,6 +46,6 @@ class RoundTripTest {
         Outcome<String> replay = idem.run(scope, key, fingerprint, tx -> "never");
 
         assertThat(replay).isInstanceOf(Outcome.Replayed.class);
-        assertThat(statements).singleElement().asString().contains("idempotency_acquire");
+        assertThat(statements).singleElement().asString().contains("pg_try_advisory_xact_lock");
     }
 }

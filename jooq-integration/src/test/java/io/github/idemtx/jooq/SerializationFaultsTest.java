@@ -9,7 +9,9 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.jooq.internal.ClaimStatements;
 import io.github.idemtx.jooq.internal.SqlStates;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,8 +27,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jooq.DSLContext;
-import org.jooq.ExecuteContext;
-import org.jooq.ExecuteListener;
 import org.jooq.SQLDialect;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
@@ -44,21 +44,33 @@ import org.junit.jupiter.params.provider.ValueSource;
 class SerializationFaultsTest {
 
     /**
-     * Counts, per thread, the attempts of the current call: each attempt starts with a claim in state
-     * 0 (running). A rejection is recorded by a second claim, in state 2, within the same attempt.
+     * Counts, per thread, the attempts of the current call: each attempt starts with the claim
+     * statement. A rejection is recorded by a second claim within the same attempt, followed at once
+     * by the record of the failure (state 2); that claim is not an attempt.
      */
-    static final class Attempts implements ExecuteListener {
-        private final ThreadLocal<int[]> count = ThreadLocal.withInitial(() -> new int[1]);
+    static final class Attempts implements SqlHook {
+        private final ThreadLocal<int[]> count = ThreadLocal.withInitial(() -> new int[2]);
 
         @Override
-        public void executeStart(ExecuteContext ctx) {
-            if (Faults.isClaim(ctx.sql()) && Short.valueOf((short) 0).equals(ctx.query().getBindValues().get(5))) {
-                count.get()[0]++;
+        public void before(Sql sql) {
+            int[] c = count.get();
+            if (Faults.isClaim(sql.sql())) {
+                c[0]++;
+                c[1] = 1; // the last statement was a claim
+                return;
             }
+            boolean failureRecord = sql.sql().startsWith("insert") && sql.sql().contains("idempotency_claim")
+                    && Short.valueOf(ClaimStatements.FAILED).equals(sql.parameter(4));
+            if (failureRecord && c[1] == 1) {
+                c[0]--;
+            }
+            c[1] = 0;
         }
 
         void reset() {
-            count.get()[0] = 0;
+            int[] c = count.get();
+            c[0] = 0;
+            c[1] = 0;
         }
 
         int get() {
@@ -67,14 +79,13 @@ class SerializationFaultsTest {
     }
 
     /** Counts the serialization failures and deadlocks PostgreSQL itself reported. */
-    static final class RealFailures implements ExecuteListener {
+    static final class RealFailures implements SqlHook {
         final Map<String, AtomicInteger> byState = new ConcurrentHashMap<>();
 
         @Override
-        public void exception(ExecuteContext ctx) {
-            if (ctx.sqlException() != null && ctx.sqlException().getSQLState() != null
-                    && !ctx.sqlException().getMessage().startsWith("injected")) {
-                byState.computeIfAbsent(ctx.sqlException().getSQLState(), s -> new AtomicInteger()).incrementAndGet();
+        public void failed(Sql sql, SQLException error) {
+            if (error.getSQLState() != null) {
+                byState.computeIfAbsent(error.getSQLState(), s -> new AtomicInteger()).incrementAndGet();
             }
         }
 
@@ -94,7 +105,7 @@ class SerializationFaultsTest {
         Scope scope = Db.freshScope();
         Attempts attempts = new Attempts();
         RandomSqlFaults faults = new RandomSqlFaults(0.12);
-        DSLContext dsl = Db.dsl().configuration().derive(attempts, faults).dsl();
+        DSLContext dsl = SqlHook.around(Db.dsl(), attempts, faults);
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder().maxAttempts(maxAttempts).backoff(Duration.ofMillis(1), Duration.ofMillis(4)).build())
                 .schema(Db.SCHEMA).build();
@@ -194,7 +205,7 @@ class SerializationFaultsTest {
                 config.setConnectionInitSql("SET deadlock_timeout = '20ms'"); // find the real deadlocks sooner
             }
         })) {
-            DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES).configuration().derive(attempts, real).dsl();
+            DSLContext dsl = SqlHook.around(DSL.using(pool, SQLDialect.POSTGRES), attempts, real);
             IdempotentTransaction<String> strict = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
                     .policy(IdempotencyPolicy.builder().maxAttempts(maxAttempts).backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build())
                     .schema(Db.SCHEMA).build();

@@ -3,42 +3,56 @@ package io.github.idemtx.jooq.internal;
 import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaim.IDEMPOTENCY_CLAIM;
 
 import io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaim;
+import io.github.idemtx.jooq.internal.schema.tables.records.IdempotencyClaimRecord;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
-import org.jooq.Param;
-import org.jooq.Record;
+import org.jooq.InsertValuesStep8;
 import org.jooq.SQLDialect;
 import org.jooq.conf.MappedSchema;
 import org.jooq.conf.RenderMapping;
 import org.jooq.conf.Settings;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
 
 /**
- * The claim table's statements for one schema, rendered once from the generated classes and
- * executed through the caller's jOOQ configuration (so its listeners see them) with every value
- * bound. Immutable and thread-safe.
+ * The claim protocol's statements for one schema (see the V2 migration for the protocol), rendered
+ * once from the generated classes, every value bound. The claim and its record run as plain JDBC
+ * statements on the connection {@code run} holds: through jOOQ's plain-SQL path they cost about
+ * twice the client CPU (the template is parsed and the result's fields built from metadata on every
+ * execution), which the bench measured. The purge goes through the caller's jOOQ configuration.
+ * Immutable and thread-safe.
  */
 public final class ClaimStatements {
 
-    /** Claimed in this transaction, the work not yet finished; never committed in this mode. */
+    /** A claim whose work is still running; never written in this mode, kept for old rows. */
     public static final short RUNNING = 0;
     /** Completed; the result column holds the encoded value, or null for a null value. */
     public static final short SUCCEEDED = 1;
     /** Failed deterministically; the result column holds the encoded failure. */
     public static final short FAILED = 2;
 
+    private static final String PRIMARY_KEY = "idempotency_claim_pk";
+
     private static final Field<OffsetDateTime> CLOCK =
             DSL.field("clock_timestamp()", SQLDataType.TIMESTAMPWITHTIMEZONE);
     private static final Field<OffsetDateTime> STATEMENT_TIME =
             DSL.field("statement_timestamp()", SQLDataType.TIMESTAMPWITHTIMEZONE);
 
-    private final String acquireSql;
-    private final String completeSql;
-    private final String completeAndCommitSql;
+    private final String claimSql;
+    private final String awaitSql;
+    private final String insertAndCommitSql;
+    private final String upsertSql;
     private final String purgeSql;
 
     public ClaimStatements(String schema) {
@@ -46,80 +60,165 @@ public final class ClaimStatements {
                 .withRenderMapping(new RenderMapping()
                         .withSchemata(new MappedSchema().withInput("").withOutput(schema))));
         IdempotencyClaim c = IDEMPOTENCY_CLAIM;
+        String table = render.render(c);
 
-        // the function is PL/pgSQL, fenced from the code generator; its name is all we need
-        this.acquireSql = "select claimed, state, fingerprint, result, completed_at from "
-                + render.render(DSL.name(schema, "idempotency_acquire")) + "(?, ?, ?, ?, ?, ?, ?)";
+        // Step 1, sent with BEGIN: the row if it is live (then nothing is locked), else the key's
+        // lock without waiting. clock_timestamp() in the subquery's select list keeps it from being
+        // flattened, so "live" is computed once.
+        this.claimSql = "select r.live, r.state, r.fingerprint, r.result, r.completed_at,"
+                + " case when r.live then null else pg_try_advisory_xact_lock(?) end"
+                + " from (select c.expires_at > clock_timestamp() as live, c.state, c.fingerprint,"
+                + " case when c.fingerprint = ? then c.result end as result, c.completed_at"
+                + " from (select) as one left join " + table + " as c"
+                + " on c.scope = ? and c.idem_key = ?) as r";
+        // Step 2, only when someone holds the key's lock: wait for the holder, bounded
+        this.awaitSql = "select live, state, fingerprint, result, completed_at, true from "
+                + render.render(DSL.name(schema, "idempotency_await")) + "(?, ?, ?, ?, ?)";
 
-        this.completeSql = render.render(render.update(c)
-                .set(c.STATE, (Short) null)
-                .set(c.RESULT, (byte[]) null)
-                .set(c.COMPLETED_AT, CLOCK)
-                .where(c.SCOPE.eq((String) null))
-                .and(c.IDEM_KEY.eq((String) null)));
-        // pgjdbc sends both in one round trip; the Connection.commit() that follows is a no-op
-        this.completeAndCommitSql = completeSql + "; commit";
+        // Step 3: the completed row, written once. The hot path is a plain INSERT with COMMIT in one
+        // round trip (pgjdbc sends "...; commit" together; the Connection.commit() that follows is a
+        // no-op). An expired row, a failure and a savepoint's record go through the upsert instead
+        // (its WHERE lets a live row win, and it reports the completion time); the COMMIT follows
+        // on its own.
+        InsertValuesStep8<IdempotencyClaimRecord, String, String, byte[], Short, byte[], OffsetDateTime, OffsetDateTime, OffsetDateTime> insert =
+                render.insertInto(c)
+                .columns(c.SCOPE, c.IDEM_KEY, c.FINGERPRINT, c.STATE, c.RESULT, c.CREATED_AT, c.COMPLETED_AT, c.EXPIRES_AT)
+                .values(DSL.val((String) null), DSL.val((String) null), DSL.val((byte[]) null),
+                        DSL.val((Short) null), DSL.val((byte[]) null),
+                        // created_at: when the claiming transaction began
+                        DSL.field("now()", SQLDataType.TIMESTAMPWITHTIMEZONE), CLOCK,
+                        DSL.field("clock_timestamp() + ? * interval '1 millisecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
+                                DSL.val((Long) null)));
+        this.insertAndCommitSql = render.render(insert) + "; commit";
+        IdempotencyClaim excluded = c.as("excluded");
+        this.upsertSql = render.render(insert
+                .onConflict(c.SCOPE, c.IDEM_KEY)
+                .doUpdate()
+                .set(c.FINGERPRINT, excluded.FINGERPRINT)
+                .set(c.STATE, excluded.STATE)
+                .set(c.RESULT, excluded.RESULT)
+                .set(c.CREATED_AT, excluded.CREATED_AT)
+                .set(c.COMPLETED_AT, excluded.COMPLETED_AT)
+                .set(c.EXPIRES_AT, excluded.EXPIRES_AT)
+                .where(c.EXPIRES_AT.le(CLOCK))
+                .returning(c.COMPLETED_AT));
 
-        // expires_at is when a claim made at created_at would expire; the work's duration
-        // (completed_at - created_at) is added on top, so the TTL counts from completion
         // statement_timestamp() is stable within the statement, so the index bounds the scan by it;
-        // clock_timestamp() is volatile and would make PostgreSQL walk the whole index
-        Condition expired = c.EXPIRES_AT.le(STATEMENT_TIME).and(DSL.condition(
-                "{0} + (coalesce({1}, {2}) - {2}) <= clock_timestamp()", c.EXPIRES_AT, c.COMPLETED_AT, c.CREATED_AT));
+        // rows that expire while the statement runs are left for the next call
         this.purgeSql = render.render(render.deleteFrom(c)
                 .where(DSL.row(c.SCOPE, c.IDEM_KEY).in(
                         DSL.select(c.SCOPE, c.IDEM_KEY).from(c)
-                                .where(expired)
+                                .where(c.EXPIRES_AT.le(STATEMENT_TIME))
                                 .orderBy(c.EXPIRES_AT)
                                 .limit(DSL.val(0, SQLDataType.INTEGER))
                                 .forUpdate().skipLocked()))
-                .and(expired));
-    }
-
-    /** What {@code idempotency_acquire} reported. */
-    public record Claim(boolean claimed, short state, byte[] fingerprint, byte[] result, Instant completedAt) {}
-
-    /**
-     * Claims the key for the transaction of {@code tx}, waiting at most {@code waitMs} for a
-     * concurrent holder (SQLSTATE 55P03 past that), or reports who holds it.
-     */
-    public Claim acquire(DSLContext tx, String scope, String key, byte[] fingerprint, long ttlMs, int waitMs,
-            short state, byte[] result) {
-        Record r = tx.resultQuery(acquireSql,
-                        DSL.val(scope, SQLDataType.VARCHAR),
-                        DSL.val(key, SQLDataType.VARCHAR),
-                        DSL.val(fingerprint, SQLDataType.BLOB),
-                        DSL.val(ttlMs, SQLDataType.BIGINT),
-                        DSL.val(waitMs, SQLDataType.INTEGER),
-                        DSL.val(state, SQLDataType.SMALLINT),
-                        bytes(result))
-                .fetchOne();
-        if (r == null) {
-            throw new IllegalStateException("idempotency_acquire returned no row");
-        }
-        OffsetDateTime completedAt = r.get(4, OffsetDateTime.class);
-        return new Claim(
-                r.get(0, Boolean.class),
-                r.get(1, Short.class),
-                r.get(2, byte[].class),
-                r.get(3, byte[].class),
-                completedAt == null ? null : completedAt.toInstant());
+                .and(c.EXPIRES_AT.le(STATEMENT_TIME)));
     }
 
     /**
-     * Records the outcome on the claim this transaction holds; with {@code commit}, commits the
-     * transaction in the same round trip.
+     * What the claim found.
+     *
+     * @param held this transaction holds the key: run the work, then {@link #record} the outcome
+     * @param expired with {@code held}: an expired row is there, which {@link #record} takes over
+     * @param state without {@code held}: the live row's state; likewise its fingerprint, its result
+     *     (null unless the fingerprints match) and its completion time
      */
-    public void complete(DSLContext tx, String scope, String key, short state, byte[] result, boolean commit) {
-        int updated = tx.execute(commit ? completeAndCommitSql : completeSql,
-                DSL.val(state, SQLDataType.SMALLINT),
-                bytes(result),
-                DSL.val(scope, SQLDataType.VARCHAR),
-                DSL.val(key, SQLDataType.VARCHAR));
-        if (updated != 1) {
-            // cannot happen while this transaction holds the row; say so loudly if it ever does
-            throw new IllegalStateException("the completion updated " + updated + " claim rows instead of 1");
+    public record Claim(boolean held, boolean expired, short state, byte[] fingerprint, byte[] result, Instant completedAt) {}
+
+    /**
+     * Claims the key for the transaction open on {@code connection}, or reports the live row that
+     * answers it, waiting at most {@code waitMs} for a concurrent holder (SQLSTATE 55P03 past that).
+     *
+     * @throws SQLException as the driver reports it
+     */
+    public Claim claim(Connection connection, String scope, String key, byte[] fingerprint, int waitMs) throws SQLException {
+        long lockId = lockId(scope, key);
+        try (PreparedStatement ps = connection.prepareStatement(claimSql)) {
+            ps.setLong(1, lockId);
+            ps.setBytes(2, fingerprint);
+            ps.setString(3, scope);
+            ps.setString(4, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                Claim claim = read(rs, "the claim statement");
+                if (claim != null) {
+                    return claim;
+                }
+            }
         }
+        try (PreparedStatement ps = connection.prepareStatement(awaitSql)) {
+            ps.setString(1, scope);
+            ps.setString(2, key);
+            ps.setLong(3, lockId);
+            ps.setBytes(4, fingerprint);
+            ps.setInt(5, waitMs);
+            try (ResultSet rs = ps.executeQuery()) {
+                return read(rs, "idempotency_await");
+            }
+        }
+    }
+
+    /** The claim in the row of {@code rs}; null when the key's lock is held by someone else. */
+    private static Claim read(ResultSet rs, String what) throws SQLException {
+        if (!rs.next()) {
+            throw new SQLException(what + " returned no row");
+        }
+        boolean live = rs.getBoolean(1);
+        boolean absent = rs.wasNull();
+        if (live) {
+            OffsetDateTime completedAt = rs.getObject(5, OffsetDateTime.class);
+            return new Claim(false, false, rs.getShort(2), rs.getBytes(3), rs.getBytes(4),
+                    completedAt == null ? null : completedAt.toInstant());
+        }
+        if (!rs.getBoolean(6)) {
+            return null;
+        }
+        return new Claim(true, !absent, RUNNING, null, null, null);
+    }
+
+    /**
+     * Writes the completed claim that {@code claim} holds. With {@code commit} and no expired row to
+     * replace, commits the transaction in the same round trip and returns null; otherwise returns
+     * the recorded completion time and leaves the transaction open. If another call committed the
+     * key after this one read it (possible in a narrow race, or under REPEATABLE READ), it fails
+     * with SQLSTATE 40001 and nothing commits: the unit is retried, and replays.
+     *
+     * @throws SQLException as the driver reports it
+     */
+    public Instant record(Connection connection, Claim claim, String scope, String key, byte[] fingerprint, short state,
+            byte[] result, long ttlMs, boolean commit) throws SQLException {
+        if (commit && !claim.expired()) {
+            try (PreparedStatement ps = connection.prepareStatement(insertAndCommitSql)) {
+                bind(ps, scope, key, fingerprint, state, result, ttlMs);
+                ps.executeUpdate();
+                return null;
+            } catch (SQLException e) {
+                throw isDuplicateClaim(e) ? committedFirst(e) : e;
+            }
+        }
+        try (PreparedStatement ps = connection.prepareStatement(upsertSql)) {
+            bind(ps, scope, key, fingerprint, state, result, ttlMs);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw committedFirst(null);
+                }
+                return rs.getObject(1, OffsetDateTime.class).toInstant();
+            }
+        }
+    }
+
+    private static void bind(PreparedStatement ps, String scope, String key, byte[] fingerprint, short state,
+            byte[] result, long ttlMs) throws SQLException {
+        ps.setString(1, scope);
+        ps.setString(2, key);
+        ps.setBytes(3, fingerprint);
+        ps.setShort(4, state);
+        ps.setBytes(5, result);
+        ps.setLong(6, ttlMs);
+    }
+
+    private static SQLException committedFirst(SQLException cause) {
+        return new SQLException("another call with this idempotency key committed first; retry",
+                SqlStates.SERIALIZATION_FAILURE, cause);
     }
 
     /** Deletes up to {@code limit} expired claims that nobody holds; returns how many. */
@@ -127,7 +226,36 @@ public final class ClaimStatements {
         return dsl.execute(purgeSql, DSL.val(limit, SQLDataType.INTEGER));
     }
 
-    private static Param<byte[]> bytes(byte[] value) {
-        return DSL.val(value, SQLDataType.BLOB);
+    /**
+     * The id of the transaction-level advisory lock that stands for (scope, key): the first 8 bytes
+     * (big-endian) of SHA-256 over the UTF-8 scope, a 0 byte and the UTF-8 key. A collision only
+     * costs a needless wait; a cryptographic hash keeps clients from aiming at others' keys.
+     */
+    static long lockId(String scope, String key) {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+        }
+        sha.update(scope.getBytes(StandardCharsets.UTF_8));
+        sha.update((byte) 0);
+        byte[] digest = sha.digest(key.getBytes(StandardCharsets.UTF_8));
+        long id = 0;
+        for (int i = 0; i < 8; i++) {
+            id = (id << 8) | (digest[i] & 0xff);
+        }
+        return id;
+    }
+
+    private static boolean isDuplicateClaim(SQLException e) {
+        if (!SqlStates.UNIQUE_VIOLATION.equals(e.getSQLState())) {
+            return false;
+        }
+        if (e instanceof PSQLException p && p.getServerErrorMessage() != null) {
+            ServerErrorMessage m = p.getServerErrorMessage();
+            return PRIMARY_KEY.equals(m.getConstraint());
+        }
+        return String.valueOf(e.getMessage()).contains(PRIMARY_KEY);
     }
 }

@@ -10,6 +10,7 @@ public final class SqlStates {
     public static final String SERIALIZATION_FAILURE = "40001";
     public static final String DEADLOCK_DETECTED = "40P01";
     public static final String LOCK_NOT_AVAILABLE = "55P03";
+    public static final String UNIQUE_VIOLATION = "23505";
 
     private SqlStates() {}
 
