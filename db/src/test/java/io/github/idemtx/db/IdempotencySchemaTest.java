@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 
 class IdempotencySchemaTest {
@@ -59,6 +60,31 @@ class IdempotencySchemaTest {
     }
 
     @Test
+    void upgradingFromTheFirstVersionFoldsEachClaimsWorkDurationIntoItsExpiryAndDropsTheOldFunctions() throws Exception {
+        assumeFalse(db.throughPgBouncer(), "migrations go straight to the server (README, Behind a connection pooler)");
+        String schema = db.schema() + "_upgrade";
+        try (HikariDataSource ds = db.newPool(2)) {
+            Flyway.configure(IdempotencySchema.class.getClassLoader()).dataSource(ds).locations(IdempotencySchema.LOCATION)
+                    .schemas(schema).defaultSchema(schema).createSchemas(true).table(IdempotencySchema.HISTORY_TABLE)
+                    .target("1").load().migrate();
+            // V1 rows: expires_at was set at the claim; the work's duration (completed - created) counted on top
+            db.execute("INSERT INTO " + schema + ".idempotency_claim VALUES"
+                    + " ('s', 'done', decode(repeat('00', 32), 'hex'), 1, NULL, '2026-01-01 10:00:00+00', '2026-01-01 10:00:07+00', '2026-01-02 10:00:00+00'),"
+                    + " ('s', 'running', decode(repeat('00', 32), 'hex'), 0, NULL, '2026-01-01 10:00:00+00', NULL, '2026-01-02 10:00:00+00')");
+
+            assertThat(IdempotencySchema.migrate(ds, schema)).as("V2 alone").isEqualTo(1);
+
+            assertThat(query("SELECT idem_key || ' ' || to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM "
+                    + schema + ".idempotency_claim ORDER BY idem_key"))
+                    .containsExactly("done 2026-01-02 10:00:07", "running 2026-01-02 10:00:00");
+            assertThat(query("SELECT proname FROM pg_proc WHERE pronamespace = '" + schema + "'::regnamespace ORDER BY 1"))
+                    .containsExactly("idempotency_await");
+        } finally {
+            db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
+    @Test
     void refusesSchemaNamesThatAreNotPlainIdentifiers() {
         assertThatThrownBy(() -> IdempotencySchema.migrate(new HikariDataSource(), "x; drop table y"))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -71,6 +97,16 @@ class IdempotencySchemaTest {
                 .hasMessageContaining("dataSource");
         assertThatThrownBy(() -> IdempotencySchema.requireSchemaName("a".repeat(64)))
                 .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    private List<String> query(String sql) throws Exception {
+        List<String> rows = new ArrayList<>();
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                rows.add(rs.getString(1));
+            }
+        }
+        return rows;
     }
 
     private List<String> tables(String schema) throws Exception {

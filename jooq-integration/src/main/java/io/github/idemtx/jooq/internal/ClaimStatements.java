@@ -231,7 +231,7 @@ public final class ClaimStatements {
      * (big-endian) of SHA-256 over the UTF-8 scope, a 0 byte and the UTF-8 key. A collision only
      * costs a needless wait; a cryptographic hash keeps clients from aiming at others' keys.
      */
-    static long lockId(String scope, String key) {
+    public static long lockId(String scope, String key) {
         MessageDigest sha;
         try {
             sha = MessageDigest.getInstance("SHA-256");

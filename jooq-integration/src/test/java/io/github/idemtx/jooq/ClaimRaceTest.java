@@ -1,0 +1,146 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.jooq.internal.ClaimStatements;
+import io.github.idemtx.jooq.internal.SqlStates;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import org.jooq.DSLContext;
+import org.jooq.exception.DataAccessException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The claim reads the key and takes its lock in one statement, and writes the row only at the end:
+ * the unique index stays the backstop for anything that slips in between (a row committed after the
+ * read, from a snapshot older than the lock, or by a writer that ignored the lock). Here another
+ * session commits the key's row just before the call records its own; the call must not commit its
+ * work, and its retry replays the row that got there first.
+ */
+class ClaimRaceTest {
+
+    private final Scope scope = Db.freshScope();
+    private final IdempotencyKey key = Db.freshKey();
+    private final Fingerprint fingerprint = Db.fingerprint("race me");
+
+    /** Before the first statement {@code target} selects, commits a live row for the key from another session. */
+    private SqlHook slipsInBefore(Predicate<String> target, String theirResult) {
+        AtomicBoolean done = new AtomicBoolean();
+        return new SqlHook() {
+            @Override
+            public void before(Sql sql) {
+                if (target.test(sql.sql()) && done.compareAndSet(false, true)) {
+                    Db.dsl().execute("INSERT INTO " + Db.SCHEMA + ".idempotency_claim AS c"
+                            + " (scope, idem_key, fingerprint, state, result, created_at, completed_at, expires_at)"
+                            + " VALUES (?, ?, ?, 1, ?, now(), clock_timestamp(), clock_timestamp() + interval '1 hour')"
+                            + " ON CONFLICT (scope, idem_key) DO UPDATE SET result = excluded.result,"
+                            + " completed_at = excluded.completed_at, expires_at = excluded.expires_at",
+                            scope.value(), key.value(), fingerprint.bytes(), theirResult.getBytes(StandardCharsets.UTF_8));
+                }
+            }
+        };
+    }
+
+    private static boolean isInsertWithCommit(String sql) {
+        return Faults.isCompletionAndCommit(sql);
+    }
+
+    private static boolean isUpsert(String sql) {
+        return sql.startsWith("insert") && sql.contains("idempotency_claim") && sql.contains("on conflict");
+    }
+
+    @Test
+    void aRowCommittedBetweenTheClaimAndTheRecordWinsAndTheCallReplaysIt() {
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(
+                        SqlHook.around(Db.dsl(), slipsInBefore(ClaimRaceTest::isInsertWithCommit, "theirs")), ResultCodec.utf8())
+                .schema(Db.SCHEMA).build();
+        AtomicInteger runs = new AtomicInteger();
+
+        Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> {
+            runs.incrementAndGet();
+            return "mine-" + Db.writeEffect(tx, scope, key, "mine");
+        });
+
+        assertThat(outcome).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("theirs"));
+        assertThat(runs).as("the work ran once, then its transaction rolled back").hasValue(1);
+        assertThat(Db.effects(scope, key)).as("nothing of the call committed").isZero();
+        assertThat(Db.claims(scope, key)).isEqualTo(1);
+    }
+
+    @Test
+    void anExpiredRowRenewedBetweenTheClaimAndTheTakeOverWinsAndTheCallReplaysIt() {
+        IdempotentTransaction<String> plain = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        plain.run(scope, key, fingerprint, tx -> "old");
+        Db.expire(scope, key);
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(
+                        SqlHook.around(Db.dsl(), slipsInBefore(ClaimRaceTest::isUpsert, "renewed")), ResultCodec.utf8())
+                .schema(Db.SCHEMA).build();
+
+        Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> "taken-" + Db.writeEffect(tx, scope, key, "taken"));
+
+        assertThat(outcome).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("renewed"));
+        assertThat(Db.effects(scope, key)).isZero();
+        assertThat(Db.claims(scope, key)).isEqualTo(1);
+    }
+
+    @Test
+    void inAJoinedTransactionTheRaceReachesTheCallerAsASerializationFailureAndLeavesItUsable() {
+        DSLContext hooked = SqlHook.around(Db.dsl(), slipsInBefore(ClaimRaceTest::isUpsert, "theirs"));
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(hooked, ResultCodec.utf8()).schema(Db.SCHEMA).build();
+
+        assertThatThrownBy(() -> hooked.transaction(cfg -> {
+            IdempotentTransaction<String> joined = IdempotentTransaction.builder(cfg.dsl(), ResultCodec.utf8())
+                    .schema(Db.SCHEMA).build();
+            try {
+                joined.run(scope, key, fingerprint, tx -> "mine-" + Db.writeEffect(tx, scope, key, "mine"));
+            } finally {
+                // the savepoint was rolled back: the enclosing transaction still works
+                cfg.dsl().execute("select 1");
+            }
+        }))
+                .isInstanceOf(DataAccessException.class)
+                .satisfies(e -> assertThat(SqlStates.isRetryable(e)).as("40001, so a framework retries it").isTrue());
+        assertThat(Db.effects(scope, key)).isZero();
+        assertThat(idem.run(scope, key, fingerprint, tx -> "later"))
+                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("theirs"));
+    }
+
+    @Test
+    void aLiveClaimAnswersWithoutItsLockSoAReplayIsNotHeldUpByAnotherSessionHoldingIt() throws Exception {
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+                .policy(io.github.idemtx.core.IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(200)).build())
+                .schema(Db.SCHEMA).build();
+        idem.run(scope, key, fingerprint, tx -> "stored");
+
+        try (Connection side = Db.DATABASE.connect()) {
+            side.setAutoCommit(false);
+            try (PreparedStatement lock = side.prepareStatement("select pg_advisory_xact_lock(?)")) {
+                lock.setLong(1, ClaimStatements.lockId(scope.value(), key.value()));
+                lock.execute();
+            }
+            assertThat(idem.run(scope, key, fingerprint, tx -> "never"))
+                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("stored"));
+
+            // while a fresh key whose lock is held waits, and gets InProgress past the bound
+            IdempotencyKey held = Db.freshKey();
+            try (PreparedStatement lock = side.prepareStatement("select pg_advisory_xact_lock(?)")) {
+                lock.setLong(1, ClaimStatements.lockId(scope.value(), held.value()));
+                lock.execute();
+            }
+            assertThat(idem.run(scope, held, fingerprint, tx -> "blocked")).isInstanceOf(Outcome.InProgress.class);
+            side.rollback();
+            assertThat(idem.run(scope, held, fingerprint, tx -> "free")).isEqualTo(new Outcome.Executed<>("free"));
+        }
+    }
+}
