@@ -54,9 +54,10 @@ import org.postgresql.core.TransactionState;
  *   <li>{@link Outcome.InProgress}: a concurrent call holding the key did not finish within
  *       {@link IdempotencyPolicy#duplicateWait()}; nothing ran.
  * </ul>
- * A concurrent duplicate waits on PostgreSQL's unique index for the call holding the key and then
- * replays its result; the claim only becomes visible to others when the work commits, so nobody
- * ever observes a half-done call. Any other exception from the work rolls everything back, frees
+ * A concurrent duplicate waits for the call holding the key (on a transaction-level advisory lock
+ * that call holds) and then replays its result; the claim row is written once, with the result,
+ * and only becomes visible to others when the work commits, so nobody ever observes a half-done
+ * call. Any other exception from the work rolls everything back, frees
  * the key and reaches the caller. Serialization failures and deadlocks re-run the whole unit, work
  * included, up to {@link IdempotencyPolicy#maxAttempts()} times with jittered backoff. A claim older
  * than {@link IdempotencyPolicy#ttl()} counts as absent and is taken over atomically.
@@ -76,10 +77,13 @@ import org.postgresql.core.TransactionState;
  * its own; use jOOQ's {@code transaction(...)} or send a statement first to join it.
  *
  * <h2>Cost</h2>
- * First execution: one statement claims the key (sent with {@code BEGIN}), the work's own
- * statements, and one that records the result, sent together with {@code COMMIT}; the work's
- * transaction grows by one round trip. Replay: the claim statement and the end of the transaction;
- * it writes nothing.
+ * First execution: one statement claims the key (sent with {@code BEGIN}: it reads the key's row
+ * and takes the key's advisory lock without waiting), the work's own statements, and one that
+ * inserts the completed row, sent together with {@code COMMIT}; the work's transaction grows by one
+ * round trip and one row. Replay: the claim statement and the end of the transaction; it takes no
+ * lock and writes nothing. These two statements run as plain JDBC on the transaction's connection,
+ * so jOOQ {@code ExecuteListener}s of the {@code DSLContext} see the work's statements but not
+ * them.
  *
  * <p>Instances are immutable and thread-safe; create one per result type and share it.
  *
