@@ -20,15 +20,19 @@
 --   the upsert alone: if a live row got there first, that row is the answer.
 --
 -- expires_at is now the moment of expiry (completion + TTL), written with the row. V1 rows got
--- it at the claim, with the work's duration added when checked; fold that duration in once.
+-- it at the claim, with the work's duration added when checked; fold that duration in once (on a
+-- large table this rewrites every completed row: migrate at a quiet time).
+--
+-- V1's idempotency_acquire stays for now, so instances of the previous version keep working
+-- during a rolling upgrade: the two protocols still exclude each other through the unique index
+-- (a V1 caller waits on a V2 caller's INSERT, a V2 caller's INSERT fails on a V1 caller's row and
+-- its retry replays it), and V1 only ever expires a V2 row later than V2 does. A later migration
+-- drops it.
 
 /* [jooq ignore start] */
 UPDATE idempotency_claim
    SET expires_at = expires_at + (completed_at - created_at)
  WHERE completed_at > created_at;
-
-DROP FUNCTION idempotency_acquire(varchar, varchar, bytea, bigint, integer, smallint, bytea);
-DROP FUNCTION idempotency_wait_until(timestamptz, integer);
 
 -- Step 2 of the protocol, for a caller whose first statement found the key's lock held: waits for
 -- the holder to end and reports the key's state then. All waiting together is bounded by p_wait_ms
@@ -63,7 +67,7 @@ DECLARE
     left_ms  bigint;
     held     "${flyway:defaultSchema}".idempotency_claim%ROWTYPE;
 BEGIN
-    FOR attempt IN 1..10 LOOP
+    LOOP
         left_ms := ceil(extract(epoch FROM deadline - clock_timestamp()) * 1000);
         IF left_ms <= 0 THEN
             RAISE EXCEPTION 'waited % ms for the holder of this idempotency key', p_wait_ms
@@ -79,8 +83,12 @@ BEGIN
         PERFORM set_config('lock_timeout', saved, true);
 
         -- Under READ COMMITTED each statement here takes a new snapshot and sees what the holder
-        -- committed. (Under REPEATABLE READ it cannot; the INSERT at completion then fails and the
-        -- unit is retried.)
+        -- committed. Under REPEATABLE READ and SERIALIZABLE the snapshot is older than the holder's
+        -- commit: give up now, before the caller runs its work for nothing; the retry sees the row.
+        IF current_setting('transaction_isolation') <> 'read committed' THEN
+            RAISE EXCEPTION 'a concurrent call with this idempotency key ended after this transaction''s snapshot; retry'
+                USING ERRCODE = 'serialization_failure';
+        END IF;
         SELECT * INTO held FROM "${flyway:defaultSchema}".idempotency_claim c
          WHERE c.scope = p_scope AND c.idem_key = p_key;
         IF FOUND AND held.expires_at > clock_timestamp() THEN
@@ -105,10 +113,9 @@ BEGIN
             completed_at := held.completed_at;
             RETURN;
         END IF;
-        -- no live row, and another waiter took the lock first: wait for it in turn
+        -- no live row, and another waiter took the lock first: wait for it in turn, within the
+        -- same deadline
     END LOOP;
-    RAISE EXCEPTION 'idempotency claim for this key kept changing under the caller; retry'
-        USING ERRCODE = 'serialization_failure';
 END
 $fn$;
 

@@ -76,6 +76,11 @@ import org.postgresql.core.TransactionState;
  * cannot be told from a bare pooled connection, so {@code run} as its first statement commits on
  * its own; use jOOQ's {@code transaction(...)} or send a statement first to join it.
  *
+ * <p>Calling {@code run} for the same key inside that key's own work is a mistake it cannot answer
+ * well: the inner call joins the same transaction, finds no claim yet (PostgreSQL's advisory locks
+ * are re-entrant), runs and records; the outer call's record then fails, and the unit is retried
+ * until {@link RetriesExhaustedException}. Nothing commits twice.
+ *
  * <h2>Cost</h2>
  * First execution: one statement claims the key (sent with {@code BEGIN}: it reads the key's row
  * and takes the key's advisory lock without waiting), the work's own statements, and one that
@@ -181,9 +186,10 @@ public final class IdempotentTransaction<T> {
     }
 
     /**
-     * Deletes up to {@code limit} claims whose TTL has passed and that no transaction holds, in one
-     * statement; call it periodically (and again while it returns {@code limit}). Safe to run while
-     * calls are running: a claim being taken over is locked and skipped.
+     * Deletes up to {@code limit} claims whose TTL has passed, in one statement; call it
+     * periodically (and again while it returns {@code limit}). Safe to run while calls are running:
+     * it never deletes a live claim, skips rows another transaction has locked, and a call taking
+     * over an expired claim that the purge deletes simply inserts it anew.
      *
      * @param limit how many to delete at most, from 1 to 100,000
      * @return how many were deleted
@@ -340,7 +346,7 @@ public final class IdempotentTransaction<T> {
             }
             Outcome<T> outcome = recordFailure(connection, call, failure.get());
             if (outcome instanceof Outcome.Rejected<T>) {
-                boundary.keep();
+                keep(boundary, call);
             } else {
                 boundary.abandon(); // a duplicate's outcome, or the bound ran out and aborted the claim
             }
@@ -348,16 +354,30 @@ public final class IdempotentTransaction<T> {
         }
         byte[] encoded = encode(call, value);
         boolean commit = boundary.commitsWithCompletion();
+        // an expired row is replaced by an upsert that cannot carry the COMMIT; keep() sends it
+        boolean commitInRecord = commit && !claim.expired();
         try {
             record(connection, call, claim, ClaimStatements.SUCCEEDED, encoded, commit);
         } catch (DataAccessException e) {
-            if (commit && SqlStates.isConnectionLoss(e)) {
+            if (commitInRecord && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
             }
             throw e;
         }
-        boundary.keep();
+        keep(boundary, call);
         return new Outcome.Executed<>(value);
+    }
+
+    /** Ends the boundary keeping its writes; a connection lost while a COMMIT was in flight is reported as such. */
+    private static void keep(Boundary boundary, Call call) {
+        try {
+            boundary.keep();
+        } catch (DataAccessException e) {
+            if (boundary.commitsWithCompletion() && SqlStates.isConnectionLoss(e)) {
+                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+            }
+            throw e;
+        }
     }
 
     // ---------------------------------------------------------------- joined transaction

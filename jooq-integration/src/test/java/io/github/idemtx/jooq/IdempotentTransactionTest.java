@@ -455,6 +455,30 @@ class IdempotentTransactionTest {
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }
 
+    @Test
+    void reportsAnUnknownCommitOutcomeWhenTheConnectionDiesBeforeTheCommitOfATakeOver() {
+        idem.run(scope, key, fingerprint, tx -> "old");
+        Db.expire(scope, key);
+        // the take-over records with an upsert and commits on its own: kill the backend in between
+        org.jooq.DSLContext killingBeforeCommit = SqlHook.around(Db.dsl(), new SqlHook() {
+            @Override
+            public void after(Sql sql) {
+                if (sql.sql().startsWith("insert") && sql.sql().contains("on conflict")) {
+                    terminate(sql.connection());
+                }
+            }
+        });
+        IdempotentTransaction<String> dying = IdempotentTransaction.builder(killingBeforeCommit, ResultCodec.utf8())
+                .schema(Db.SCHEMA).build();
+
+        assertThatThrownBy(() -> dying.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
+                .isInstanceOf(io.github.idemtx.core.CommitOutcomeUnknownException.class);
+
+        Outcome<String> retry = idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "retry"));
+        assertThat(retry).isInstanceOf(Outcome.Executed.class);
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
+
     /** Terminates the backend of {@code connection} from another connection and waits until it is gone. */
     private static void terminate(java.sql.Connection connection) {
         try {
