@@ -117,6 +117,47 @@ class ClaimRaceTest {
     }
 
     @Test
+    void underRepeatableReadADuplicateThatWaitedRetriesBeforeRunningItsWorkAndReplays() throws Exception {
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        DSLContext repeatableRead = SqlHook.around(Db.dsl(), new SqlHook() {
+            @Override
+            public void before(Sql sql) throws java.sql.SQLException {
+                if (Faults.isClaim(sql.sql())) {
+                    try (java.sql.Statement s = sql.connection().createStatement()) {
+                        s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+                    }
+                }
+            }
+        });
+        IdempotentTransaction<String> strict = IdempotentTransaction.builder(repeatableRead, ResultCodec.utf8())
+                .policy(io.github.idemtx.core.IdempotencyPolicy.builder().backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build())
+                .schema(Db.SCHEMA).build();
+        java.util.concurrent.CountDownLatch claimed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ExecutorService holder = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Outcome<String>> first = holder.submit(() -> idem.run(scope, key, fingerprint, tx -> {
+                claimed.countDown();
+                Db.awaitWaitersOnClaim(1);
+                return "first-" + Db.writeEffect(tx, scope, key, "first");
+            }));
+            assertThat(claimed.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            AtomicInteger runs = new AtomicInteger();
+
+            Outcome<String> duplicate = strict.run(scope, key, fingerprint, tx -> {
+                runs.incrementAndGet();
+                return "duplicate-" + Db.writeEffect(tx, scope, key, "duplicate");
+            });
+
+            String value = ((Outcome.Executed<String>) first.get(30, java.util.concurrent.TimeUnit.SECONDS)).value();
+            assertThat(duplicate).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(value));
+            assertThat(runs).as("its snapshot could not see the first call's row: it retried instead of running").hasValue(0);
+            assertThat(Db.effects(scope, key)).isEqualTo(1);
+        } finally {
+            holder.shutdownNow();
+        }
+    }
+
+    @Test
     void aLiveClaimAnswersWithoutItsLockSoAReplayIsNotHeldUpByAnotherSessionHoldingIt() throws Exception {
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
                 .policy(io.github.idemtx.core.IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(200)).build())
