@@ -379,7 +379,7 @@ final class Strategies {
 
     /**
      * All client threads send the same key (and request) at the same instant through {@code run},
-     * wave after wave. One call per wave executes; the others wait on the unique index and replay,
+     * wave after wave. One call per wave executes; the others wait on the key's lock and replay,
      * or get InProgress once the policy's duplicate wait runs out.
      */
     static final class Storm implements Strategy {
