@@ -28,10 +28,10 @@ import org.postgresql.util.ServerErrorMessage;
 /**
  * The claim protocol's statements for one schema (see the V2 migration for the protocol), rendered
  * once from the generated classes, every value bound. The claim and its record run as plain JDBC
- * statements on the connection {@code run} holds: through jOOQ's plain-SQL path they cost about
- * twice the client CPU (the template is parsed and the result's fields built from metadata on every
- * execution), which the bench measured. The purge goes through the caller's jOOQ configuration.
- * Immutable and thread-safe.
+ * statements on the connection {@code run} holds: through jOOQ's plain-SQL path (the template parsed
+ * and the result's fields built from metadata on every execution) a call cost about 22 KB more
+ * allocation and, at 8 clients in the bench, 30 us more client CPU. The purge, off the hot path,
+ * goes through the caller's jOOQ configuration. Immutable and thread-safe.
  */
 public final class ClaimStatements {
 
@@ -221,7 +221,7 @@ public final class ClaimStatements {
                 SqlStates.SERIALIZATION_FAILURE, cause);
     }
 
-    /** Deletes up to {@code limit} expired claims that nobody holds; returns how many. */
+    /** Deletes up to {@code limit} expired claims, skipping rows another transaction has locked; returns how many. */
     public int purge(DSLContext dsl, int limit) {
         return dsl.execute(purgeSql, DSL.val(limit, SQLDataType.INTEGER));
     }
