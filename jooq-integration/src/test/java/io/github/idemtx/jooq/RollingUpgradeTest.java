@@ -1,0 +1,106 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * During a rolling upgrade, instances of the previous version (V1: claim with idempotency_acquire,
+ * complete with an UPDATE) and of this one run side by side on the migrated schema. They do not
+ * share a lock, but the unique index still lets only one of them commit a key, and each replays
+ * the other's answer.
+ */
+class RollingUpgradeTest {
+
+    private final Scope scope = Db.freshScope();
+    private final IdempotencyKey key = Db.freshKey();
+    private final Fingerprint fingerprint = Db.fingerprint("upgrade me");
+    private final IdempotentTransaction<String> idem =
+            IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+
+    /** What a V1 instance does up to its completion: claim, then the work's write; the transaction stays open. */
+    private Connection v1ClaimAndWork(String note) throws SQLException {
+        Connection c = Db.DATABASE.connect();
+        c.setAutoCommit(false);
+        try (PreparedStatement ps = c.prepareStatement("select claimed, state from " + Db.SCHEMA
+                + ".idempotency_acquire(?, ?, ?, ?, ?, ?::smallint, ?)")) {
+            ps.setString(1, scope.value());
+            ps.setString(2, key.value());
+            ps.setBytes(3, fingerprint.bytes());
+            ps.setLong(4, 86_400_000L);
+            ps.setInt(5, 5000);
+            ps.setShort(6, (short) 0);
+            ps.setBytes(7, null);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    c.rollback();
+                    c.close();
+                    return null; // V1 would replay
+                }
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("insert into " + Db.SCHEMA + ".effect (scope, idem_key, note) values (?, ?, ?)")) {
+            ps.setString(1, scope.value());
+            ps.setString(2, key.value());
+            ps.setString(3, note);
+            ps.executeUpdate();
+        }
+        return c;
+    }
+
+    private static void v1Complete(Connection c, IdempotencyKey key, Scope scope, String value) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("update " + Db.SCHEMA + ".idempotency_claim set state = 1, result = ?,"
+                + " completed_at = clock_timestamp() where scope = ? and idem_key = ?; commit")) {
+            ps.setBytes(1, value.getBytes(StandardCharsets.UTF_8));
+            ps.setString(2, scope.value());
+            ps.setString(3, key.value());
+            ps.executeUpdate();
+        }
+        c.close();
+    }
+
+    @Test
+    void aCallOfThisVersionRacingAPreviousVersionsCallReplaysItsAnswer() throws Exception {
+        Connection v1 = v1ClaimAndWork("v1");
+        assertThat(v1).isNotNull();
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            // not holding V1's (absent) lock, the V2 call runs its work, then its INSERT waits on V1's row
+            Future<Outcome<String>> v2 = thread.submit(() -> idem.run(scope, key, fingerprint,
+                    tx -> "v2-" + Db.writeEffect(tx, scope, key, "v2")));
+            Db.DATABASE.awaitLockWaiters("query LIKE 'insert into%idempotency_claim%'", 1);
+            v1Complete(v1, key, scope, "v1-answer");
+
+            assertThat(v2.get(30, TimeUnit.SECONDS))
+                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("v1-answer"));
+            assertThat(Db.effects(scope, key)).isEqualTo(1);
+            assertThat(Db.claims(scope, key)).isEqualTo(1);
+        } finally {
+            thread.shutdownNow();
+        }
+    }
+
+    @Test
+    void aPreviousVersionsCallAfterThisVersionCompletedFindsTheKeyTaken() throws Exception {
+        assertThat(idem.run(scope, key, fingerprint, tx -> "v2-" + Db.writeEffect(tx, scope, key, "v2")))
+                .isInstanceOf(Outcome.Executed.class);
+
+        assertThat(v1ClaimAndWork("v1")).as("V1's claim reports the key as held: it replays").isNull();
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
+}
