@@ -86,9 +86,9 @@ import org.postgresql.core.TransactionState;
  * and takes the key's advisory lock without waiting), the work's own statements, and one that
  * inserts the completed row, sent together with {@code COMMIT}; the work's transaction grows by one
  * round trip and one row. Replay: the claim statement and the end of the transaction; it takes no
- * lock and writes nothing. These two statements run as plain JDBC on the transaction's connection,
- * so jOOQ {@code ExecuteListener}s of the {@code DSLContext} see the work's statements but not
- * them.
+ * lock and writes nothing. The library's statements (the claim, a duplicate's wait, the record)
+ * run as plain JDBC on the transaction's connection, so jOOQ {@code ExecuteListener}s of the
+ * {@code DSLContext} see the work's statements but not them.
  *
  * <p>Instances are immutable and thread-safe; create one per result type and share it.
  *
@@ -276,7 +276,7 @@ public final class IdempotentTransaction<T> {
 
             @Override
             public void keep() {
-                end(connection, true); // a no-op after the COMMIT sent with the completion; kept as a guard
+                end(connection, true); // a no-op when the record carried the COMMIT
             }
 
             @Override
@@ -355,7 +355,7 @@ public final class IdempotentTransaction<T> {
         byte[] encoded = encode(call, value);
         boolean commit = boundary.commitsWithCompletion();
         // an expired row is replaced by an upsert that cannot carry the COMMIT; keep() sends it
-        boolean commitInRecord = commit && !claim.expired();
+        boolean commitInRecord = commit && claim.recordCarriesCommit();
         try {
             record(connection, call, claim, ClaimStatements.SUCCEEDED, encoded, commit);
         } catch (DataAccessException e) {

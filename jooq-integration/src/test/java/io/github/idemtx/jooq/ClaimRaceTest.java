@@ -52,18 +52,10 @@ class ClaimRaceTest {
         };
     }
 
-    private static boolean isInsertWithCommit(String sql) {
-        return Faults.isCompletionAndCommit(sql);
-    }
-
-    private static boolean isUpsert(String sql) {
-        return sql.startsWith("insert") && sql.contains("idempotency_claim") && sql.contains("on conflict");
-    }
-
     @Test
     void aRowCommittedBetweenTheClaimAndTheRecordWinsAndTheCallReplaysIt() {
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(
-                        SqlHook.around(Db.dsl(), slipsInBefore(ClaimRaceTest::isInsertWithCommit, "theirs")), ResultCodec.utf8())
+                        SqlHook.around(Db.dsl(), slipsInBefore(Faults::isCompletionAndCommit, "theirs")), ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
         AtomicInteger runs = new AtomicInteger();
 
@@ -84,7 +76,7 @@ class ClaimRaceTest {
         plain.run(scope, key, fingerprint, tx -> "old");
         Db.expire(scope, key);
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(
-                        SqlHook.around(Db.dsl(), slipsInBefore(ClaimRaceTest::isUpsert, "renewed")), ResultCodec.utf8())
+                        SqlHook.around(Db.dsl(), slipsInBefore(Faults::isUpsert, "renewed")), ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
 
         Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> "taken-" + Db.writeEffect(tx, scope, key, "taken"));
@@ -96,7 +88,7 @@ class ClaimRaceTest {
 
     @Test
     void inAJoinedTransactionTheRaceReachesTheCallerAsASerializationFailureAndLeavesItUsable() {
-        DSLContext hooked = SqlHook.around(Db.dsl(), slipsInBefore(ClaimRaceTest::isUpsert, "theirs"));
+        DSLContext hooked = SqlHook.around(Db.dsl(), slipsInBefore(Faults::isUpsert, "theirs"));
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(hooked, ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
         assertThatThrownBy(() -> hooked.transaction(cfg -> {

@@ -31,9 +31,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * </ul>
  *
  * The client must connect with {@code sslmode=disable} (the bytes must be readable), and pgjdbc
- * splits {@code update ...; commit} into one Parse per statement, so the COMMIT is recognised as
- * a Parse of {@code commit} that follows a Parse of the completion's {@code update} in the same
- * batch (a single Parse ending in {@code ; commit} is recognised too). One cut per arming.
+ * splits {@code insert ...; commit} into one Parse per statement, so the COMMIT is recognised as
+ * a Parse of {@code commit} that follows a Parse of the record's {@code insert} into the claim table
+ * in the same batch (a single Parse ending in {@code ; commit} is recognised too). One cut per arming.
  */
 final class CuttingProxy implements AutoCloseable {
 
@@ -142,10 +142,10 @@ final class CuttingProxy implements AutoCloseable {
                     if (type == 'P') {
                         String query = parsedQuery(payload);
                         boolean commit = query.equals("commit") || query.endsWith("; commit");
-                        if (commit && (completionInBatch || isCompletion(query))) {
+                        if (commit && (completionInBatch || Faults.isRecord(query))) {
                             cut = armed.getAndSet(null);
                         }
-                        completionInBatch = isCompletion(query);
+                        completionInBatch = Faults.isRecord(query);
                     } else if (type == 'S') {
                         completionInBatch = false;
                     }
@@ -209,10 +209,6 @@ final class CuttingProxy implements AutoCloseable {
             closeQuietly(client);
             closeQuietly(server);
         }
-    }
-
-    private static boolean isCompletion(String query) {
-        return query.startsWith("insert") && query.contains("idempotency_claim");
     }
 
     /** The query text of a Parse message: a statement name, then the query, both NUL-terminated. */

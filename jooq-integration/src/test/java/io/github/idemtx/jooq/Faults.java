@@ -24,9 +24,24 @@ final class Faults {
         return sql != null && sql.contains("pg_try_advisory_xact_lock");
     }
 
-    /** Whether the statement is the completion sent together with COMMIT. */
+    /** Whether the statement records the outcome: an insert into the claim table, plain or upsert. */
+    static boolean isRecord(String sql) {
+        return sql != null && sql.startsWith("insert") && sql.contains("idempotency_claim");
+    }
+
+    /** Whether the statement is the record sent together with COMMIT (a fresh key's completion). */
     static boolean isCompletionAndCommit(String sql) {
-        return sql != null && sql.startsWith("insert") && sql.contains("idempotency_claim") && sql.endsWith("; commit");
+        return isRecord(sql) && sql.endsWith("; commit");
+    }
+
+    /** Whether the statement is the upsert record (take-over, failure, inside a caller's transaction), which cannot carry the COMMIT. */
+    static boolean isUpsert(String sql) {
+        return isRecord(sql) && sql.contains("on conflict");
+    }
+
+    /** Whether the statement is the wait for a key's holder. */
+    static boolean isAwait(String sql) {
+        return sql != null && sql.contains("idempotency_await");
     }
 
     /** The PostgreSQL backend serving {@code connection}, known to pgjdbc without a round trip. */

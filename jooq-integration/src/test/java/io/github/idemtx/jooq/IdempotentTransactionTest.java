@@ -463,7 +463,7 @@ class IdempotentTransactionTest {
         org.jooq.DSLContext killingBeforeCommit = SqlHook.around(Db.dsl(), new SqlHook() {
             @Override
             public void after(Sql sql) {
-                if (sql.sql().startsWith("insert") && sql.sql().contains("on conflict")) {
+                if (Faults.isUpsert(sql.sql())) {
                     terminate(sql.connection());
                 }
             }

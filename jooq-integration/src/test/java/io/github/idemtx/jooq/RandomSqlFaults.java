@@ -54,8 +54,14 @@ final class RandomSqlFaults implements SqlHook {
         if (Faults.isClaim(sql)) {
             return "claim";
         }
+        if (Faults.isAwait(sql)) {
+            return "await";
+        }
         if (Faults.isCompletionAndCommit(sql)) {
             return "completion";
+        }
+        if (Faults.isRecord(sql)) {
+            return "record";
         }
         return "work";
     }

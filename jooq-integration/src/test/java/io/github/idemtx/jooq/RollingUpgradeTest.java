@@ -32,11 +32,12 @@ class RollingUpgradeTest {
     private final IdempotentTransaction<String> idem =
             IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
-    /** What a V1 instance does up to its completion: claim, then the work's write; the transaction stays open. */
-    private Connection v1ClaimAndWork(String note) throws SQLException {
-        Connection c = Db.DATABASE.connect();
-        c.setAutoCommit(false);
-        try (PreparedStatement ps = c.prepareStatement("select claimed, state from " + Db.SCHEMA
+    /** What V1's claim function answered. */
+    private record V1Claim(boolean claimed, short state, byte[] result) {}
+
+    /** A V1 instance's claim, in the transaction open on {@code c}. */
+    private V1Claim v1Acquire(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("select claimed, state, result from " + Db.SCHEMA
                 + ".idempotency_acquire(?, ?, ?, ?, ?, ?::smallint, ?)")) {
             ps.setString(1, scope.value());
             ps.setString(2, key.value());
@@ -47,13 +48,16 @@ class RollingUpgradeTest {
             ps.setBytes(7, null);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                if (!rs.getBoolean(1)) {
-                    c.rollback();
-                    c.close();
-                    return null; // V1 would replay
-                }
+                return new V1Claim(rs.getBoolean(1), rs.getShort(2), rs.getBytes(3));
             }
         }
+    }
+
+    /** What a V1 instance does up to its completion: claim, then the work's write; the transaction stays open. */
+    private Connection v1ClaimAndWork(String note) throws SQLException {
+        Connection c = Db.DATABASE.connect();
+        c.setAutoCommit(false);
+        assertThat(v1Acquire(c).claimed()).isTrue();
         try (PreparedStatement ps = c.prepareStatement("insert into " + Db.SCHEMA + ".effect (scope, idem_key, note) values (?, ?, ?)")) {
             ps.setString(1, scope.value());
             ps.setString(2, key.value());
@@ -77,7 +81,6 @@ class RollingUpgradeTest {
     @Test
     void aCallOfThisVersionRacingAPreviousVersionsCallReplaysItsAnswer() throws Exception {
         Connection v1 = v1ClaimAndWork("v1");
-        assertThat(v1).isNotNull();
         ExecutorService thread = Executors.newSingleThreadExecutor();
         try {
             // not holding V1's (absent) lock, the V2 call runs its work, then its INSERT waits on V1's row
@@ -96,11 +99,18 @@ class RollingUpgradeTest {
     }
 
     @Test
-    void aPreviousVersionsCallAfterThisVersionCompletedFindsTheKeyTaken() throws Exception {
-        assertThat(idem.run(scope, key, fingerprint, tx -> "v2-" + Db.writeEffect(tx, scope, key, "v2")))
-                .isInstanceOf(Outcome.Executed.class);
+    void aPreviousVersionsCallAfterThisVersionCompletedReplaysItsAnswer() throws Exception {
+        Outcome<String> v2 = idem.run(scope, key, fingerprint, tx -> "v2-" + Db.writeEffect(tx, scope, key, "v2"));
+        String answer = ((Outcome.Executed<String>) v2).value();
 
-        assertThat(v1ClaimAndWork("v1")).as("V1's claim reports the key as held: it replays").isNull();
+        try (Connection c = Db.DATABASE.connect()) {
+            c.setAutoCommit(false);
+            V1Claim v1 = v1Acquire(c);
+            c.rollback();
+            assertThat(v1.claimed()).as("V1's claim finds the key held").isFalse();
+            assertThat(v1.state()).as("completed").isEqualTo((short) 1);
+            assertThat(new String(v1.result(), StandardCharsets.UTF_8)).as("and replays this version's answer").isEqualTo(answer);
+        }
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }
 }

@@ -22,10 +22,14 @@ import org.jooq.impl.DSL;
  * (which jOOQ executes) and the library's claim statements (which run as plain JDBC), at the JDBC
  * level where both pass. A hook that throws an {@link SQLException} fails the statement the way the
  * driver would. Hooks must be thread-safe.
+ *
+ * <p>Not seen: batches, callable statements, and the connection's own commit, rollback and
+ * savepoint calls. The hooked context's connection provider is not a {@code DefaultConnectionProvider},
+ * so {@code run} on it joins a caller's transaction only when one is open on the connection.
  */
 interface SqlHook {
 
-    /** One execution: the connection (the driver's own, not the hooked one), the SQL and its parameters. */
+    /** One execution: the connection underneath the hooked one (a hook's own statements on it are not hooked), the SQL and its parameters. */
     record Sql(Connection connection, String sql, Map<Integer, Object> parameters) {
         /** The parameter at {@code index} (1-based), as the statement was given it. */
         Object parameter(int index) {
@@ -73,6 +77,10 @@ interface SqlHook {
             InvocationHandler handler = new InvocationHandler() {
                 @Override
                 public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+                    Object identity = identity(proxy, method, args);
+                    if (identity != null) {
+                        return identity;
+                    }
                     Object result = call(connection, method, args);
                     if (result instanceof PreparedStatement ps && method.getName().equals("prepareStatement")) {
                         return statement(PreparedStatement.class, ps, (Connection) proxy, connection, (String) args[0], hooks);
@@ -91,6 +99,10 @@ interface SqlHook {
             Map<Integer, Object> parameters = new TreeMap<>();
             InvocationHandler handler = (proxy, method, args) -> {
                 String name = method.getName();
+                Object identity = identity(proxy, method, args);
+                if (identity != null) {
+                    return identity;
+                }
                 if (name.equals("getConnection")) {
                     return proxyConnection;
                 }
@@ -99,7 +111,7 @@ interface SqlHook {
                 } else if (name.equals("clearParameters")) {
                     parameters.clear();
                 }
-                if (!name.startsWith("execute") || name.equals("executeBatch")) {
+                if (!name.startsWith("execute") || name.endsWith("Batch")) {
                     return call(statement, method, args);
                 }
                 String text = preparedSql != null ? preparedSql : (String) args[0];
@@ -122,6 +134,17 @@ interface SqlHook {
                 return result;
             };
             return type.cast(Proxy.newProxyInstance(SqlHook.class.getClassLoader(), new Class<?>[] {type}, handler));
+        }
+
+        /** equals and hashCode by the proxy's identity; null for every other method. */
+        private static Object identity(Object proxy, Method method, Object[] args) {
+            if (method.getName().equals("equals") && args != null && args.length == 1) {
+                return proxy == args[0];
+            }
+            if (method.getName().equals("hashCode") && (args == null || args.length == 0)) {
+                return System.identityHashCode(proxy);
+            }
+            return null;
         }
 
         private static Object call(Object target, Method method, Object[] args) throws Throwable {

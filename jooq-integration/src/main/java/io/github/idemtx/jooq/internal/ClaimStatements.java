@@ -35,7 +35,7 @@ import org.postgresql.util.ServerErrorMessage;
  */
 public final class ClaimStatements {
 
-    /** A claim whose work is still running; never written in this mode, kept for old rows. */
+    /** A claim whose work is still running: the state of a claim this transaction holds; never written in this mode (V1 wrote it). */
     public static final short RUNNING = 0;
     /** Completed; the result column holds the encoded value, or null for a null value. */
     public static final short SUCCEEDED = 1;
@@ -123,7 +123,16 @@ public final class ClaimStatements {
      * @param state without {@code held}: the live row's state; likewise its fingerprint, its result
      *     (null unless the fingerprints match) and its completion time
      */
-    public record Claim(boolean held, boolean expired, short state, byte[] fingerprint, byte[] result, Instant completedAt) {}
+    public record Claim(boolean held, boolean expired, short state, byte[] fingerprint, byte[] result, Instant completedAt) {
+
+        /**
+         * Whether {@link #record} can send the COMMIT with the row: for a fresh key (a plain INSERT),
+         * not for an expired row (an upsert, whose outcome must be read before committing).
+         */
+        public boolean recordCarriesCommit() {
+            return !expired;
+        }
+    }
 
     /**
      * Claims the key for the transaction open on {@code connection}, or reports the live row that
@@ -186,7 +195,7 @@ public final class ClaimStatements {
      */
     public Instant record(Connection connection, Claim claim, String scope, String key, byte[] fingerprint, short state,
             byte[] result, long ttlMs, boolean commit) throws SQLException {
-        if (commit && !claim.expired()) {
+        if (commit && claim.recordCarriesCommit()) {
             try (PreparedStatement ps = connection.prepareStatement(insertAndCommitSql)) {
                 bind(ps, scope, key, fingerprint, state, result, ttlMs);
                 ps.executeUpdate();
