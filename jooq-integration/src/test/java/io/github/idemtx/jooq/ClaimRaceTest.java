@@ -111,16 +111,7 @@ class ClaimRaceTest {
     @Test
     void underRepeatableReadADuplicateThatWaitedRetriesBeforeRunningItsWorkAndReplays() throws Exception {
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
-        DSLContext repeatableRead = SqlHook.around(Db.dsl(), new SqlHook() {
-            @Override
-            public void before(Sql sql) throws java.sql.SQLException {
-                if (Faults.isClaim(sql.sql())) {
-                    try (java.sql.Statement s = sql.connection().createStatement()) {
-                        s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-                    }
-                }
-            }
-        });
+        DSLContext repeatableRead = SqlHook.around(Db.dsl(), Faults.isolationAtClaim("REPEATABLE READ"));
         IdempotentTransaction<String> strict = IdempotentTransaction.builder(repeatableRead, ResultCodec.utf8())
                 .policy(io.github.idemtx.core.IdempotencyPolicy.builder().backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build())
                 .schema(Db.SCHEMA).build();

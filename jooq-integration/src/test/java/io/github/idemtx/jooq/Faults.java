@@ -44,6 +44,25 @@ final class Faults {
         return sql != null && sql.contains("idempotency_await");
     }
 
+    /**
+     * A hook that runs each attempt's transaction at {@code level} (e.g. "SERIALIZABLE"), set just
+     * before the claim opens it with SET TRANSACTION: Connection.setTransactionIsolation would send
+     * SET SESSION CHARACTERISTICS, session state that behind a transaction-mode pooler reaches other
+     * clients' transactions.
+     */
+    static SqlHook isolationAtClaim(String level) {
+        return new SqlHook() {
+            @Override
+            public void before(Sql sql) throws SQLException {
+                if (isClaim(sql.sql())) {
+                    try (java.sql.Statement s = sql.connection().createStatement()) {
+                        s.execute("SET TRANSACTION ISOLATION LEVEL " + level);
+                    }
+                }
+            }
+        };
+    }
+
     /** The PostgreSQL backend serving {@code connection}, known to pgjdbc without a round trip. */
     static int backendPid(Connection connection) {
         try {

@@ -144,20 +144,9 @@ class RetryTest {
     void aRealSerializationFailureUnderSerializableIsRetriedToExactlyOneEffect() throws Exception {
         // Every call reads the count of effects in its scope and writes one more: under SERIALIZABLE
         // concurrent calls conflict (40001), and the retries must still leave one effect per key.
-        // Each attempt's transaction is made SERIALIZABLE just before the claim opens it, with
-        // SET TRANSACTION: Connection.setTransactionIsolation would send SET SESSION CHARACTERISTICS,
-        // session state that behind a transaction-mode pooler reaches other clients' transactions.
+        // Each attempt's transaction is made SERIALIZABLE just before the claim opens it (Faults.isolationAtClaim).
         AtomicInteger serializationFailures = new AtomicInteger();
-        DSLContext serializable = with(new SqlHook() {
-            @Override
-            public void before(Sql sql) throws SQLException {
-                if (Faults.isClaim(sql.sql())) {
-                    try (java.sql.Statement s = sql.connection().createStatement()) {
-                        s.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
-                    }
-                }
-            }
-
+        DSLContext serializable = with(Faults.isolationAtClaim("SERIALIZABLE"), new SqlHook() {
             @Override
             public void failed(Sql sql, SQLException error) {
                 // not idempotency_await's: under SERIALIZABLE it gives up with 40001 whenever a duplicate waited
