@@ -22,7 +22,7 @@ class IdempotencySchemaTest {
     void createsTheClaimTableInTheNamedSchemaWithItsOwnHistoryTable() throws Exception {
         String schema = db.schema() + "_own";
         try (HikariDataSource ds = db.newPool(2)) {
-            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(2);
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(3);
             assertThat(tables(schema)).contains("idempotency_claim", "idempotency_schema_history");
             assertThat(IdempotencySchema.migrate(ds, schema)).as("second run is a no-op").isZero();
         } finally {
@@ -37,7 +37,7 @@ class IdempotencySchemaTest {
         db.execute("CREATE TABLE " + schema + ".flyway_schema_history (installed_rank int primary key)");
         db.execute("CREATE TABLE " + schema + ".accounts (id bigint primary key)");
         try (HikariDataSource ds = db.newPool(2)) {
-            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(2);
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(3);
             assertThat(tables(schema)).contains("accounts", "flyway_schema_history", "idempotency_claim",
                     "idempotency_schema_history");
         } finally {
@@ -52,7 +52,7 @@ class IdempotencySchemaTest {
                 + " connection: migrations go straight to the server (README, Behind a connection pooler)");
         String schema = db.schema() + "_state";
         try (HikariDataSource ds = db.newPool(8)) {
-            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(2);
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(3);
             assertThat(db.leftoverSessionState(ds)).isEmpty();
         } finally {
             db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
@@ -72,14 +72,14 @@ class IdempotencySchemaTest {
                     + " ('s', 'done', decode(repeat('00', 32), 'hex'), 1, NULL, '2026-01-01 10:00:00+00', '2026-01-01 10:00:07+00', '2026-01-02 10:00:00+00'),"
                     + " ('s', 'running', decode(repeat('00', 32), 'hex'), 0, NULL, '2026-01-01 10:00:00+00', NULL, '2026-01-02 10:00:00+00')");
 
-            assertThat(IdempotencySchema.migrate(ds, schema)).as("V2 alone").isEqualTo(1);
+            assertThat(IdempotencySchema.migrate(ds, schema)).as("V2 and V3").isEqualTo(2);
 
             assertThat(query("SELECT idem_key || ' ' || to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM "
                     + schema + ".idempotency_claim ORDER BY idem_key"))
                     .containsExactly("done 2026-01-02 10:00:07", "running 2026-01-02 10:00:00");
             assertThat(query("SELECT proname FROM pg_proc WHERE pronamespace = '" + schema + "'::regnamespace ORDER BY 1"))
                     .as("V1's function stays for instances not yet upgraded").containsExactly("idempotency_acquire",
-                            "idempotency_await", "idempotency_wait_until");
+                            "idempotency_await", "idempotency_claim_visible", "idempotency_wait_until");
         } finally {
             db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         }
