@@ -16,18 +16,22 @@ public class IdempotencyException extends RuntimeException {
     private final transient Scope scope;
     private final transient IdempotencyKey key;
 
+    /**
+     * @param scope the call's scope; null only for an operation that is not one call (a purge)
+     * @param key the call's key; null only when {@code scope} is
+     */
     public IdempotencyException(Scope scope, IdempotencyKey key, String message, Throwable cause) {
-        super(message + " (scope '" + scope + "', key '" + key + "')", cause);
+        super(scope == null && key == null ? message : message + " (scope '" + scope + "', key '" + key + "')", cause);
         this.scope = scope;
         this.key = key;
     }
 
-    /** The scope of the call that failed. */
+    /** The scope of the call that failed; null for an operation that is not one call. */
     public Scope scope() {
         return scope;
     }
 
-    /** The key of the call that failed. */
+    /** The key of the call that failed; null for an operation that is not one call. */
     public IdempotencyKey key() {
         return key;
     }

@@ -11,26 +11,33 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.jooq.TransactionDetector.Detection;
 import io.github.idemtx.jooq.internal.ClaimStatements;
 import io.github.idemtx.jooq.internal.ClaimStatements.Claim;
 import io.github.idemtx.jooq.internal.FailureEncoding;
+import io.github.idemtx.jooq.internal.Jdbc;
 import io.github.idemtx.jooq.internal.NestedTransactionProvider;
 import io.github.idemtx.jooq.internal.SqlStates;
+import io.github.idemtx.jooq.internal.TransactionOwnership;
+import io.github.idemtx.jooq.internal.TransactionOwnership.Decision;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 import org.jooq.Configuration;
 import org.jooq.ConnectionProvider;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DefaultConnectionProvider;
-import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
 /**
@@ -62,19 +69,30 @@ import org.postgresql.core.TransactionState;
  * included, up to {@link IdempotencyPolicy#maxAttempts()} times with jittered backoff. A claim older
  * than {@link IdempotencyPolicy#ttl()} counts as absent and is taken over atomically.
  *
- * <h2>Transactions</h2>
- * Normally {@code run} takes a connection from the {@code DSLContext}'s connection provider, runs
- * its own transaction on it and commits it, whatever {@code TransactionProvider} is configured; a
- * pool whose connections have auto-commit off is fine. It joins an enclosing transaction instead
- * when the connection has auto-commit off and either the {@code DSLContext} is bound to one
- * connection (the context of an open jOOQ {@code transaction(...)}, or {@code DSL.using(connection)}
- * on a connection the caller manages) or pgjdbc reports a transaction open on it (statements of a
- * framework-managed transaction already ran). Joined, it works inside a savepoint: nothing commits
- * until the enclosing transaction does, a rollback of the enclosing transaction undoes the claim
- * too, and serialization failures are not retried but reach the caller, whose transaction they
- * doomed. A framework transaction on a pooled {@code DataSource} that has not sent a statement yet
- * cannot be told from a bare pooled connection, so {@code run} as its first statement commits on
- * its own; use jOOQ's {@code transaction(...)} or send a statement first to join it.
+ * <h2>Who owns the transaction</h2>
+ * Decided per call by the {@link TransactionMode} set on the builder (default
+ * {@link TransactionMode#DETECT}) and by {@link TransactionDetector}s that ask the transaction
+ * manager itself, never from the connection's transaction state alone:
+ * <ul>
+ *   <li><b>Own</b>: a {@code DSLContext} over a {@code DataSource} or pool, with no caller
+ *       transaction open. {@code run} takes a connection, runs its own transaction and has
+ *       committed it when it returns {@code Executed}, {@code Replayed} or {@code Rejected}; also on
+ *       a pool whose connections have auto-commit off, and when the pool's own statements (a test
+ *       query, init SQL, {@code schema}) left a transaction open on the connection it hands out:
+ *       that transaction is nobody's, and is committed first. Serialization failures and deadlocks
+ *       are retried here.
+ *   <li><b>Joined</b>: the context of an open jOOQ {@code transaction(cfg -> ...)} (nested ones
+ *       too), a {@code DSLContext} with jOOQ's {@code ThreadLocalTransactionProvider} inside one of
+ *       its transactions (also as the first statement), {@code DSL.using(connection)} on a connection
+ *       the caller manages with auto-commit off, or whatever a registered detector (the Spring
+ *       module's) reports. {@code run} works inside a savepoint: nothing commits until the caller
+ *       does, the caller's rollback undoes the claim too, the caller's transaction stays usable
+ *       after every outcome and exception, and serialization failures reach the caller, whose
+ *       transaction they doomed. A joined claim's TTL counts from the caller's commit.
+ *   <li><b>Refused</b> with {@link TransactionOwnershipException}, before any SQL of the call and
+ *       before the work, where it cannot tell (see {@link TransactionMode#DETECT}) or the stated
+ *       mode contradicts what it sees, and on a read-only connection.
+ * </ul>
  *
  * <p>Calling {@code run} for the same key inside that key's own work is a mistake it cannot answer
  * well: the inner call joins the same transaction, finds no claim yet (PostgreSQL's advisory locks
@@ -101,8 +119,9 @@ public final class IdempotentTransaction<T> {
     private final ResultCodec<T> codec;
     private final String schema;
     private final ClaimStatements sql;
+    private final TransactionOwnership ownership;
     private final long ttlMillis;
-    private final int waitMillis;
+    private final long waitNanos;
 
     private IdempotentTransaction(Builder<T> b) {
         this.dsl = b.dsl;
@@ -110,14 +129,16 @@ public final class IdempotentTransaction<T> {
         this.codec = b.codec;
         this.schema = b.schema;
         this.sql = new ClaimStatements(b.schema);
+        this.ownership = new TransactionOwnership(b.mode, b.detectors);
         this.ttlMillis = policy.ttl().toMillis();
-        this.waitMillis = Math.toIntExact(policy.duplicateWait().toMillis());
+        this.waitNanos = policy.duplicateWait().toNanos();
     }
 
     /**
-     * An instance with the claim table in the {@value IdempotencySchema#DEFAULT_SCHEMA} schema.
+     * An instance with the claim table in the {@value IdempotencySchema#DEFAULT_SCHEMA} schema and
+     * {@link TransactionMode#DETECT}.
      *
-     * @param dsl where connections come from; an open transaction's context makes {@code run} join it
+     * @param dsl where connections come from; the context of an open transaction makes {@code run} join it
      * @param policy the behaviour; see {@link IdempotencyPolicy#defaults()}
      * @param codec how results are stored, e.g. {@link ResultCodec#json(Class)}
      * @throws NullPointerException if an argument is null
@@ -126,7 +147,7 @@ public final class IdempotentTransaction<T> {
         return builder(dsl, codec).policy(policy).build();
     }
 
-    /** A builder, for a claim table in another schema. */
+    /** A builder, for a claim table in another schema, a stated transaction mode or a detector. */
     public static <T> Builder<T> builder(DSLContext dsl, ResultCodec<T> codec) {
         return new Builder<>(dsl, codec);
     }
@@ -141,16 +162,24 @@ public final class IdempotentTransaction<T> {
         return schema;
     }
 
+    /** How this instance decides who owns the transaction. */
+    public TransactionMode transactionMode() {
+        return ownership.mode();
+    }
+
     /**
      * Runs {@code work} once for ({@code scope}, {@code key}), or replays what the first call
-     * recorded; see the class documentation for every outcome.
+     * recorded; see the class documentation for every outcome and for who owns the transaction.
      *
      * @param scope whose key this is (the authenticated principal), never from client input alone
      * @param key the client's idempotency key
      * @param fingerprint the request's fingerprint; a different one with the same key is a mismatch
      * @param work the business write, through the {@code tx} it is given
-     * @return the outcome; never null
+     * @return the outcome; never null. Owning its transaction, {@code Executed}, {@code Replayed}
+     *     and {@code Rejected} mean committed; joined, they commit or vanish with the caller's transaction
      * @throws NullPointerException if an argument is null, before any SQL runs
+     * @throws TransactionOwnershipException if it cannot tell whether to own or join the
+     *     transaction, or was told something that contradicts what it sees; before any SQL runs
      * @throws RuntimeException any unchecked exception the work threw that the policy does not call
      *     deterministic, unchanged, after a full rollback
      * @throws WorkFailedException if the work threw such a checked exception
@@ -166,79 +195,153 @@ public final class IdempotentTransaction<T> {
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(work, "work must not be null");
-        Call call = new Call(scope, key, fingerprint, work);
-
-        ConnectionProvider provider = dsl.configuration().connectionProvider();
-        Connection connection = provider.acquire();
-        if (connection == null) {
-            throw new DataAccessException("the DSLContext's ConnectionProvider returned no connection");
-        }
-        try {
-            if (autoCommit(connection)) {
-                return runOwn(connection, call, true);
-            }
-            // auto-commit off: a transaction someone else owns, or merely a pool configured so
-            boolean join = provider instanceof DefaultConnectionProvider || transactionOpen(connection);
-            return join ? runJoined(connection, call) : runOwn(connection, call, false);
-        } finally {
-            provider.release(connection);
-        }
+        Call call = new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos);
+        return withConnection(scope, key, (connection, decision) -> decision == Decision.OWN
+                ? runOwn(connection, call)
+                : runJoined(connection, call));
     }
 
     /**
      * Deletes up to {@code limit} claims whose TTL has passed, in one statement; call it
      * periodically (and again while it returns {@code limit}). Safe to run while calls are running:
      * it never deletes a live claim, skips rows another transaction has locked, and a call taking
-     * over an expired claim that the purge deletes simply inserts it anew.
+     * over an expired claim that the purge deletes simply inserts it anew. Who owns the transaction
+     * is decided as for {@link #run}: on its own it commits before returning (also on a pool with
+     * auto-commit off); joined, the deletions commit with the caller.
      *
      * @param limit how many to delete at most, from 1 to 100,000
-     * @return how many were deleted
+     * @return how many were deleted (committed, when it owns its transaction)
+     * @throws IllegalArgumentException if {@code limit} is out of range, before any SQL runs
+     * @throws TransactionOwnershipException as for {@link #run}
+     * @throws DataAccessException if the database fails; nothing was deleted
      */
     public int purgeExpired(int limit) {
         if (limit < 1 || limit > 100_000) {
             throw new IllegalArgumentException("limit must be between 1 and 100000, was " + limit);
         }
-        return sql.purge(dsl, limit);
+        return withConnection(null, null, (connection, decision) -> {
+            if (decision == Decision.JOIN) {
+                Savepoint savepoint = Jdbc.savepoint(connection);
+                try {
+                    int deleted = sql.purge(connection, limit);
+                    Jdbc.release(connection, savepoint);
+                    return deleted;
+                } catch (SQLException | RuntimeException e) {
+                    throw undone(purgeFailed(e), Jdbc.undo(connection, savepoint));
+                }
+            }
+            return inOwnTransaction(connection, () -> {
+                int deleted;
+                try {
+                    deleted = sql.purge(connection, limit);
+                } catch (SQLException e) {
+                    throw purgeFailed(e);
+                }
+                Jdbc.commit(connection);
+                return deleted;
+            });
+        });
     }
 
-    private record Call(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<?> work) {}
+    private record Call(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<?> work,
+            long deadline) {
+
+        /** What is left of the call's one bound on waiting for other holders, in whole ms (0 when spent). */
+        int waitLeftMillis() {
+            long left = deadline - System.nanoTime();
+            return left <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000);
+        }
+    }
+
+    @FunctionalInterface
+    private interface OnConnection<R> {
+        R apply(Connection connection, Decision decision);
+    }
+
+    /** Decides who owns the transaction, then applies {@code body} to the provider's connection and releases it. */
+    private <R> R withConnection(Scope scope, IdempotencyKey key, OnConnection<R> body) {
+        Configuration configuration = dsl.configuration();
+        Detection detected = ownership.detect(configuration);
+        ConnectionProvider provider = configuration.connectionProvider();
+        Connection connection = provider.acquire();
+        if (connection == null) {
+            throw new DataAccessException("the DSLContext's ConnectionProvider returned no connection");
+        }
+        try {
+            return body.apply(connection, ownership.decide(configuration, detected, connection, scope, key));
+        } finally {
+            provider.release(connection);
+        }
+    }
 
     // ---------------------------------------------------------------- own transaction
 
     /**
-     * Runs the unit in transactions of its own on {@code connection}, retrying serialization
-     * failures and deadlocks, and leaves the connection as it found it: no transaction open,
-     * auto-commit as it was.
+     * Runs {@code unit} in a transaction of its own on {@code connection} and leaves the connection
+     * as it found it: no transaction open, auto-commit as it was. A transaction the pool left open
+     * with its own statements (a test query, init SQL, {@code schema}) is committed first: it is
+     * nobody's, and rolling it back with a failed unit would undo the pool's session settings.
      */
-    private Outcome<T> runOwn(Connection connection, Call call, boolean wasAutoCommit) {
+    private static <R> R inOwnTransaction(Connection connection, Supplier<R> unit) {
+        boolean wasAutoCommit = Jdbc.autoCommit(connection);
         if (wasAutoCommit) {
-            setAutoCommit(connection, false);
+            Jdbc.setAutoCommit(connection, false);
+        } else {
+            TransactionState state = Jdbc.transactionState(connection);
+            if (state == TransactionState.OPEN) {
+                Jdbc.commit(connection);
+            } else if (state == TransactionState.FAILED) {
+                Jdbc.rollback(connection);
+            }
         }
-        boolean clean = true;
-        Throwable failure = null;
+        R result;
         try {
-            for (int attempt = 1; ; attempt++) {
+            result = unit.get();
+        } catch (RuntimeException | Error e) {
+            SQLException rollback = Jdbc.undo(connection, null);
+            if (rollback != null) {
+                e.addSuppressed(rollback);
+            } else if (wasAutoCommit) {
+                restoreAutoCommit(connection, e);
+            }
+            throw e;
+        }
+        if (wasAutoCommit) {
+            restoreAutoCommit(connection, null);
+        }
+        return result;
+    }
+
+    /** The unit in transactions of its own, retrying serialization failures and deadlocks. */
+    private Outcome<T> runOwn(Connection connection, Call call) {
+        return inOwnTransaction(connection, () -> {
+            for (int attempt = 1; ; ) {
                 try {
                     return attempt(connection, call, ownTransaction(connection));
-                } catch (RuntimeException | Error e) {
-                    clean = rollbackQuietly(connection, e);
-                    // an attempt whose rollback failed leaves nothing to retry on
-                    if (!clean || e instanceof Error || !SqlStates.isRetryable(e)) {
+                } catch (Superseded s) {
+                    // the holder this call waited on ended after the snapshot: a new transaction sees it
+                    rollbackBeforeRetry(connection, s);
+                } catch (RuntimeException e) {
+                    if (!SqlStates.isRetryable(e)) {
                         throw e;
                     }
+                    rollbackBeforeRetry(connection, e);
                     if (attempt >= policy.maxAttempts()) {
                         throw new RetriesExhaustedException(call.scope(), call.key(), attempt, e);
                     }
                     backOff(call, attempt, e);
+                    attempt++;
                 }
             }
-        } catch (RuntimeException | Error e) {
-            failure = e;
+        });
+    }
+
+    /** Ends the failed attempt's transaction; one whose rollback failed leaves nothing to retry on. */
+    private static void rollbackBeforeRetry(Connection connection, RuntimeException e) {
+        SQLException failure = Jdbc.undo(connection, null);
+        if (failure != null) {
+            e.addSuppressed(failure);
             throw e;
-        } finally {
-            if (wasAutoCommit && clean) {
-                restoreAutoCommit(connection, failure);
-            }
         }
     }
 
@@ -258,30 +361,30 @@ public final class IdempotentTransaction<T> {
         /** Keeps what was written: commits, or releases the savepoint. */
         void keep();
 
-        /** Whether the completion carries the COMMIT (one round trip instead of two). */
-        boolean commitsWithCompletion();
+        /** Whether this is the caller's transaction: the record commits with the caller, its expiry counts from then. */
+        boolean joined();
     }
 
     private static Boundary ownTransaction(Connection connection) {
         return new Boundary() {
             @Override
             public void abandon() {
-                end(connection, false);
+                Jdbc.rollback(connection);
             }
 
             @Override
             public SQLException undoWork() {
-                return rollbackFailure(connection);
+                return Jdbc.undo(connection, null);
             }
 
             @Override
             public void keep() {
-                end(connection, true); // a no-op when the record carried the COMMIT
+                Jdbc.commit(connection); // a no-op when the record carried the COMMIT
             }
 
             @Override
-            public boolean commitsWithCompletion() {
-                return true;
+            public boolean joined() {
+                return false;
             }
         };
     }
@@ -290,28 +393,26 @@ public final class IdempotentTransaction<T> {
         return new Boundary() {
             @Override
             public void abandon() {
-                rollbackTo(connection, savepoint);
-                release(connection, savepoint);
+                SQLException failure = Jdbc.undo(connection, savepoint);
+                if (failure != null) {
+                    throw new DataAccessException("cannot roll back to the savepoint", failure);
+                }
+                Jdbc.release(connection, savepoint);
             }
 
             @Override
             public SQLException undoWork() {
-                try {
-                    connection.rollback(savepoint);
-                    return null;
-                } catch (SQLException e) {
-                    return e;
-                }
+                return Jdbc.undo(connection, savepoint);
             }
 
             @Override
             public void keep() {
-                release(connection, savepoint);
+                Jdbc.release(connection, savepoint);
             }
 
             @Override
-            public boolean commitsWithCompletion() {
-                return false;
+            public boolean joined() {
+                return true;
             }
         };
     }
@@ -321,14 +422,18 @@ public final class IdempotentTransaction<T> {
      * returns; whatever it throws, the caller undoes the boundary.
      */
     private Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
-        Claim claim = claimWithinBound(connection, call);
-        if (claim == null) {
-            boundary.abandon();
-            return new Outcome.InProgress<>(policy.retryAfter());
-        }
-        if (!claim.held()) {
-            boundary.abandon(); // nothing was written
-            return existing(call, claim);
+        Claim.Held held;
+        switch (claim(connection, call)) {
+            case Claim.Held h -> held = h;
+            case Claim.Answered answered -> {
+                boundary.abandon(); // nothing was written
+                return answer(call, answered);
+            }
+            case Claim.TimedOut timedOut -> {
+                boundary.abandon();
+                return new Outcome.InProgress<>(policy.retryAfter());
+            }
+            case Claim.Superseded superseded -> throw new Superseded(superseded.cause());
         }
 
         T value;
@@ -339,12 +444,12 @@ public final class IdempotentTransaction<T> {
             SQLException rollbackFailure = boundary.undoWork();
             Optional<Failure> failure = deterministicFailure(e);
             if (rollbackFailure != null) {
-                throw failure.isPresent() ? notRecorded(e, rollbackFailure) : withSuppressed(call, e, rollbackFailure);
+                throw failure.isPresent() ? notRecorded(e, rollbackFailure) : undone(unchecked(call, e), rollbackFailure);
             }
             if (failure.isEmpty()) {
                 throw unchecked(call, e);
             }
-            Outcome<T> outcome = recordFailure(connection, call, failure.get());
+            Outcome<T> outcome = recordFailure(connection, call, failure.get(), boundary.joined());
             if (outcome instanceof Outcome.Rejected<T>) {
                 keep(boundary, call);
             } else {
@@ -353,11 +458,9 @@ public final class IdempotentTransaction<T> {
             return outcome;
         }
         byte[] encoded = encode(call, value);
-        boolean commit = boundary.commitsWithCompletion();
-        // an expired row is replaced by an upsert that cannot carry the COMMIT; keep() sends it
-        boolean commitInRecord = commit && claim.recordCarriesCommit();
+        boolean commitInRecord = !boundary.joined() && held.recordCarriesCommit();
         try {
-            record(connection, call, claim, ClaimStatements.SUCCEEDED, encoded, commit);
+            record(connection, call, held, ClaimStatements.SUCCEEDED, encoded, commitInRecord, boundary.joined());
         } catch (DataAccessException e) {
             if (commitInRecord && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
@@ -373,25 +476,43 @@ public final class IdempotentTransaction<T> {
         try {
             boundary.keep();
         } catch (DataAccessException e) {
-            if (boundary.commitsWithCompletion() && SqlStates.isConnectionLoss(e)) {
+            if (!boundary.joined() && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
             }
             throw e;
         }
     }
 
+    /**
+     * Thrown out of an attempt whose wait ended in {@link Claim.Superseded}: the own-transaction
+     * loop starts a new transaction without counting an attempt. Joined, it reaches the caller as
+     * the serialization failure it is: the caller's snapshot cannot see the holder's result.
+     */
+    private static final class Superseded extends DataAccessException {
+        private static final long serialVersionUID = 1L;
+
+        Superseded(SQLException cause) {
+            super("a concurrent call with this idempotency key ended after this transaction's snapshot;"
+                    + " retry the transaction (SQLSTATE " + cause.getSQLState() + ")", cause);
+        }
+    }
+
     // ---------------------------------------------------------------- joined transaction
 
     private Outcome<T> runJoined(Connection connection, Call call) {
-        Savepoint savepoint = savepoint(connection);
+        Savepoint savepoint = Jdbc.savepoint(connection);
         try {
             return attempt(connection, call, savepointIn(connection, savepoint));
         } catch (RuntimeException | Error e) {
-            try {
-                connection.rollback(savepoint);
-                connection.releaseSavepoint(savepoint);
-            } catch (SQLException | RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
+            SQLException failure = Jdbc.undo(connection, savepoint);
+            if (failure == null) {
+                try {
+                    Jdbc.release(connection, savepoint);
+                } catch (RuntimeException released) {
+                    e.addSuppressed(released);
+                }
+            } else {
+                e.addSuppressed(failure);
             }
             throw e;
         }
@@ -399,26 +520,21 @@ public final class IdempotentTransaction<T> {
 
     // ---------------------------------------------------------------- shared steps
 
-    /**
-     * Claims the key, or reports the live claim that answers it; null when its holder did not
-     * finish within the wait bound (the transaction or savepoint is then aborted and must be rolled
-     * back).
-     */
-    private Claim claimWithinBound(Connection connection, Call call) {
+    private Claim claim(Connection connection, Call call) {
         try {
-            return sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(), waitMillis);
+            return sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
+                    call.waitLeftMillis());
         } catch (SQLException e) {
-            if (SqlStates.has(e, SqlStates.LOCK_NOT_AVAILABLE)) {
-                return null;
-            }
             throw new DataAccessException("the claim of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
         }
     }
 
-    private Instant record(Connection connection, Call call, Claim claim, short state, byte[] result, boolean commit) {
+    /** See {@link ClaimStatements#record}: {@code commit} sends the COMMIT with the row where it can, and returns null then. */
+    private Instant record(Connection connection, Call call, Claim.Held held, short state, byte[] result, boolean commit,
+            boolean joined) {
         try {
-            return sql.record(connection, claim, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
-                    state, result, ttlMillis, commit);
+            return sql.record(connection, held, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
+                    state, result, ttlMillis, commit, joined);
         } catch (SQLException e) {
             throw new DataAccessException("recording the outcome of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
         }
@@ -426,26 +542,26 @@ public final class IdempotentTransaction<T> {
 
     /**
      * Records a deterministic failure after the work's writes were rolled back, which released the
-     * key: claims it again, waiting for a duplicate that took it meanwhile. If that duplicate
-     * completed the key, its outcome is ours (one key, one answer). The caller's {@code keep()}
-     * commits.
+     * key: claims it again (within what is left of the call's wait), waiting for a duplicate that
+     * took it meanwhile. If that duplicate completed the key, its outcome is ours (one key, one
+     * answer). The caller's {@code keep()} commits.
      */
-    private Outcome<T> recordFailure(Connection connection, Call call, Failure failure) {
+    private Outcome<T> recordFailure(Connection connection, Call call, Failure failure, boolean joined) {
         byte[] encoded = FailureEncoding.encode(failure);
         // what replays will see, e.g. with unpaired surrogates replaced: the first caller sees the same
         Failure recorded = FailureEncoding.decode(encoded);
-        Claim claim = claimWithinBound(connection, call);
-        if (claim == null) {
-            return new Outcome.InProgress<>(policy.retryAfter());
-        }
-        if (!claim.held()) {
-            return existing(call, claim);
-        }
-        Instant recordedAt = record(connection, call, claim, ClaimStatements.FAILED, encoded, false);
-        return new Outcome.Rejected<>(recorded, recordedAt, false);
+        return switch (claim(connection, call)) {
+            case Claim.Held held -> {
+                Instant recordedAt = record(connection, call, held, ClaimStatements.FAILED, encoded, false, joined);
+                yield new Outcome.Rejected<>(recorded, recordedAt, false);
+            }
+            case Claim.Answered answered -> answer(call, answered);
+            case Claim.TimedOut timedOut -> new Outcome.InProgress<>(policy.retryAfter());
+            case Claim.Superseded superseded -> throw new Superseded(superseded.cause());
+        };
     }
 
-    private Outcome<T> existing(Call call, Claim claim) {
+    private Outcome<T> answer(Call call, Claim.Answered claim) {
         if (!call.fingerprint().matches(claim.fingerprint())) {
             return new Outcome.FingerprintMismatch<>();
         }
@@ -479,10 +595,28 @@ public final class IdempotentTransaction<T> {
         return e;
     }
 
-    private static RuntimeException withSuppressed(Call call, Exception e, SQLException rollbackFailure) {
-        RuntimeException thrown = unchecked(call, e);
-        thrown.addSuppressed(rollbackFailure);
+    /** {@code thrown}, with the failure of the rollback that followed it suppressed into it (if any). */
+    private static RuntimeException undone(RuntimeException thrown, SQLException rollbackFailure) {
+        if (rollbackFailure != null) {
+            thrown.addSuppressed(rollbackFailure);
+        }
         return thrown;
+    }
+
+    private static RuntimeException purgeFailed(Exception e) {
+        return e instanceof RuntimeException r ? r
+                : new DataAccessException("the purge of expired claims failed (SQLSTATE " + ((SQLException) e).getSQLState() + ")", e);
+    }
+
+    private static void restoreAutoCommit(Connection connection, Throwable failure) {
+        try {
+            Jdbc.setAutoCommit(connection, true);
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                throw e;
+            }
+            failure.addSuppressed(e);
+        }
     }
 
     private static RuntimeException unchecked(Call call, Exception e) {
@@ -563,113 +697,14 @@ public final class IdempotentTransaction<T> {
         return configuration.dsl();
     }
 
-    // ---------------------------------------------------------------- JDBC plumbing
-
-    private static boolean autoCommit(Connection connection) {
-        try {
-            return connection.getAutoCommit();
-        } catch (SQLException e) {
-            throw new DataAccessException("cannot read the connection's auto-commit mode", e);
-        }
-    }
-
-    private static void setAutoCommit(Connection connection, boolean autoCommit) {
-        try {
-            connection.setAutoCommit(autoCommit);
-        } catch (SQLException e) {
-            throw new DataAccessException("cannot set auto-commit to " + autoCommit, e);
-        }
-    }
-
-    /**
-     * Whether a transaction is open on {@code connection} (auto-commit being off). pgjdbc knows;
-     * for a connection that does not unwrap to pgjdbc's, assume one is, and never commit it.
-     */
-    private static boolean transactionOpen(Connection connection) {
-        try {
-            if (connection.isWrapperFor(BaseConnection.class)) {
-                return connection.unwrap(BaseConnection.class).getTransactionState() != TransactionState.IDLE;
-            }
-            return true;
-        } catch (SQLException e) {
-            throw new DataAccessException("cannot tell whether the connection is in a transaction", e);
-        }
-    }
-
-    private static void end(Connection connection, boolean commit) {
-        try {
-            if (commit) {
-                connection.commit();
-            } else {
-                connection.rollback();
-            }
-        } catch (SQLException e) {
-            throw new DataAccessException(commit ? "commit failed" : "rollback failed", e);
-        }
-    }
-
-    private static void restoreAutoCommit(Connection connection, Throwable failure) {
-        try {
-            connection.setAutoCommit(true);
-        } catch (SQLException | RuntimeException e) {
-            if (failure != null) {
-                failure.addSuppressed(e);
-            } else {
-                throw new DataAccessException("cannot restore auto-commit", e);
-            }
-        }
-    }
-
-    /** Rolls back; the failure if that failed, else null. */
-    private static SQLException rollbackFailure(Connection connection) {
-        try {
-            connection.rollback();
-            return null;
-        } catch (SQLException e) {
-            return e;
-        }
-    }
-
-    private static boolean rollbackQuietly(Connection connection, Throwable cause) {
-        try {
-            connection.rollback();
-            return true;
-        } catch (SQLException | RuntimeException e) {
-            cause.addSuppressed(e);
-            return false;
-        }
-    }
-
-    private static Savepoint savepoint(Connection connection) {
-        try {
-            return connection.setSavepoint();
-        } catch (SQLException e) {
-            throw new DataAccessException("cannot set a savepoint in the enclosing transaction", e);
-        }
-    }
-
-    private static void rollbackTo(Connection connection, Savepoint savepoint) {
-        try {
-            connection.rollback(savepoint);
-        } catch (SQLException e) {
-            throw new DataAccessException("cannot roll back to the savepoint", e);
-        }
-    }
-
-    private static void release(Connection connection, Savepoint savepoint) {
-        try {
-            connection.releaseSavepoint(savepoint);
-        } catch (SQLException e) {
-            throw new DataAccessException("cannot release the savepoint", e);
-        }
-    }
-
     /** Builds an {@link IdempotentTransaction}. */
     public static final class Builder<T> {
         private final DSLContext dsl;
         private final ResultCodec<T> codec;
         private IdempotencyPolicy policy = IdempotencyPolicy.defaults();
         private String schema = IdempotencySchema.DEFAULT_SCHEMA;
+        private TransactionMode mode = TransactionMode.DETECT;
+        private final List<TransactionDetector> detectors = new ArrayList<>();
 
         private Builder(DSLContext dsl, ResultCodec<T> codec) {
             this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
@@ -691,6 +726,26 @@ public final class IdempotentTransaction<T> {
             return this;
         }
 
+        /**
+         * Who owns the transaction of each call; default {@link TransactionMode#DETECT}. State
+         * {@link TransactionMode#OWN} or {@link TransactionMode#JOIN} where no detector knows the
+         * transaction manager in use.
+         */
+        public Builder<T> transactionMode(TransactionMode mode) {
+            this.mode = Objects.requireNonNull(mode, "transactionMode must not be null");
+            return this;
+        }
+
+        /**
+         * Adds a detector, asked before those found through {@link java.util.ServiceLoader} and
+         * before jOOQ's own; see {@link TransactionDetector}.
+         */
+        public Builder<T> detector(TransactionDetector detector) {
+            detectors.add(Objects.requireNonNull(detector, "detector must not be null"));
+            return this;
+        }
+
+        /** The instance; immutable, whatever is done with this builder afterwards. */
         public IdempotentTransaction<T> build() {
             return new IdempotentTransaction<>(this);
         }

@@ -165,4 +165,26 @@ class JoinedTransactionTest {
             threads.shutdownNow();
         }
     }
+
+    @Test
+    void aJoinedClaimsTtlCountsFromTheCallersCommitSoItIsNeverBornExpired() {
+        IdempotencyPolicy shortLived = IdempotencyPolicy.builder().ttl(Duration.ofSeconds(1)).build();
+        Db.dsl().transaction(cfg -> {
+            Outcome<String> first = IdempotentTransaction.builder(cfg.dsl(), ResultCodec.utf8()).policy(shortLived)
+                    .schema(Db.SCHEMA).build()
+                    .run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "inside"));
+            assertThat(first).isInstanceOf(Outcome.Executed.class);
+            Thread.sleep(1_500); // the caller's transaction outlives the TTL
+        });
+
+        Object[] row = Db.dsl().resultQuery("SELECT state::int, expires_at > clock_timestamp(),"
+                + " expires_at - completed_at > interval '1.4 seconds' FROM " + Db.SCHEMA
+                + ".idempotency_claim WHERE scope = ? AND idem_key = ?", scope.value(), key.value()).fetchSingle().intoArray();
+        assertThat(row).as("completed, live, expiry counted from the commit").containsExactly(1, true, true);
+        IdempotentTransaction<String> retry = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).policy(shortLived)
+                .schema(Db.SCHEMA).build();
+        assertThat(retry.run(scope, key, fingerprint, tx -> "again-" + Db.writeEffect(tx, scope, key, "twice")))
+                .as("a retry right after the commit replays").isInstanceOf(Outcome.Replayed.class);
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
 }

@@ -26,16 +26,14 @@ import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 
 /**
- * The claim protocol's statements for one schema (see the V2 migration for the protocol), rendered
- * once from the generated classes, every value bound. The claim and its record run as plain JDBC
- * statements on the connection {@code run} holds: through jOOQ's plain-SQL path (the template parsed
- * and the result's fields built from metadata on every execution) a call cost about 22 KB more
- * allocation and, at 8 clients in the bench, 30 us more client CPU. The purge, off the hot path,
- * goes through the caller's jOOQ configuration. Immutable and thread-safe.
+ * The claim protocol's statements for one schema (the protocol: docs/claim-protocol.md in this
+ * module), rendered once from the generated classes, every value bound, and run as plain JDBC on the
+ * connection the call holds (bench/README.md gives what jOOQ's plain-SQL path cost instead).
+ * Immutable and thread-safe; not API.
  */
 public final class ClaimStatements {
 
-    /** A claim whose work is still running: the state of a claim this transaction holds; never written in this mode (V1 wrote it). */
+    /** A claim whose work is still running; written only by V1's function (rolling upgrades). */
     public static final short RUNNING = 0;
     /** Completed; the result column holds the encoded value, or null for a null value. */
     public static final short SUCCEEDED = 1;
@@ -115,28 +113,51 @@ public final class ClaimStatements {
                 .and(c.EXPIRES_AT.le(STATEMENT_TIME)));
     }
 
-    /**
-     * What the claim found.
-     *
-     * @param held this transaction holds the key: run the work, then {@link #record} the outcome
-     * @param expired with {@code held}: an expired row is there, which {@link #record} takes over
-     * @param state without {@code held}: the live row's state; likewise its fingerprint, its result
-     *     (null unless the fingerprints match) and its completion time
-     */
-    public record Claim(boolean held, boolean expired, short state, byte[] fingerprint, byte[] result, Instant completedAt) {
+    /** What the claim found: the key is held by this transaction, answered by a live row, or neither. */
+    public sealed interface Claim {
 
         /**
-         * Whether {@link #record} can send the COMMIT with the row: for a fresh key (a plain INSERT),
-         * not for an expired row (an upsert, whose outcome must be read before committing).
+         * This transaction holds the key: run the work, then {@link #record} the outcome.
+         *
+         * @param expired an expired row is there, which {@link #record} takes over
          */
-        public boolean recordCarriesCommit() {
-            return !expired;
+        record Held(boolean expired) implements Claim {
+
+            /**
+             * Whether {@link #record} can send the COMMIT with the row: for a fresh key (a plain
+             * INSERT), not for an expired row (an upsert, whose outcome must be read before committing).
+             */
+            public boolean recordCarriesCommit() {
+                return !expired;
+            }
         }
+
+        /**
+         * A live row answers the key.
+         *
+         * @param state {@link #SUCCEEDED} or {@link #FAILED} (or {@link #RUNNING}, a V1 caller's row)
+         * @param result the stored result; null unless the fingerprints match
+         */
+        record Answered(short state, byte[] fingerprint, byte[] result, Instant completedAt) implements Claim {}
+
+        /** Another call held the key for the whole wait this call had left (SQLSTATE 55P03). */
+        record TimedOut() implements Claim {}
+
+        /**
+         * The holder this call waited on ended after this transaction's snapshot was taken
+         * (REPEATABLE READ, SERIALIZABLE): nothing is known; start a new transaction and claim again.
+         * Not a conflict of the work's: it consumes no attempt.
+         *
+         * @param cause the server's serialization failure (SQLSTATE 40001)
+         */
+        record Superseded(SQLException cause) implements Claim {}
     }
 
     /**
      * Claims the key for the transaction open on {@code connection}, or reports the live row that
-     * answers it, waiting at most {@code waitMs} for a concurrent holder (SQLSTATE 55P03 past that).
+     * answers it, waiting at most {@code waitMs} (0: not at all) for a concurrent holder. After a
+     * {@link Claim.TimedOut} or a {@link Claim.Superseded} the transaction (or savepoint) is aborted
+     * and must be rolled back.
      *
      * @throws SQLException as the driver reports it
      */
@@ -159,10 +180,22 @@ public final class ClaimStatements {
             ps.setString(2, key);
             ps.setLong(3, lockId);
             ps.setBytes(4, fingerprint);
-            ps.setInt(5, waitMs);
+            ps.setInt(5, Math.max(0, waitMs));
             try (ResultSet rs = ps.executeQuery()) {
-                return read(rs, "idempotency_await");
+                Claim claim = read(rs, "idempotency_await");
+                if (claim == null) {
+                    throw new SQLException("idempotency_await returned without the key's lock or a live row");
+                }
+                return claim;
             }
+        } catch (SQLException e) {
+            if (SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                return new Claim.TimedOut();
+            }
+            if (SqlStates.SERIALIZATION_FAILURE.equals(e.getSQLState())) {
+                return new Claim.Superseded(e);
+            }
+            throw e;
         }
     }
 
@@ -175,26 +208,32 @@ public final class ClaimStatements {
         boolean absent = rs.wasNull();
         if (live) {
             OffsetDateTime completedAt = rs.getObject(5, OffsetDateTime.class);
-            return new Claim(false, false, rs.getShort(2), rs.getBytes(3), rs.getBytes(4),
+            // a negative state is a row this same transaction recorded joined, before its commit
+            return new Claim.Answered((short) Math.abs(rs.getShort(2)), rs.getBytes(3), rs.getBytes(4),
                     completedAt == null ? null : completedAt.toInstant());
         }
         if (!rs.getBoolean(6)) {
             return null;
         }
-        return new Claim(true, !absent, RUNNING, null, null, null);
+        return new Claim.Held(!absent);
     }
 
     /**
      * Writes the completed claim that {@code claim} holds. With {@code commit} and no expired row to
      * replace, commits the transaction in the same round trip and returns null; otherwise returns
-     * the recorded completion time and leaves the transaction open. If another call committed the
+     * the recorded completion time and leaves the transaction open. {@code joined}: the row is
+     * written in a caller's transaction, with its state negated, so that the V3 trigger counts its
+     * expiry from the caller's commit. If another call committed the
      * key after this one read it (possible in a narrow race, or under REPEATABLE READ), it fails
      * with SQLSTATE 40001 and nothing commits: the unit is retried, and replays.
      *
      * @throws SQLException as the driver reports it
      */
-    public Instant record(Connection connection, Claim claim, String scope, String key, byte[] fingerprint, short state,
-            byte[] result, long ttlMs, boolean commit) throws SQLException {
+    public Instant record(Connection connection, Claim.Held claim, String scope, String key, byte[] fingerprint,
+            short state, byte[] result, long ttlMs, boolean commit, boolean joined) throws SQLException {
+        if (joined) {
+            state = (short) -state;
+        }
         if (commit && claim.recordCarriesCommit()) {
             try (PreparedStatement ps = connection.prepareStatement(insertAndCommitSql)) {
                 bind(ps, scope, key, fingerprint, state, result, ttlMs);
@@ -230,9 +269,17 @@ public final class ClaimStatements {
                 SqlStates.SERIALIZATION_FAILURE, cause);
     }
 
-    /** Deletes up to {@code limit} expired claims, skipping rows another transaction has locked; returns how many. */
-    public int purge(DSLContext dsl, int limit) {
-        return dsl.execute(purgeSql, DSL.val(limit, SQLDataType.INTEGER));
+    /**
+     * Deletes up to {@code limit} expired claims in the transaction open on {@code connection},
+     * skipping rows another transaction has locked; returns how many.
+     *
+     * @throws SQLException as the driver reports it
+     */
+    public int purge(Connection connection, int limit) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement(purgeSql)) {
+            ps.setInt(1, limit);
+            return ps.executeUpdate();
+        }
     }
 
     /**

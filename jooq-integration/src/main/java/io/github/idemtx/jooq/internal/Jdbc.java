@@ -1,0 +1,106 @@
+package io.github.idemtx.jooq.internal;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import org.jooq.exception.DataAccessException;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
+
+/**
+ * The JDBC calls around a unit, each turning the driver's {@link SQLException} into jOOQ's
+ * {@link DataAccessException} with a message that says what was being done. {@link #undo} is the
+ * one way a failure's rollback is done and reported: as a value, so the caller decides whether it
+ * is suppressed into the failure or replaces it.
+ */
+public final class Jdbc {
+
+    private Jdbc() {}
+
+    public static boolean autoCommit(Connection connection) {
+        try {
+            return connection.getAutoCommit();
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot read the connection's auto-commit mode", e);
+        }
+    }
+
+    public static boolean readOnly(Connection connection) {
+        try {
+            return connection.isReadOnly();
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot read whether the connection is read-only", e);
+        }
+    }
+
+    public static void setAutoCommit(Connection connection, boolean autoCommit) {
+        try {
+            connection.setAutoCommit(autoCommit);
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot set auto-commit to " + autoCommit, e);
+        }
+    }
+
+    /**
+     * pgjdbc's view of {@code connection}: a transaction left open (auto-commit being off), which is
+     * {@link TransactionState#IDLE} when none is; null for a connection that is not pgjdbc's.
+     * Only ever used to tidy a connection the library already owns, never to decide ownership.
+     */
+    public static TransactionState transactionState(Connection connection) {
+        try {
+            return connection.isWrapperFor(BaseConnection.class)
+                    ? connection.unwrap(BaseConnection.class).getTransactionState()
+                    : null;
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot read the connection's transaction state", e);
+        }
+    }
+
+    public static void commit(Connection connection) {
+        try {
+            connection.commit();
+        } catch (SQLException e) {
+            throw new DataAccessException("commit failed", e);
+        }
+    }
+
+    public static void rollback(Connection connection) {
+        SQLException failure = undo(connection, null);
+        if (failure != null) {
+            throw new DataAccessException("rollback failed", failure);
+        }
+    }
+
+    /**
+     * Rolls back the transaction, or to {@code savepoint} when it is not null; returns the failure
+     * of that, null when it worked.
+     */
+    public static SQLException undo(Connection connection, Savepoint savepoint) {
+        try {
+            if (savepoint == null) {
+                connection.rollback();
+            } else {
+                connection.rollback(savepoint);
+            }
+            return null;
+        } catch (SQLException e) {
+            return e;
+        }
+    }
+
+    public static Savepoint savepoint(Connection connection) {
+        try {
+            return connection.setSavepoint();
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot set a savepoint in the enclosing transaction", e);
+        }
+    }
+
+    public static void release(Connection connection, Savepoint savepoint) {
+        try {
+            connection.releaseSavepoint(savepoint);
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot release the savepoint", e);
+        }
+    }
+}
