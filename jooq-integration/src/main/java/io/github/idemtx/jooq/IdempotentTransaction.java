@@ -1,9 +1,7 @@
 package io.github.idemtx.jooq;
 
 import io.github.idemtx.core.CommitOutcomeUnknownException;
-import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
-import io.github.idemtx.core.IdempotencyException;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
@@ -15,30 +13,22 @@ import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.TransactionDetector.Detection;
+import io.github.idemtx.jooq.internal.ClaimFlow;
+import io.github.idemtx.jooq.internal.ClaimFlow.Call;
 import io.github.idemtx.jooq.internal.ClaimStatements;
-import io.github.idemtx.jooq.internal.ClaimStatements.Claim;
-import io.github.idemtx.jooq.internal.FailureEncoding;
 import io.github.idemtx.jooq.internal.Jdbc;
-import io.github.idemtx.jooq.internal.NestedTransactionProvider;
-import io.github.idemtx.jooq.internal.SqlStates;
 import io.github.idemtx.jooq.internal.TransactionOwnership;
 import io.github.idemtx.jooq.internal.TransactionOwnership.Decision;
+import io.github.idemtx.jooq.internal.Units;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Savepoint;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Supplier;
 import org.jooq.Configuration;
 import org.jooq.ConnectionProvider;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
-import org.jooq.impl.DefaultConnectionProvider;
-import org.postgresql.core.TransactionState;
 
 /**
  * Runs business work exactly once per (scope, key): the claim of the key, the work's writes and
@@ -116,21 +106,19 @@ public final class IdempotentTransaction<T> {
 
     private final DSLContext dsl;
     private final IdempotencyPolicy policy;
-    private final ResultCodec<T> codec;
     private final String schema;
     private final ClaimStatements sql;
+    private final ClaimFlow<T> flow;
     private final TransactionOwnership ownership;
-    private final long ttlMillis;
     private final long waitNanos;
 
     private IdempotentTransaction(Builder<T> b) {
         this.dsl = b.dsl;
         this.policy = b.policy;
-        this.codec = b.codec;
         this.schema = b.schema;
         this.sql = new ClaimStatements(b.schema);
+        this.flow = new ClaimFlow<>(b.dsl.configuration(), b.policy, b.codec, sql);
         this.ownership = new TransactionOwnership(b.mode, b.detectors);
-        this.ttlMillis = policy.ttl().toMillis();
         this.waitNanos = policy.duplicateWait().toNanos();
     }
 
@@ -197,8 +185,8 @@ public final class IdempotentTransaction<T> {
         Objects.requireNonNull(work, "work must not be null");
         Call call = new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos);
         return withConnection(scope, key, (connection, decision) -> decision == Decision.OWN
-                ? runOwn(connection, call)
-                : runJoined(connection, call));
+                ? Units.retrying(connection, policy, scope, key, own -> flow.attempt(connection, call, own))
+                : Units.inSavepoint(connection, savepoint -> flow.attempt(connection, call, savepoint)));
     }
 
     /**
@@ -219,37 +207,24 @@ public final class IdempotentTransaction<T> {
         if (limit < 1 || limit > 100_000) {
             throw new IllegalArgumentException("limit must be between 1 and 100000, was " + limit);
         }
-        return withConnection(null, null, (connection, decision) -> {
-            if (decision == Decision.JOIN) {
-                Savepoint savepoint = Jdbc.savepoint(connection);
-                try {
-                    int deleted = sql.purge(connection, limit);
-                    Jdbc.release(connection, savepoint);
+        return withConnection(null, null, (connection, decision) -> decision == Decision.OWN
+                ? Units.inOwnTransaction(connection, () -> {
+                    int deleted = purge(connection, limit);
+                    Jdbc.commit(connection);
                     return deleted;
-                } catch (SQLException | RuntimeException e) {
-                    throw undone(purgeFailed(e), Jdbc.undo(connection, savepoint));
-                }
-            }
-            return inOwnTransaction(connection, () -> {
-                int deleted;
-                try {
-                    deleted = sql.purge(connection, limit);
-                } catch (SQLException e) {
-                    throw purgeFailed(e);
-                }
-                Jdbc.commit(connection);
-                return deleted;
-            });
-        });
+                })
+                : Units.inSavepoint(connection, savepoint -> {
+                    int deleted = purge(connection, limit);
+                    savepoint.keep();
+                    return deleted;
+                }));
     }
 
-    private record Call(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<?> work,
-            long deadline) {
-
-        /** What is left of the call's one bound on waiting for other holders, in whole ms (0 when spent). */
-        int waitLeftMillis() {
-            long left = deadline - System.nanoTime();
-            return left <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000);
+    private int purge(Connection connection, int limit) {
+        try {
+            return sql.purge(connection, limit);
+        } catch (SQLException e) {
+            throw new DataAccessException("the purge of expired claims failed (SQLSTATE " + e.getSQLState() + ")", e);
         }
     }
 
@@ -272,429 +247,6 @@ public final class IdempotentTransaction<T> {
         } finally {
             provider.release(connection);
         }
-    }
-
-    // ---------------------------------------------------------------- own transaction
-
-    /**
-     * Runs {@code unit} in a transaction of its own on {@code connection} and leaves the connection
-     * as it found it: no transaction open, auto-commit as it was. A transaction the pool left open
-     * with its own statements (a test query, init SQL, {@code schema}) is committed first: it is
-     * nobody's, and rolling it back with a failed unit would undo the pool's session settings.
-     */
-    private static <R> R inOwnTransaction(Connection connection, Supplier<R> unit) {
-        boolean wasAutoCommit = Jdbc.autoCommit(connection);
-        if (wasAutoCommit) {
-            Jdbc.setAutoCommit(connection, false);
-        } else {
-            TransactionState state = Jdbc.transactionState(connection);
-            if (state == TransactionState.OPEN) {
-                Jdbc.commit(connection);
-            } else if (state == TransactionState.FAILED) {
-                Jdbc.rollback(connection);
-            }
-        }
-        R result;
-        try {
-            result = unit.get();
-        } catch (RuntimeException | Error e) {
-            SQLException rollback = Jdbc.undo(connection, null);
-            if (rollback != null) {
-                e.addSuppressed(rollback);
-            } else if (wasAutoCommit) {
-                restoreAutoCommit(connection, e);
-            }
-            throw e;
-        }
-        if (wasAutoCommit) {
-            restoreAutoCommit(connection, null);
-        }
-        return result;
-    }
-
-    /** The unit in transactions of its own, retrying serialization failures and deadlocks. */
-    private Outcome<T> runOwn(Connection connection, Call call) {
-        return inOwnTransaction(connection, () -> {
-            for (int attempt = 1; ; ) {
-                try {
-                    return attempt(connection, call, ownTransaction(connection));
-                } catch (Superseded s) {
-                    // the holder this call waited on ended after the snapshot: a new transaction sees it
-                    rollbackBeforeRetry(connection, s);
-                } catch (RuntimeException e) {
-                    if (!SqlStates.isRetryable(e)) {
-                        throw e;
-                    }
-                    rollbackBeforeRetry(connection, e);
-                    if (attempt >= policy.maxAttempts()) {
-                        throw new RetriesExhaustedException(call.scope(), call.key(), attempt, e);
-                    }
-                    backOff(call, attempt, e);
-                    attempt++;
-                }
-            }
-        });
-    }
-
-    /** Ends the failed attempt's transaction; one whose rollback failed leaves nothing to retry on. */
-    private static void rollbackBeforeRetry(Connection connection, RuntimeException e) {
-        SQLException failure = Jdbc.undo(connection, null);
-        if (failure != null) {
-            e.addSuppressed(failure);
-            throw e;
-        }
-    }
-
-    // ---------------------------------------------------------------- one attempt, either way
-
-    /**
-     * Where an attempt's changes live and how it ends them: a transaction of its own, or a
-     * savepoint in the caller's transaction.
-     */
-    private interface Boundary {
-        /** Undoes everything since the boundary began, and ends it. */
-        void abandon();
-
-        /** Undoes the work's writes but stays open for the failure to be recorded; the failure, if that failed. */
-        SQLException undoWork();
-
-        /** Keeps what was written: commits, or releases the savepoint. */
-        void keep();
-
-        /** Whether this is the caller's transaction: the record commits with the caller, its expiry counts from then. */
-        boolean joined();
-    }
-
-    private static Boundary ownTransaction(Connection connection) {
-        return new Boundary() {
-            @Override
-            public void abandon() {
-                Jdbc.rollback(connection);
-            }
-
-            @Override
-            public SQLException undoWork() {
-                return Jdbc.undo(connection, null);
-            }
-
-            @Override
-            public void keep() {
-                Jdbc.commit(connection); // a no-op when the record carried the COMMIT
-            }
-
-            @Override
-            public boolean joined() {
-                return false;
-            }
-        };
-    }
-
-    private static Boundary savepointIn(Connection connection, Savepoint savepoint) {
-        return new Boundary() {
-            @Override
-            public void abandon() {
-                SQLException failure = Jdbc.undo(connection, savepoint);
-                if (failure != null) {
-                    throw new DataAccessException("cannot roll back to the savepoint", failure);
-                }
-                Jdbc.release(connection, savepoint);
-            }
-
-            @Override
-            public SQLException undoWork() {
-                return Jdbc.undo(connection, savepoint);
-            }
-
-            @Override
-            public void keep() {
-                Jdbc.release(connection, savepoint);
-            }
-
-            @Override
-            public boolean joined() {
-                return true;
-            }
-        };
-    }
-
-    /**
-     * One attempt: claim, work, record, end. It ends the boundary itself on every path that
-     * returns; whatever it throws, the caller undoes the boundary.
-     */
-    private Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
-        Claim.Held held;
-        switch (claim(connection, call)) {
-            case Claim.Held h -> held = h;
-            case Claim.Answered answered -> {
-                boundary.abandon(); // nothing was written
-                return answer(call, answered);
-            }
-            case Claim.TimedOut timedOut -> {
-                boundary.abandon();
-                return new Outcome.InProgress<>(policy.retryAfter());
-            }
-            case Claim.Superseded superseded -> throw new Superseded(superseded.cause());
-        }
-
-        T value;
-        try {
-            value = execute(call, transactionContext(connection));
-        } catch (Exception e) {
-            // undo the work's writes first: the key is free while the policy classifies
-            SQLException rollbackFailure = boundary.undoWork();
-            Optional<Failure> failure = deterministicFailure(e);
-            if (rollbackFailure != null) {
-                throw failure.isPresent() ? notRecorded(e, rollbackFailure) : undone(unchecked(call, e), rollbackFailure);
-            }
-            if (failure.isEmpty()) {
-                throw unchecked(call, e);
-            }
-            Outcome<T> outcome = recordFailure(connection, call, failure.get(), boundary.joined());
-            if (outcome instanceof Outcome.Rejected<T>) {
-                keep(boundary, call);
-            } else {
-                boundary.abandon(); // a duplicate's outcome, or the bound ran out and aborted the claim
-            }
-            return outcome;
-        }
-        byte[] encoded = encode(call, value);
-        boolean commitInRecord = !boundary.joined() && held.recordCarriesCommit();
-        try {
-            record(connection, call, held, ClaimStatements.SUCCEEDED, encoded, commitInRecord, boundary.joined());
-        } catch (DataAccessException e) {
-            if (commitInRecord && SqlStates.isConnectionLoss(e)) {
-                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
-            }
-            throw e;
-        }
-        keep(boundary, call);
-        return new Outcome.Executed<>(value);
-    }
-
-    /** Ends the boundary keeping its writes; a connection lost while a COMMIT was in flight is reported as such. */
-    private static void keep(Boundary boundary, Call call) {
-        try {
-            boundary.keep();
-        } catch (DataAccessException e) {
-            if (!boundary.joined() && SqlStates.isConnectionLoss(e)) {
-                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
-            }
-            throw e;
-        }
-    }
-
-    /**
-     * Thrown out of an attempt whose wait ended in {@link Claim.Superseded}: the own-transaction
-     * loop starts a new transaction without counting an attempt. Joined, it reaches the caller as
-     * the serialization failure it is: the caller's snapshot cannot see the holder's result.
-     */
-    private static final class Superseded extends DataAccessException {
-        private static final long serialVersionUID = 1L;
-
-        Superseded(SQLException cause) {
-            super("a concurrent call with this idempotency key ended after this transaction's snapshot;"
-                    + " retry the transaction (SQLSTATE " + cause.getSQLState() + ")", cause);
-        }
-    }
-
-    // ---------------------------------------------------------------- joined transaction
-
-    private Outcome<T> runJoined(Connection connection, Call call) {
-        Savepoint savepoint = Jdbc.savepoint(connection);
-        try {
-            return attempt(connection, call, savepointIn(connection, savepoint));
-        } catch (RuntimeException | Error e) {
-            SQLException failure = Jdbc.undo(connection, savepoint);
-            if (failure == null) {
-                try {
-                    Jdbc.release(connection, savepoint);
-                } catch (RuntimeException released) {
-                    e.addSuppressed(released);
-                }
-            } else {
-                e.addSuppressed(failure);
-            }
-            throw e;
-        }
-    }
-
-    // ---------------------------------------------------------------- shared steps
-
-    private Claim claim(Connection connection, Call call) {
-        try {
-            return sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
-                    call.waitLeftMillis());
-        } catch (SQLException e) {
-            throw new DataAccessException("the claim of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
-        }
-    }
-
-    /** See {@link ClaimStatements#record}: {@code commit} sends the COMMIT with the row where it can, and returns null then. */
-    private Instant record(Connection connection, Call call, Claim.Held held, short state, byte[] result, boolean commit,
-            boolean joined) {
-        try {
-            return sql.record(connection, held, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
-                    state, result, ttlMillis, commit, joined);
-        } catch (SQLException e) {
-            throw new DataAccessException("recording the outcome of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
-        }
-    }
-
-    /**
-     * Records a deterministic failure after the work's writes were rolled back, which released the
-     * key: claims it again (within what is left of the call's wait), waiting for a duplicate that
-     * took it meanwhile. If that duplicate completed the key, its outcome is ours (one key, one
-     * answer). The caller's {@code keep()} commits.
-     */
-    private Outcome<T> recordFailure(Connection connection, Call call, Failure failure, boolean joined) {
-        byte[] encoded = FailureEncoding.encode(failure);
-        // what replays will see, e.g. with unpaired surrogates replaced: the first caller sees the same
-        Failure recorded = FailureEncoding.decode(encoded);
-        return switch (claim(connection, call)) {
-            case Claim.Held held -> {
-                Instant recordedAt = record(connection, call, held, ClaimStatements.FAILED, encoded, false, joined);
-                yield new Outcome.Rejected<>(recorded, recordedAt, false);
-            }
-            case Claim.Answered answered -> answer(call, answered);
-            case Claim.TimedOut timedOut -> new Outcome.InProgress<>(policy.retryAfter());
-            case Claim.Superseded superseded -> throw new Superseded(superseded.cause());
-        };
-    }
-
-    private Outcome<T> answer(Call call, Claim.Answered claim) {
-        if (!call.fingerprint().matches(claim.fingerprint())) {
-            return new Outcome.FingerprintMismatch<>();
-        }
-        return switch (claim.state()) {
-            case ClaimStatements.SUCCEEDED -> new Outcome.Replayed<>(decode(call, claim.result()), claim.completedAt());
-            case ClaimStatements.FAILED -> new Outcome.Rejected<>(decodeFailure(call, claim.result()), claim.completedAt(), true);
-            default -> new Outcome.InProgress<>(policy.retryAfter());
-        };
-    }
-
-    @SuppressWarnings("unchecked")
-    private T execute(Call call, DSLContext tx) throws Exception {
-        return ((TransactionalWork<T>) call.work()).execute(tx);
-    }
-
-    private Optional<Failure> deterministicFailure(Exception e) {
-        // a serialization failure or deadlock is never the request's fault, whatever wraps it
-        return SqlStates.isRetryable(e) ? Optional.empty() : policy.classify(e);
-    }
-
-    /**
-     * A deterministic failure that could not be recorded because the rollback of the work failed
-     * (the connection is gone). It must not reach the caller as the failure itself, which reads as
-     * final: nothing was recorded, and a retry with the same key decides afresh.
-     */
-    private static DataAccessException notRecorded(Exception failure, SQLException rollbackFailure) {
-        DataAccessException e = new DataAccessException("the work failed deterministically (" + failure
-                + ") but the failure could not be recorded, the rollback failed; nothing was committed:"
-                + " retry with the same key", rollbackFailure);
-        e.addSuppressed(failure);
-        return e;
-    }
-
-    /** {@code thrown}, with the failure of the rollback that followed it suppressed into it (if any). */
-    private static RuntimeException undone(RuntimeException thrown, SQLException rollbackFailure) {
-        if (rollbackFailure != null) {
-            thrown.addSuppressed(rollbackFailure);
-        }
-        return thrown;
-    }
-
-    private static RuntimeException purgeFailed(Exception e) {
-        return e instanceof RuntimeException r ? r
-                : new DataAccessException("the purge of expired claims failed (SQLSTATE " + ((SQLException) e).getSQLState() + ")", e);
-    }
-
-    private static void restoreAutoCommit(Connection connection, Throwable failure) {
-        try {
-            Jdbc.setAutoCommit(connection, true);
-        } catch (RuntimeException e) {
-            if (failure == null) {
-                throw e;
-            }
-            failure.addSuppressed(e);
-        }
-    }
-
-    private static RuntimeException unchecked(Call call, Exception e) {
-        if (e instanceof RuntimeException r) {
-            return r;
-        }
-        if (e instanceof InterruptedException) {
-            Thread.currentThread().interrupt(); // the work was interrupted: keep the thread's flag set
-        }
-        return new WorkFailedException(call.scope(), call.key(), e);
-    }
-
-    private byte[] encode(Call call, T value) {
-        if (value == null) {
-            return null;
-        }
-        byte[] bytes;
-        try {
-            bytes = codec.encode(value);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IdempotencyException(call.scope(), call.key(), "the codec could not encode the result; nothing was committed", e);
-        }
-        if (bytes == null) {
-            throw new IdempotencyException(call.scope(), call.key(), "the codec encoded the result as null; nothing was committed", null);
-        }
-        if (bytes.length > policy.maxResultBytes()) {
-            throw new ResultTooLargeException(call.scope(), call.key(), bytes.length, policy.maxResultBytes());
-        }
-        return bytes;
-    }
-
-    private T decode(Call call, byte[] stored) {
-        if (stored == null) {
-            return null;
-        }
-        try {
-            return codec.decode(stored);
-        } catch (Exception e) {
-            throw new IdempotencyException(call.scope(), call.key(), "the stored result could not be decoded with " + codec, e);
-        }
-    }
-
-    private static Failure decodeFailure(Call call, byte[] stored) {
-        try {
-            return FailureEncoding.decode(stored);
-        } catch (RuntimeException e) {
-            throw new IdempotencyException(call.scope(), call.key(), "the stored failure could not be decoded", e);
-        }
-    }
-
-    private void backOff(Call call, int attempt, Throwable cause) {
-        long max = policy.maxBackoff().toNanos();
-        long cap = policy.initialBackoff().toNanos();
-        for (int i = 1; i < attempt && cap < max; i++) {
-            cap = cap > max / 2 ? max : cap * 2;
-        }
-        cap = Math.min(cap, max);
-        if (cap <= 0) {
-            return;
-        }
-        long nanos = ThreadLocalRandom.current().nextLong(cap + 1);
-        try {
-            Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            IdempotencyException interrupted = new IdempotencyException(call.scope(), call.key(),
-                    "interrupted while waiting to retry after attempt " + attempt + "; nothing was committed", cause);
-            interrupted.addSuppressed(e);
-            throw interrupted;
-        }
-    }
-
-    private DSLContext transactionContext(Connection connection) {
-        Configuration configuration = dsl.configuration().derive(new DefaultConnectionProvider(connection));
-        configuration.set(new NestedTransactionProvider(connection));
-        return configuration.dsl();
     }
 
     /** Builds an {@link IdempotentTransaction}. */

@@ -1,0 +1,262 @@
+package io.github.idemtx.jooq.internal;
+
+import io.github.idemtx.core.CommitOutcomeUnknownException;
+import io.github.idemtx.core.Failure;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyException;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.ResultTooLargeException;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.WorkFailedException;
+import io.github.idemtx.jooq.TransactionalWork;
+import io.github.idemtx.jooq.internal.ClaimStatements.Claim;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.Optional;
+import org.jooq.Configuration;
+import org.jooq.DSLContext;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DefaultConnectionProvider;
+
+/**
+ * One attempt of the protocol (docs/claim-protocol.md): claim, work, record, and the mapping of
+ * what the claim found to an {@link Outcome}. It runs inside a {@link Boundary} that {@link Units}
+ * opened, and ends it on every path that returns; whatever it throws, the caller undoes the
+ * boundary. Immutable and thread-safe.
+ *
+ * @param <T> the work's result type
+ */
+public final class ClaimFlow<T> {
+
+    /**
+     * One call: what it is for, and its one deadline (System.nanoTime) for waiting on other holders,
+     * shared by every attempt and the failure's re-claim.
+     */
+    public record Call(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<?> work, long deadline) {
+
+        /** What is left of the call's wait, in whole ms (0 when spent). */
+        int waitLeftMillis() {
+            long left = deadline - System.nanoTime();
+            return left <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000);
+        }
+    }
+
+    private final Configuration configuration;
+    private final IdempotencyPolicy policy;
+    private final ResultCodec<T> codec;
+    private final ClaimStatements sql;
+    private final long ttlMillis;
+
+    /** @param configuration the configuration the work's {@code tx} is derived from */
+    public ClaimFlow(Configuration configuration, IdempotencyPolicy policy, ResultCodec<T> codec, ClaimStatements sql) {
+        this.configuration = configuration;
+        this.policy = policy;
+        this.codec = codec;
+        this.sql = sql;
+        this.ttlMillis = policy.ttl().toMillis();
+    }
+
+    /** One attempt: claim, work, record, end the boundary. */
+    public Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
+        Claim.Held held;
+        switch (claim(connection, call)) {
+            case Claim.Held h -> held = h;
+            case Claim.Answered answered -> {
+                boundary.abandon(); // nothing was written
+                return answer(call, answered);
+            }
+            case Claim.TimedOut timedOut -> {
+                boundary.abandon();
+                return new Outcome.InProgress<>(policy.retryAfter());
+            }
+            case Claim.Superseded superseded -> throw new Units.Superseded(superseded.cause());
+        }
+
+        T value;
+        try {
+            value = execute(call, transactionContext(connection));
+        } catch (Exception e) {
+            // undo the work's writes first: the key is free while the policy classifies
+            SQLException rollbackFailure = boundary.undoWork();
+            Optional<Failure> failure = deterministicFailure(e);
+            if (rollbackFailure != null) {
+                if (failure.isPresent()) {
+                    throw notRecorded(e, rollbackFailure);
+                }
+                RuntimeException thrown = unchecked(call, e);
+                thrown.addSuppressed(rollbackFailure);
+                throw thrown;
+            }
+            if (failure.isEmpty()) {
+                throw unchecked(call, e);
+            }
+            Outcome<T> outcome = recordFailure(connection, call, failure.get(), boundary.joined());
+            if (outcome instanceof Outcome.Rejected<T>) {
+                keep(boundary, call);
+            } else {
+                boundary.abandon(); // a duplicate's outcome, or the bound ran out and aborted the claim
+            }
+            return outcome;
+        }
+        byte[] encoded = encode(call, value);
+        boolean commitInRecord = !boundary.joined() && held.recordCarriesCommit();
+        try {
+            record(connection, call, held, ClaimStatements.SUCCEEDED, encoded, commitInRecord, boundary.joined());
+        } catch (DataAccessException e) {
+            if (commitInRecord && SqlStates.isConnectionLoss(e)) {
+                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+            }
+            throw e;
+        }
+        keep(boundary, call);
+        return new Outcome.Executed<>(value);
+    }
+
+    /** Ends the boundary keeping its writes; a connection lost while a COMMIT was in flight is reported as such. */
+    private static void keep(Boundary boundary, Call call) {
+        try {
+            boundary.keep();
+        } catch (DataAccessException e) {
+            if (!boundary.joined() && SqlStates.isConnectionLoss(e)) {
+                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+            }
+            throw e;
+        }
+    }
+
+    private Claim claim(Connection connection, Call call) {
+        try {
+            return sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
+                    call.waitLeftMillis());
+        } catch (SQLException e) {
+            throw new DataAccessException("the claim of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
+        }
+    }
+
+    /** See {@link ClaimStatements#record}: {@code commit} sends the COMMIT with the row where it can, and returns null then. */
+    private Instant record(Connection connection, Call call, Claim.Held held, short state, byte[] result, boolean commit,
+            boolean joined) {
+        try {
+            return sql.record(connection, held, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
+                    state, result, ttlMillis, commit, joined);
+        } catch (SQLException e) {
+            throw new DataAccessException("recording the outcome of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
+        }
+    }
+
+    /**
+     * Records a deterministic failure after the work's writes were rolled back, which released the
+     * key: claims it again (within what is left of the call's wait), waiting for a duplicate that
+     * took it meanwhile. If that duplicate completed the key, its outcome is ours (one key, one
+     * answer). The caller's {@code keep()} commits.
+     */
+    private Outcome<T> recordFailure(Connection connection, Call call, Failure failure, boolean joined) {
+        byte[] encoded = FailureEncoding.encode(failure);
+        // what replays will see, e.g. with unpaired surrogates replaced: the first caller sees the same
+        Failure recorded = FailureEncoding.decode(encoded);
+        return switch (claim(connection, call)) {
+            case Claim.Held held -> {
+                Instant recordedAt = record(connection, call, held, ClaimStatements.FAILED, encoded, false, joined);
+                yield new Outcome.Rejected<>(recorded, recordedAt, false);
+            }
+            case Claim.Answered answered -> answer(call, answered);
+            case Claim.TimedOut timedOut -> new Outcome.InProgress<>(policy.retryAfter());
+            case Claim.Superseded superseded -> throw new Units.Superseded(superseded.cause());
+        };
+    }
+
+    private Outcome<T> answer(Call call, Claim.Answered claim) {
+        if (!call.fingerprint().matches(claim.fingerprint())) {
+            return new Outcome.FingerprintMismatch<>();
+        }
+        return switch (claim.state()) {
+            case ClaimStatements.SUCCEEDED -> new Outcome.Replayed<>(decode(call, claim.result()), claim.completedAt());
+            case ClaimStatements.FAILED -> new Outcome.Rejected<>(decodeFailure(call, claim.result()), claim.completedAt(), true);
+            default -> new Outcome.InProgress<>(policy.retryAfter());
+        };
+    }
+
+    @SuppressWarnings("unchecked")
+    private T execute(Call call, DSLContext tx) throws Exception {
+        return ((TransactionalWork<T>) call.work()).execute(tx);
+    }
+
+    /** The work's {@code tx}: bound to the unit's connection; a nested {@code tx.transaction(...)} is a savepoint. */
+    private DSLContext transactionContext(Connection connection) {
+        Configuration derived = configuration.derive(new DefaultConnectionProvider(connection));
+        derived.set(new NestedTransactionProvider(connection));
+        return derived.dsl();
+    }
+
+    private Optional<Failure> deterministicFailure(Exception e) {
+        // a serialization failure or deadlock is never the request's fault, whatever wraps it
+        return SqlStates.isRetryable(e) ? Optional.empty() : policy.classify(e);
+    }
+
+    /**
+     * A deterministic failure that could not be recorded because the rollback of the work failed
+     * (the connection is gone). It must not reach the caller as the failure itself, which reads as
+     * final: nothing was recorded, and a retry with the same key decides afresh.
+     */
+    private static DataAccessException notRecorded(Exception failure, SQLException rollbackFailure) {
+        DataAccessException e = new DataAccessException("the work failed deterministically (" + failure
+                + ") but the failure could not be recorded, the rollback failed; nothing was committed:"
+                + " retry with the same key", rollbackFailure);
+        e.addSuppressed(failure);
+        return e;
+    }
+
+    private static RuntimeException unchecked(Call call, Exception e) {
+        if (e instanceof RuntimeException r) {
+            return r;
+        }
+        if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt(); // the work was interrupted: keep the thread's flag set
+        }
+        return new WorkFailedException(call.scope(), call.key(), e);
+    }
+
+    private byte[] encode(Call call, T value) {
+        if (value == null) {
+            return null;
+        }
+        byte[] bytes;
+        try {
+            bytes = codec.encode(value);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IdempotencyException(call.scope(), call.key(), "the codec could not encode the result; nothing was committed", e);
+        }
+        if (bytes == null) {
+            throw new IdempotencyException(call.scope(), call.key(), "the codec encoded the result as null; nothing was committed", null);
+        }
+        if (bytes.length > policy.maxResultBytes()) {
+            throw new ResultTooLargeException(call.scope(), call.key(), bytes.length, policy.maxResultBytes());
+        }
+        return bytes;
+    }
+
+    private T decode(Call call, byte[] stored) {
+        if (stored == null) {
+            return null;
+        }
+        try {
+            return codec.decode(stored);
+        } catch (Exception e) {
+            throw new IdempotencyException(call.scope(), call.key(), "the stored result could not be decoded with " + codec, e);
+        }
+    }
+
+    private static Failure decodeFailure(Call call, byte[] stored) {
+        try {
+            return FailureEncoding.decode(stored);
+        } catch (RuntimeException e) {
+            throw new IdempotencyException(call.scope(), call.key(), "the stored failure could not be decoded", e);
+        }
+    }
+}

@@ -1,0 +1,166 @@
+package io.github.idemtx.jooq.internal;
+
+import io.github.idemtx.core.IdempotencyException;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.RetriesExhaustedException;
+import io.github.idemtx.core.Scope;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.jooq.exception.DataAccessException;
+import org.postgresql.core.TransactionState;
+
+/**
+ * How a unit of work is wrapped: in a transaction of the library's own (with retries of
+ * serialization failures and deadlocks), or in a savepoint of the caller's transaction. Each
+ * leaves the connection as it found it, and reports a failed rollback suppressed into the failure.
+ */
+public final class Units {
+
+    private Units() {}
+
+    /**
+     * Runs {@code unit} with a transaction of its own on {@code connection} and leaves the
+     * connection as it found it: no transaction open, auto-commit as it was. A transaction the pool
+     * left open with its own statements (a test query, init SQL, {@code schema}) is committed first:
+     * it is nobody's, and rolling it back with a failed unit would undo the pool's session settings.
+     * The unit commits; whatever it throws is rolled back.
+     */
+    public static <R> R inOwnTransaction(Connection connection, Supplier<R> unit) {
+        boolean wasAutoCommit = Jdbc.autoCommit(connection);
+        if (wasAutoCommit) {
+            Jdbc.setAutoCommit(connection, false);
+        } else {
+            TransactionState state = Jdbc.transactionState(connection);
+            if (state == TransactionState.OPEN) {
+                Jdbc.commit(connection);
+            } else if (state == TransactionState.FAILED) {
+                Jdbc.rollback(connection);
+            }
+        }
+        R result;
+        try {
+            result = unit.get();
+        } catch (RuntimeException | Error e) {
+            SQLException rollback = Jdbc.undo(connection, null);
+            if (rollback != null) {
+                e.addSuppressed(rollback); // the connection is unusable: leave auto-commit to the pool
+            } else if (wasAutoCommit) {
+                restoreAutoCommit(connection, e);
+            }
+            throw e;
+        }
+        if (wasAutoCommit) {
+            restoreAutoCommit(connection, null);
+        }
+        return result;
+    }
+
+    /**
+     * Runs {@code attempt} in transactions of its own, again after a serialization failure or a
+     * deadlock (up to the policy's attempts, with backoff) and after a {@link Superseded} wait
+     * (not counted: the call's one deadline bounds those).
+     */
+    public static <R> R retrying(Connection connection, IdempotencyPolicy policy, Scope scope, IdempotencyKey key,
+            Function<Boundary, R> attempt) {
+        Boundary own = Boundary.ownTransaction(connection);
+        return inOwnTransaction(connection, () -> {
+            for (int attempts = 1; ; ) {
+                try {
+                    return attempt.apply(own);
+                } catch (Superseded s) {
+                    rollbackBeforeRetry(connection, s);
+                } catch (RuntimeException e) {
+                    if (!SqlStates.isRetryable(e)) {
+                        throw e;
+                    }
+                    rollbackBeforeRetry(connection, e);
+                    if (attempts >= policy.maxAttempts()) {
+                        throw new RetriesExhaustedException(scope, key, attempts, e);
+                    }
+                    pause(policy, scope, key, attempts, e);
+                    attempts++;
+                }
+            }
+        });
+    }
+
+    /**
+     * Runs {@code unit} in a savepoint of the caller's transaction on {@code connection}; the unit
+     * ends the boundary it is given on every path that returns; whatever it throws is rolled back
+     * to the savepoint, which is released, so the caller's transaction stays usable.
+     */
+    public static <R> R inSavepoint(Connection connection, Function<Boundary, R> unit) {
+        Savepoint savepoint = Jdbc.savepoint(connection);
+        try {
+            return unit.apply(Boundary.savepoint(connection, savepoint));
+        } catch (RuntimeException | Error e) {
+            SQLException failure = Jdbc.undo(connection, savepoint);
+            if (failure != null) {
+                e.addSuppressed(failure);
+                throw e;
+            }
+            try {
+                Jdbc.release(connection, savepoint);
+            } catch (RuntimeException released) {
+                e.addSuppressed(released);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Thrown out of an attempt whose wait on another holder ended after this transaction's snapshot
+     * was taken: the own-transaction loop starts a new transaction without counting an attempt.
+     * Joined, it reaches the caller as the serialization failure it is.
+     */
+    public static final class Superseded extends DataAccessException {
+        private static final long serialVersionUID = 1L;
+
+        public Superseded(SQLException cause) {
+            super("a concurrent call with this idempotency key ended after this transaction's snapshot;"
+                    + " retry the transaction (SQLSTATE " + cause.getSQLState() + ")", cause);
+        }
+    }
+
+    /** Ends the failed attempt's transaction; one whose rollback failed leaves nothing to retry on. */
+    private static void rollbackBeforeRetry(Connection connection, RuntimeException e) {
+        SQLException failure = Jdbc.undo(connection, null);
+        if (failure != null) {
+            e.addSuppressed(failure);
+            throw e;
+        }
+    }
+
+    private static void pause(IdempotencyPolicy policy, Scope scope, IdempotencyKey key, int attempt, Throwable cause) {
+        long nanos = Backoff.delayNanos(attempt, policy.initialBackoff().toNanos(), policy.maxBackoff().toNanos(),
+                ThreadLocalRandom.current().nextDouble());
+        if (nanos <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            IdempotencyException interrupted = new IdempotencyException(scope, key,
+                    "interrupted while waiting to retry after attempt " + attempt + "; nothing was committed", cause);
+            interrupted.addSuppressed(e);
+            throw interrupted;
+        }
+    }
+
+    private static void restoreAutoCommit(Connection connection, Throwable failure) {
+        try {
+            Jdbc.setAutoCommit(connection, true);
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                throw e;
+            }
+            failure.addSuppressed(e);
+        }
+    }
+}
