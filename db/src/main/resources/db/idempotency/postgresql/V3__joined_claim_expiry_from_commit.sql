@@ -12,7 +12,7 @@
 -- clause is false for them, nothing is queued and their single INSERT stays the only write.
 -- A caller that runs SET CONSTRAINTS ALL IMMEDIATE fires the trigger at the end of the record's
 -- statement instead: the expiry then counts from the record, as for an own transaction.
--- The protocol as a whole: jooq-integration's docs/claim-protocol.md.
+-- The protocol as a whole: docs/claim-protocol.md in the jooq module.
 
 /* [jooq ignore start] */
 ALTER TABLE idempotency_claim DROP CONSTRAINT idempotency_claim_state_known;

@@ -157,9 +157,9 @@ public final class Bench {
             // the claim table is left unanalyzed, as a new table is: see ClaimTable.truncate()
 
             BenchContext.Shared shared = new BenchContext.Shared();
-            IdempotencyPolicy stormPolicy = o.stormWait() == null ? IdempotencyPolicy.defaults()
-                    : IdempotencyPolicy.defaults().toBuilder().duplicateWait(o.stormWait()).build();
-            BenchContext ctx = new BenchContext(pool, ledger, shared, stormPolicy);
+            IdempotencyPolicy burstPolicy = o.burstWait() == null ? IdempotencyPolicy.defaults()
+                    : IdempotencyPolicy.defaults().toBuilder().duplicateWait(o.burstWait()).build();
+            BenchContext ctx = new BenchContext(pool, ledger, shared, burstPolicy);
             ClaimTable table = new ClaimTable(pool, schema, shared);
             try {
                 // warm-up: JIT, pool, server-side prepared statements, completed keys for replay
@@ -187,7 +187,7 @@ public final class Bench {
                 }
 
                 if (o.profileOps() > 0 && o.phases().contains("profile")) {
-                    profile.addAll(profile(o, db, ledger, shared, stormPolicy, log));
+                    profile.addAll(profile(o, db, ledger, shared, burstPolicy, log));
                 }
 
                 if (!o.tableRows().isEmpty() && o.phases().contains("growth")) {
@@ -248,7 +248,7 @@ public final class Bench {
     }
 
     private static List<Map<String, Object>> profile(Options o, Database db, Ledger ledger, BenchContext.Shared shared,
-            IdempotencyPolicy stormPolicy, Consumer<String> log) throws Exception {
+            IdempotencyPolicy burstPolicy, Consumer<String> log) throws Exception {
         log.accept("profile: " + o.profileOps() + " operations per strategy, one thread, one connection");
         HikariDataSource pool;
         boolean trackFunctions = true;
@@ -260,7 +260,7 @@ public final class Bench {
         }
         List<Map<String, Object>> rows = new ArrayList<>();
         try (HikariDataSource p = pool) {
-            BenchContext ctx = new BenchContext(p, ledger, shared, stormPolicy);
+            BenchContext ctx = new BenchContext(p, ledger, shared, burstPolicy);
             Profiler profiler = new Profiler(p, o.schema(), trackFunctions);
             List<String> names = new ArrayList<>(o.strategies());
             if (names.contains(Strategies.BARE)) {

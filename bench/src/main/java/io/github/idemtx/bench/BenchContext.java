@@ -32,16 +32,16 @@ final class BenchContext {
     final Ledger ledger;
     final Shared shared;
     final IdempotentTransaction<Ledger.Receipt> idem;
-    final IdempotentTransaction<Ledger.Receipt> stormIdem;
+    final IdempotentTransaction<Ledger.Receipt> burstIdem;
     final long ttlMillis;
 
-    BenchContext(DataSource pool, Ledger ledger, Shared shared, IdempotencyPolicy stormPolicy) {
+    BenchContext(DataSource pool, Ledger ledger, Shared shared, IdempotencyPolicy burstPolicy) {
         this.pool = pool;
         this.ledger = ledger;
         this.shared = shared;
         this.dsl = DSL.using(pool, SQLDialect.POSTGRES, SETTINGS);
         this.idem = IdempotentTransaction.builder(dsl, Ledger.CODEC).schema(ledger.schema()).build();
-        this.stormIdem = IdempotentTransaction.builder(dsl, Ledger.CODEC).schema(ledger.schema()).policy(stormPolicy).build();
+        this.burstIdem = IdempotentTransaction.builder(dsl, Ledger.CODEC).schema(ledger.schema()).policy(burstPolicy).build();
         this.ttlMillis = idem.policy().ttl().toMillis();
     }
 

@@ -245,7 +245,7 @@ final class Driver implements AutoCloseable {
                 try {
                     barrier.await(5, TimeUnit.MINUTES);
                 } catch (BrokenBarrierException | TimeoutException e) {
-                    throw new IllegalStateException("the duplicate-storm barrier broke", e);
+                    throw new IllegalStateException("the duplicate-burst barrier broke", e);
                 }
                 verdict = waveVerdict[0];
                 input = wave.get();

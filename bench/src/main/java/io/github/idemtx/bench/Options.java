@@ -31,7 +31,7 @@ record Options(
         int growthRounds,
         int accounts,
         int purgeLimit,
-        Duration stormWait,
+        Duration burstWait,
         int profileOps,
         Path out,
         boolean keepSchema,
@@ -40,7 +40,7 @@ record Options(
 
     static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
     static final List<String> ALL_STRATEGIES =
-            List.of(Strategies.BARE, Strategies.CLAIM, Strategies.REPLAY, Strategies.THREE_TX, Strategies.FLOOR, Strategies.STORM);
+            List.of(Strategies.BARE, Strategies.CLAIM, Strategies.REPLAY, Strategies.THREE_TX, Strategies.FLOOR, Strategies.BURST);
 
     /** Whether segments run for a fixed number of operations instead of a fixed time. */
     boolean opsMode() {
@@ -82,7 +82,7 @@ record Options(
               --growth-rounds N     rounds of the growth phase at each table size (default 6)
               --accounts N          ledger accounts (default 10000)
               --purge-limit N       purgeExpired(limit) per call in the purge runs (default 1000)
-              --storm-wait DUR      duplicateWait of the duplicate-storm policy (default the library's, 5s)
+              --burst-wait DUR      duplicateWait of the duplicate-burst policy (default the library's, 5s)
               --profile-ops N       single-thread profile: operations per strategy (default 300; 0 = skip)
               --out DIR             where results.json, results.csv, throughput.svg go
                                     (default bench/target/bench-results, or -Dbench.out)
@@ -125,7 +125,9 @@ record Options(
         String user = take(flags, "db-user", env("BENCH_DB_USER", url.equals(DEFAULT_URL) ? "postgres" : null));
         String password = take(flags, "db-password", env("BENCH_DB_PASSWORD", null));
         String schema = take(flags, "schema", "idemtx_bench");
-        List<String> strategies = strings(take(flags, "strategies", String.join(",", ALL_STRATEGIES)));
+        List<String> strategies = new ArrayList<>(strings(take(flags, "strategies", String.join(",", ALL_STRATEGIES))));
+        // the burst was called duplicate-storm before; the ledger's storm is another thing
+        strategies.replaceAll(s -> s.equals("duplicate-storm") ? Strategies.BURST : s);
         for (String s : strategies) {
             if (!ALL_STRATEGIES.contains(s)) {
                 throw new IllegalArgumentException("unknown strategy '" + s + "'; known: " + ALL_STRATEGIES);
@@ -155,8 +157,8 @@ record Options(
             throw new IllegalArgumentException("--accounts must be at least 2");
         }
         int purgeLimit = Integer.parseInt(take(flags, "purge-limit", "1000"));
-        String stormWaitText = take(flags, "storm-wait", null);
-        Duration stormWait = stormWaitText == null ? null : duration(stormWaitText);
+        String burstWaitText = take(flags, "burst-wait", null);
+        Duration burstWait = burstWaitText == null ? null : duration(burstWaitText);
         int profileOps = Integer.parseInt(take(flags, "profile-ops", "300"));
         String outText = take(flags, "out", System.getProperty("bench.out", "bench/target/bench-results"));
         boolean keep = Boolean.parseBoolean(take(flags, "keep-schema", "false"));
@@ -172,7 +174,7 @@ record Options(
         }
         return new Options(url, user, password, schema, List.copyOf(strategies), List.copyOf(threads), rounds, warmup,
                 duration, warmupOps, ops, globalWarmup, List.copyOf(tableRows), List.copyOf(growthThreads), growthRounds, accounts,
-                purgeLimit, stormWait, profileOps, Path.of(outText), keep, quiet, List.copyOf(phases));
+                purgeLimit, burstWait, profileOps, Path.of(outText), keep, quiet, List.copyOf(phases));
     }
 
     static String usage() {
@@ -267,7 +269,7 @@ record Options(
         m.put("growth_rounds", growthRounds);
         m.put("accounts", accounts);
         m.put("purge_limit", purgeLimit);
-        m.put("storm_wait_ms", stormWait == null ? null : stormWait.toMillis());
+        m.put("burst_wait_ms", burstWait == null ? null : burstWait.toMillis());
         m.put("profile_ops", profileOps);
         m.put("phases", phases);
         return m;

@@ -243,10 +243,10 @@ final class Report {
                 }
             }
             for (Group g : main) {
-                if (g.strategy().equals(Strategies.STORM)) {
+                if (g.strategy().equals(Strategies.BURST)) {
                     long calls = g.totalCalls();
                     sb.append(String.format(Locale.ROOT,
-                            "  duplicate-storm, %d thread%s: ops/s counts distinct effects; %.1f calls/s; of %d calls %.1f%% executed,"
+                            "  duplicate-burst, %d thread%s: ops/s counts distinct effects; %.1f calls/s; of %d calls %.1f%% executed,"
                                     + " %.1f%% waited then replayed, %.1f%% replayed at once, %.1f%% InProgress%n",
                             g.threads(), g.threads() == 1 ? "" : "s", g.calls(), calls,
                             pct(g.kind(Strategy.Kind.EXECUTED), calls), pct(g.kind(Strategy.Kind.WAITED), calls),

@@ -26,17 +26,17 @@ record SegmentResult(
         long wireCalls,
         Map<String, Object> extra) {
 
-    /** Calls completed per second (for the storm: calls of all threads, duplicates included). */
+    /** Calls completed per second (for the burst: calls of all threads, duplicates included). */
     double callsPerSecond() {
         return seconds > 0 ? measured / seconds : 0;
     }
 
     /**
-     * The headline throughput: operations per second, except for the duplicate storm, where it is
+     * The headline throughput: operations per second, except for the duplicate burst, where it is
      * distinct effects (executed transfers) per second.
      */
     double opsPerSecond() {
-        if (strategy.equals(Strategies.STORM)) {
+        if (strategy.equals(Strategies.BURST)) {
             return seconds > 0 ? kinds.get(Strategy.Kind.EXECUTED) / seconds : 0;
         }
         return callsPerSecond();

@@ -29,7 +29,7 @@ final class Strategies {
     static final String REPLAY = "replay";
     static final String THREE_TX = "three-tx";
     static final String FLOOR = "floor";
-    static final String STORM = "duplicate-storm";
+    static final String BURST = "duplicate-burst";
     /** Growth phase only: {@code claim} with {@code purgeExpired} running beside it. */
     static final String CLAIM_PURGE = "claim+purge";
     /** Profile only: {@code bare} through jOOQ's DefaultTransactionProvider, to show what it adds. */
@@ -46,7 +46,7 @@ final class Strategies {
             case REPLAY -> new Replay(ctx);
             case THREE_TX -> new ThreeTx(ctx);
             case FLOOR -> new Floor(ctx);
-            case STORM -> new Storm(ctx);
+            case BURST -> new Burst(ctx);
             default -> throw new IllegalArgumentException("unknown strategy " + name);
         };
     }
@@ -375,26 +375,26 @@ final class Strategies {
         }
     }
 
-    // ------------------------------------------------------------------ 6. duplicate-storm
+    // ------------------------------------------------------------------ 6. duplicate-burst
 
     /**
      * All client threads send the same key (and request) at the same instant through {@code run},
      * wave after wave. One call per wave executes; the others wait on the key's lock and replay,
      * or get InProgress once the policy's duplicate wait runs out.
      */
-    static final class Storm implements Strategy {
+    static final class Burst implements Strategy {
         private final BenchContext ctx;
         private final SplittableRandom waveRandom = random();
 
         record Wave(Scope scope, IdempotencyKey key, Ledger.TransferRequest request, Fingerprint fingerprint) {}
 
-        Storm(BenchContext ctx) {
+        Burst(BenchContext ctx) {
             this.ctx = ctx;
         }
 
         @Override
         public String name() {
-            return STORM;
+            return BURST;
         }
 
         @Override
@@ -412,7 +412,7 @@ final class Strategies {
             return input -> {
                 Wave w = (Wave) input;
                 Instant start = Instant.now();
-                Outcome<Ledger.Receipt> outcome = ctx.stormIdem.run(w.scope(), w.key(), w.fingerprint(),
+                Outcome<Ledger.Receipt> outcome = ctx.burstIdem.run(w.scope(), w.key(), w.fingerprint(),
                         tx -> ctx.ledger.transfer(tx, w.request()));
                 return switch (outcome) {
                     case Outcome.Executed<Ledger.Receipt> e -> {

@@ -33,7 +33,7 @@ final class Svg {
         c.title("Throughput per strategy and client count (ops/s, median of " + rounds + " interleaved rounds)");
         c.subtitle(String.valueOf(report.environment().getOrDefault("summary", "")));
         double top = niceCeiling(max * 1.12);
-        c.yAxis(top, "ops/s (duplicate-storm: distinct effects/s)", false);
+        c.yAxis(top, "ops/s (duplicate-burst: distinct effects/s)", false);
         double groupWidth = c.plotWidth() / Math.max(1, strategies.size());
         double barWidth = Math.min(44, (groupWidth - 24) / Math.max(1, threads.size()));
         for (int si = 0; si < strategies.size(); si++) {

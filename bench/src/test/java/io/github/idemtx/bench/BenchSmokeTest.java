@@ -54,12 +54,12 @@ class BenchSmokeTest {
                 assertThat(report.ratioToBare(g)).isNotNull();
             }
         }
-        // the storm: every call of a wave is accounted for, and one call per wave executes
-        Report.Group storm = report.group(Report.MAIN, Strategies.STORM, 3);
-        assertThat(storm.kind(Strategy.Kind.EXECUTED)).isPositive();
-        assertThat(storm.kind(Strategy.Kind.EXECUTED) + storm.kind(Strategy.Kind.WAITED) + storm.kind(Strategy.Kind.REPLAYED)
-                + storm.kind(Strategy.Kind.IN_PROGRESS)).isEqualTo(storm.totalCalls());
-        assertThat(storm.kind(Strategy.Kind.EXECUTED) * 3).isEqualTo(storm.totalCalls()); // waves are measured whole
+        // the burst: every call of a wave is accounted for, and one call per wave executes
+        Report.Group burst = report.group(Report.MAIN, Strategies.BURST, 3);
+        assertThat(burst.kind(Strategy.Kind.EXECUTED)).isPositive();
+        assertThat(burst.kind(Strategy.Kind.EXECUTED) + burst.kind(Strategy.Kind.WAITED) + burst.kind(Strategy.Kind.REPLAYED)
+                + burst.kind(Strategy.Kind.IN_PROGRESS)).isEqualTo(burst.totalCalls());
+        assertThat(burst.kind(Strategy.Kind.EXECUTED) * 3).isEqualTo(burst.totalCalls()); // waves are measured whole
         // replays replayed; bare, claim, floor and three-tx executed
         assertThat(report.group(Report.MAIN, Strategies.REPLAY, 1).kind(Strategy.Kind.REPLAYED))
                 .isEqualTo(report.group(Report.MAIN, Strategies.REPLAY, 1).totalCalls());
@@ -78,7 +78,7 @@ class BenchSmokeTest {
         List<String> lines = Files.readAllLines(csv);
         assertThat(lines.get(0)).startsWith("phase,table_rows_target,strategy,threads");
         assertThat(lines).hasSize(1 + report.groups().size());
-        assertThat(Files.readString(svg)).startsWith("<svg").contains("claim", "three-tx", "duplicate-storm").endsWith("</svg>\n");
+        assertThat(Files.readString(svg)).startsWith("<svg").contains("claim", "three-tx", "duplicate-burst").endsWith("</svg>\n");
         assertThat(out.resolve("growth.svg")).exists();
         assertThat((List<?>) report.toMap().get("profile")).hasSize(Options.ALL_STRATEGIES.size() + 1);
 

@@ -21,38 +21,38 @@ public final class IdempotencyPolicy {
     /** Default {@link #ttl()}: 24 hours. */
     public static final Duration DEFAULT_TTL = Duration.ofHours(24);
     /** Shortest {@link #ttl()}: 1 second. */
-    public static final Duration MIN_TTL = Duration.ofSeconds(1);
+    static final Duration SHORTEST_TTL = Duration.ofSeconds(1);
     /** Longest {@link #ttl()}: 3650 days. */
-    public static final Duration MAX_TTL = Duration.ofDays(3650);
+    static final Duration LONGEST_TTL = Duration.ofDays(3650);
 
     /** Default {@link #duplicateWait()}: 5 seconds. */
     public static final Duration DEFAULT_DUPLICATE_WAIT = Duration.ofSeconds(5);
     /** Shortest {@link #duplicateWait()}: 1 millisecond. */
-    public static final Duration MIN_DUPLICATE_WAIT = Duration.ofMillis(1);
+    static final Duration SHORTEST_DUPLICATE_WAIT = Duration.ofMillis(1);
     /** Longest {@link #duplicateWait()}: 10 minutes. */
-    public static final Duration MAX_DUPLICATE_WAIT = Duration.ofMinutes(10);
+    static final Duration LONGEST_DUPLICATE_WAIT = Duration.ofMinutes(10);
 
     /** Default {@link #retryAfter()}: 1 second. */
     public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
     /** Longest {@link #retryAfter()}: 1 hour. */
-    public static final Duration MAX_RETRY_AFTER = Duration.ofHours(1);
+    static final Duration LONGEST_RETRY_AFTER = Duration.ofHours(1);
 
     /** Default {@link #maxAttempts()}: 5. */
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     /** Largest {@link #maxAttempts()}: 100. */
-    public static final int MAX_MAX_ATTEMPTS = 100;
+    static final int MOST_ATTEMPTS = 100;
 
     /** Default {@link #initialBackoff()}: 5 milliseconds. */
     public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(5);
     /** Default {@link #maxBackoff()}: 500 milliseconds. */
     public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMillis(500);
     /** Longest {@link #initialBackoff()} and {@link #maxBackoff()}: 1 minute. */
-    public static final Duration MAX_BACKOFF_LIMIT = Duration.ofMinutes(1);
+    static final Duration LONGEST_BACKOFF = Duration.ofMinutes(1);
 
     /** Default {@link #maxResultBytes()}: 1 MiB. */
     public static final int DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
     /** Largest {@link #maxResultBytes()}: 64 MiB. */
-    public static final int MAX_MAX_RESULT_BYTES = 64 * 1024 * 1024;
+    static final int LARGEST_RESULT_BYTES = 64 * 1024 * 1024;
 
     private static final IdempotencyPolicy DEFAULTS = new Builder().build();
 
@@ -198,18 +198,18 @@ public final class IdempotencyPolicy {
 
         private Builder() {}
 
-        /** See {@link IdempotencyPolicy#ttl()}; from {@link #MIN_TTL} to {@link #MAX_TTL}. */
+        /** See {@link IdempotencyPolicy#ttl()}; from 1 second to 3650 days. */
         public Builder ttl(Duration ttl) {
-            this.ttl = within("ttl", ttl, MIN_TTL, MAX_TTL);
+            this.ttl = within("ttl", ttl, SHORTEST_TTL, LONGEST_TTL);
             return this;
         }
 
         /**
-         * See {@link IdempotencyPolicy#duplicateWait()}; from {@link #MIN_DUPLICATE_WAIT} to
-         * {@link #MAX_DUPLICATE_WAIT}, in whole milliseconds.
+         * See {@link IdempotencyPolicy#duplicateWait()}; from 1 millisecond to
+         * 10 minutes, in whole milliseconds.
          */
         public Builder duplicateWait(Duration duplicateWait) {
-            within("duplicateWait", duplicateWait, MIN_DUPLICATE_WAIT, MAX_DUPLICATE_WAIT);
+            within("duplicateWait", duplicateWait, SHORTEST_DUPLICATE_WAIT, LONGEST_DUPLICATE_WAIT);
             if (duplicateWait.toNanos() % 1_000_000 != 0) {
                 throw new IllegalArgumentException("duplicateWait must be whole milliseconds, was " + duplicateWait);
             }
@@ -217,17 +217,17 @@ public final class IdempotencyPolicy {
             return this;
         }
 
-        /** See {@link IdempotencyPolicy#retryAfter()}; from zero to {@link #MAX_RETRY_AFTER}. */
+        /** See {@link IdempotencyPolicy#retryAfter()}; from zero to 1 hour. */
         public Builder retryAfter(Duration retryAfter) {
-            this.retryAfter = within("retryAfter", retryAfter, Duration.ZERO, MAX_RETRY_AFTER);
+            this.retryAfter = within("retryAfter", retryAfter, Duration.ZERO, LONGEST_RETRY_AFTER);
             return this;
         }
 
-        /** See {@link IdempotencyPolicy#maxAttempts()}; from 1 to {@link #MAX_MAX_ATTEMPTS}. */
+        /** See {@link IdempotencyPolicy#maxAttempts()}; from 1 to 100. */
         public Builder maxAttempts(int maxAttempts) {
-            if (maxAttempts < 1 || maxAttempts > MAX_MAX_ATTEMPTS) {
+            if (maxAttempts < 1 || maxAttempts > MOST_ATTEMPTS) {
                 throw new IllegalArgumentException(
-                        "maxAttempts must be between 1 and " + MAX_MAX_ATTEMPTS + ", was " + maxAttempts);
+                        "maxAttempts must be between 1 and " + MOST_ATTEMPTS + ", was " + maxAttempts);
             }
             this.maxAttempts = maxAttempts;
             return this;
@@ -235,11 +235,11 @@ public final class IdempotencyPolicy {
 
         /**
          * See {@link IdempotencyPolicy#initialBackoff()} and {@link IdempotencyPolicy#maxBackoff()};
-         * each from zero to {@link #MAX_BACKOFF_LIMIT}, and {@code initial <= max}.
+         * each from zero to 1 minute, and {@code initial <= max}.
          */
         public Builder backoff(Duration initial, Duration max) {
-            within("initialBackoff", initial, Duration.ZERO, MAX_BACKOFF_LIMIT);
-            within("maxBackoff", max, Duration.ZERO, MAX_BACKOFF_LIMIT);
+            within("initialBackoff", initial, Duration.ZERO, LONGEST_BACKOFF);
+            within("maxBackoff", max, Duration.ZERO, LONGEST_BACKOFF);
             if (initial.compareTo(max) > 0) {
                 throw new IllegalArgumentException(
                         "initialBackoff must not exceed maxBackoff, was " + initial + " > " + max);
@@ -249,11 +249,11 @@ public final class IdempotencyPolicy {
             return this;
         }
 
-        /** See {@link IdempotencyPolicy#maxResultBytes()}; from 0 to {@link #MAX_MAX_RESULT_BYTES}. */
+        /** See {@link IdempotencyPolicy#maxResultBytes()}; from 0 to 64 MiB. */
         public Builder maxResultBytes(int maxResultBytes) {
-            if (maxResultBytes < 0 || maxResultBytes > MAX_MAX_RESULT_BYTES) {
+            if (maxResultBytes < 0 || maxResultBytes > LARGEST_RESULT_BYTES) {
                 throw new IllegalArgumentException(
-                        "maxResultBytes must be between 0 and " + MAX_MAX_RESULT_BYTES + ", was " + maxResultBytes);
+                        "maxResultBytes must be between 0 and " + LARGEST_RESULT_BYTES + ", was " + maxResultBytes);
             }
             this.maxResultBytes = maxResultBytes;
             return this;

@@ -7,14 +7,14 @@ import static io.github.idemtx.core.IdempotencyPolicy.DEFAULT_MAX_BACKOFF;
 import static io.github.idemtx.core.IdempotencyPolicy.DEFAULT_MAX_RESULT_BYTES;
 import static io.github.idemtx.core.IdempotencyPolicy.DEFAULT_RETRY_AFTER;
 import static io.github.idemtx.core.IdempotencyPolicy.DEFAULT_TTL;
-import static io.github.idemtx.core.IdempotencyPolicy.MAX_BACKOFF_LIMIT;
-import static io.github.idemtx.core.IdempotencyPolicy.MAX_DUPLICATE_WAIT;
-import static io.github.idemtx.core.IdempotencyPolicy.MAX_MAX_ATTEMPTS;
-import static io.github.idemtx.core.IdempotencyPolicy.MAX_MAX_RESULT_BYTES;
-import static io.github.idemtx.core.IdempotencyPolicy.MAX_RETRY_AFTER;
-import static io.github.idemtx.core.IdempotencyPolicy.MAX_TTL;
-import static io.github.idemtx.core.IdempotencyPolicy.MIN_DUPLICATE_WAIT;
-import static io.github.idemtx.core.IdempotencyPolicy.MIN_TTL;
+import static io.github.idemtx.core.IdempotencyPolicy.LONGEST_BACKOFF;
+import static io.github.idemtx.core.IdempotencyPolicy.LONGEST_DUPLICATE_WAIT;
+import static io.github.idemtx.core.IdempotencyPolicy.MOST_ATTEMPTS;
+import static io.github.idemtx.core.IdempotencyPolicy.LARGEST_RESULT_BYTES;
+import static io.github.idemtx.core.IdempotencyPolicy.LONGEST_RETRY_AFTER;
+import static io.github.idemtx.core.IdempotencyPolicy.LONGEST_TTL;
+import static io.github.idemtx.core.IdempotencyPolicy.SHORTEST_DUPLICATE_WAIT;
+import static io.github.idemtx.core.IdempotencyPolicy.SHORTEST_TTL;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
@@ -108,32 +108,32 @@ class IdempotencyPolicyTest {
     static Stream<Arguments> outOfRangeSettings() {
         Duration nano = Duration.ofNanos(1);
         return Stream.of(
-                outOfRange("ttl", b -> b.ttl(MIN_TTL.minus(nano)), MIN_TTL, MAX_TTL),
-                outOfRange("ttl", b -> b.ttl(MAX_TTL.plus(nano)), MIN_TTL, MAX_TTL),
-                outOfRange("ttl", b -> b.ttl(Duration.ZERO), MIN_TTL, MAX_TTL),
-                outOfRange("ttl", b -> b.ttl(Duration.ofSeconds(-1)), MIN_TTL, MAX_TTL),
-                outOfRange("duplicateWait", b -> b.duplicateWait(Duration.ZERO), MIN_DUPLICATE_WAIT, MAX_DUPLICATE_WAIT),
+                outOfRange("ttl", b -> b.ttl(SHORTEST_TTL.minus(nano)), SHORTEST_TTL, LONGEST_TTL),
+                outOfRange("ttl", b -> b.ttl(LONGEST_TTL.plus(nano)), SHORTEST_TTL, LONGEST_TTL),
+                outOfRange("ttl", b -> b.ttl(Duration.ZERO), SHORTEST_TTL, LONGEST_TTL),
+                outOfRange("ttl", b -> b.ttl(Duration.ofSeconds(-1)), SHORTEST_TTL, LONGEST_TTL),
+                outOfRange("duplicateWait", b -> b.duplicateWait(Duration.ZERO), SHORTEST_DUPLICATE_WAIT, LONGEST_DUPLICATE_WAIT),
                 outOfRange("duplicateWait", b -> b.duplicateWait(Duration.ofMillis(-1)),
-                        MIN_DUPLICATE_WAIT, MAX_DUPLICATE_WAIT),
-                outOfRange("duplicateWait", b -> b.duplicateWait(MAX_DUPLICATE_WAIT.plusMillis(1)),
-                        MIN_DUPLICATE_WAIT, MAX_DUPLICATE_WAIT),
-                outOfRange("retryAfter", b -> b.retryAfter(Duration.ZERO.minus(nano)), Duration.ZERO, MAX_RETRY_AFTER),
-                outOfRange("retryAfter", b -> b.retryAfter(MAX_RETRY_AFTER.plus(nano)), Duration.ZERO, MAX_RETRY_AFTER),
+                        SHORTEST_DUPLICATE_WAIT, LONGEST_DUPLICATE_WAIT),
+                outOfRange("duplicateWait", b -> b.duplicateWait(LONGEST_DUPLICATE_WAIT.plusMillis(1)),
+                        SHORTEST_DUPLICATE_WAIT, LONGEST_DUPLICATE_WAIT),
+                outOfRange("retryAfter", b -> b.retryAfter(Duration.ZERO.minus(nano)), Duration.ZERO, LONGEST_RETRY_AFTER),
+                outOfRange("retryAfter", b -> b.retryAfter(LONGEST_RETRY_AFTER.plus(nano)), Duration.ZERO, LONGEST_RETRY_AFTER),
                 outOfRange("initialBackoff", b -> b.backoff(Duration.ofMillis(-1), Duration.ofMillis(10)),
-                        Duration.ZERO, MAX_BACKOFF_LIMIT),
-                outOfRange("initialBackoff", b -> b.backoff(MAX_BACKOFF_LIMIT.plus(nano), MAX_BACKOFF_LIMIT),
-                        Duration.ZERO, MAX_BACKOFF_LIMIT),
+                        Duration.ZERO, LONGEST_BACKOFF),
+                outOfRange("initialBackoff", b -> b.backoff(LONGEST_BACKOFF.plus(nano), LONGEST_BACKOFF),
+                        Duration.ZERO, LONGEST_BACKOFF),
                 outOfRange("maxBackoff", b -> b.backoff(Duration.ZERO, Duration.ofMillis(-1)),
-                        Duration.ZERO, MAX_BACKOFF_LIMIT),
-                outOfRange("maxBackoff", b -> b.backoff(Duration.ZERO, MAX_BACKOFF_LIMIT.plus(nano)),
-                        Duration.ZERO, MAX_BACKOFF_LIMIT),
-                outOfRange("maxAttempts", b -> b.maxAttempts(0), 1, MAX_MAX_ATTEMPTS),
-                outOfRange("maxAttempts", b -> b.maxAttempts(-1), 1, MAX_MAX_ATTEMPTS),
-                outOfRange("maxAttempts", b -> b.maxAttempts(Integer.MIN_VALUE), 1, MAX_MAX_ATTEMPTS),
-                outOfRange("maxAttempts", b -> b.maxAttempts(101), 1, MAX_MAX_ATTEMPTS),
-                outOfRange("maxResultBytes", b -> b.maxResultBytes(-1), 0, MAX_MAX_RESULT_BYTES),
-                outOfRange("maxResultBytes", b -> b.maxResultBytes(MAX_MAX_RESULT_BYTES + 1), 0, MAX_MAX_RESULT_BYTES),
-                outOfRange("maxResultBytes", b -> b.maxResultBytes(Integer.MAX_VALUE), 0, MAX_MAX_RESULT_BYTES));
+                        Duration.ZERO, LONGEST_BACKOFF),
+                outOfRange("maxBackoff", b -> b.backoff(Duration.ZERO, LONGEST_BACKOFF.plus(nano)),
+                        Duration.ZERO, LONGEST_BACKOFF),
+                outOfRange("maxAttempts", b -> b.maxAttempts(0), 1, MOST_ATTEMPTS),
+                outOfRange("maxAttempts", b -> b.maxAttempts(-1), 1, MOST_ATTEMPTS),
+                outOfRange("maxAttempts", b -> b.maxAttempts(Integer.MIN_VALUE), 1, MOST_ATTEMPTS),
+                outOfRange("maxAttempts", b -> b.maxAttempts(101), 1, MOST_ATTEMPTS),
+                outOfRange("maxResultBytes", b -> b.maxResultBytes(-1), 0, LARGEST_RESULT_BYTES),
+                outOfRange("maxResultBytes", b -> b.maxResultBytes(LARGEST_RESULT_BYTES + 1), 0, LARGEST_RESULT_BYTES),
+                outOfRange("maxResultBytes", b -> b.maxResultBytes(Integer.MAX_VALUE), 0, LARGEST_RESULT_BYTES));
     }
 
     private static Arguments outOfRange(String setting, Consumer<IdempotencyPolicy.Builder> setter, Object min, Object max) {
@@ -156,20 +156,20 @@ class IdempotencyPolicyTest {
     @Test
     void acceptsEveryLimitItself() {
         IdempotencyPolicy lowest = IdempotencyPolicy.builder()
-                .ttl(MIN_TTL)
-                .duplicateWait(MIN_DUPLICATE_WAIT)
+                .ttl(SHORTEST_TTL)
+                .duplicateWait(SHORTEST_DUPLICATE_WAIT)
                 .retryAfter(Duration.ZERO)
                 .maxAttempts(1)
                 .backoff(Duration.ZERO, Duration.ZERO)
                 .maxResultBytes(0)
                 .build();
         IdempotencyPolicy highest = IdempotencyPolicy.builder()
-                .ttl(MAX_TTL)
-                .duplicateWait(MAX_DUPLICATE_WAIT)
-                .retryAfter(MAX_RETRY_AFTER)
-                .maxAttempts(MAX_MAX_ATTEMPTS)
-                .backoff(MAX_BACKOFF_LIMIT, MAX_BACKOFF_LIMIT)
-                .maxResultBytes(MAX_MAX_RESULT_BYTES)
+                .ttl(LONGEST_TTL)
+                .duplicateWait(LONGEST_DUPLICATE_WAIT)
+                .retryAfter(LONGEST_RETRY_AFTER)
+                .maxAttempts(MOST_ATTEMPTS)
+                .backoff(LONGEST_BACKOFF, LONGEST_BACKOFF)
+                .maxResultBytes(LARGEST_RESULT_BYTES)
                 .build();
 
         assertThat(lowest.ttl()).isEqualTo(Duration.ofSeconds(1));
@@ -203,8 +203,8 @@ class IdempotencyPolicyTest {
                 .isThrownBy(() -> IdempotencyPolicy.builder().maxResultBytes(-1))
                 .withMessageContaining("was -1");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> IdempotencyPolicy.builder().maxResultBytes(MAX_MAX_RESULT_BYTES + 1))
-                .withMessageContaining("was " + (MAX_MAX_RESULT_BYTES + 1));
+                .isThrownBy(() -> IdempotencyPolicy.builder().maxResultBytes(LARGEST_RESULT_BYTES + 1))
+                .withMessageContaining("was " + (LARGEST_RESULT_BYTES + 1));
     }
 
     @Test
@@ -255,7 +255,7 @@ class IdempotencyPolicyTest {
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> builder.backoff(Duration.ofMillis(30), Duration.ofMillis(20)));
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> builder.backoff(Duration.ofMillis(1), MAX_BACKOFF_LIMIT.plusMillis(1)));
+                .isThrownBy(() -> builder.backoff(Duration.ofMillis(1), LONGEST_BACKOFF.plusMillis(1)));
         IdempotencyPolicy policy = builder.build();
 
         assertThat(policy.ttl()).isEqualTo(Duration.ofHours(1));
