@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
-import io.github.idemtx.core.IdempotencyKeyHeader;
-import io.github.idemtx.core.InvalidIdempotencyKeyException;
+import io.github.idemtx.http.IdempotencyKeyHeader;
+import io.github.idemtx.http.InvalidIdempotencyKeyException;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;

@@ -1,6 +1,6 @@
 /**
- * Not API: the implementation behind the module's public types. Classes here are public only so
- * that the module's own packages can reach them; they change without notice, and the jar's
- * Automatic-Module-Name gives no promise about them.
+ * Not API: implementation shared by the library's own modules (the HTTP conventions and the
+ * derived keys both write JSON text exactly as {@link io.github.idemtx.core.internal.JsonText}
+ * does). Public only so that those modules can reach it; it changes without notice.
  */
 package io.github.idemtx.core.internal;

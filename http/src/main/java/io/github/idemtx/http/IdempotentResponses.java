@@ -1,0 +1,54 @@
+package io.github.idemtx.http;
+
+import io.github.idemtx.core.Failure;
+import io.github.idemtx.core.Outcome;
+
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * Turns the {@link Outcome} of an idempotent call whose result is a {@link StoredResponse} into the
+ * response to send, following the conventions of the {@code Idempotency-Key} draft:
+ *
+ * <ul>
+ *   <li>{@code Executed}: the stored response;
+ *   <li>{@code Replayed}: the same status, headers and body, plus {@code Idempotent-Replayed: true};
+ *   <li>{@code Rejected}: the rejection's response ({@link Problem#rejected} by default, 422), marked
+ *       as a replay when it is one;
+ *   <li>{@code FingerprintMismatch}: 422 {@link Problem#keyReused};
+ *   <li>{@code InProgress}: 409 {@link Problem#inProgress} with {@code Retry-After}.
+ * </ul>
+ */
+public final class IdempotentResponses {
+
+    /** The header that marks a replayed response. */
+    public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+    private IdempotentResponses() {}
+
+    /** The response to send, with rejections as 422 problems carrying the failure's code. */
+    public static StoredResponse toResponse(Outcome<StoredResponse> outcome) {
+        return toResponse(outcome, failure -> Problem.rejected(failure).toResponse());
+    }
+
+    /**
+     * The response to send, with rejections turned into responses by {@code rejection} (which must
+     * depend on the failure alone, so a replay answers the same).
+     */
+    public static StoredResponse toResponse(Outcome<StoredResponse> outcome, Function<Failure, StoredResponse> rejection) {
+        Objects.requireNonNull(outcome, "outcome must not be null");
+        Objects.requireNonNull(rejection, "rejection must not be null");
+        return switch (outcome) {
+            case Outcome.Executed<StoredResponse> e -> Objects.requireNonNull(e.value(), "the work recorded no response");
+            case Outcome.Replayed<StoredResponse> r ->
+                    Objects.requireNonNull(r.value(), "the work recorded no response").withHeader(REPLAYED_HEADER, "true");
+            case Outcome.Rejected<StoredResponse> f -> {
+                StoredResponse response = Objects.requireNonNull(rejection.apply(f.failure()), "rejection returned null");
+                yield f.replayed() ? response.withHeader(REPLAYED_HEADER, "true") : response;
+            }
+            case Outcome.FingerprintMismatch<StoredResponse> m -> Problem.keyReused().toResponse();
+            case Outcome.InProgress<StoredResponse> p -> Problem.inProgress(p.retryAfter()).toResponse()
+                    .withHeader("Retry-After", Long.toString(Problem.retryAfterSeconds(p.retryAfter())));
+        };
+    }
+}

@@ -1,0 +1,14 @@
+package io.github.idemtx.http;
+
+/**
+ * A request body given to {@link RequestFingerprint#json} is not JSON that can be canonicalised
+ * (HTTP: 400). The message names the problem.
+ */
+public final class InvalidJsonException extends IllegalArgumentException {
+
+    private static final long serialVersionUID = 1L;
+
+    public InvalidJsonException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

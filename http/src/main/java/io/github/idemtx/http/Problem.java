@@ -1,0 +1,117 @@
+package io.github.idemtx.http;
+
+import io.github.idemtx.core.Failure;
+
+import io.github.idemtx.core.internal.JsonText;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * An RFC 9457 problem detail ({@code application/problem+json}), with factories for the answers
+ * an idempotent endpoint gives: 400 for a missing or invalid key, 401 without an authenticated
+ * scope, 409 while the first call is still running, 422 for a key reused with another request and
+ * for a recorded rejection.
+ *
+ * @param type a URI reference naming the problem type
+ * @param title a short summary of the type
+ * @param status the HTTP status
+ * @param detail this occurrence, for people
+ * @param extensions further members (strings, numbers, booleans), written sorted by name
+ */
+public record Problem(String type, String title, int status, String detail, Map<String, Object> extensions) {
+
+    /** The media type of a problem detail. */
+    public static final String CONTENT_TYPE = "application/problem+json";
+
+    /** The prefix of this library's problem type URIs. */
+    public static final String TYPE_PREFIX = "urn:idemtx:problem:";
+
+    public Problem {
+        Objects.requireNonNull(type, "type must not be null");
+        Objects.requireNonNull(title, "title must not be null");
+        Objects.requireNonNull(detail, "detail must not be null");
+        if (status < 400 || status > 599) {
+            throw new IllegalArgumentException("a problem's status must be between 400 and 599, was " + status);
+        }
+        extensions = Map.copyOf(new LinkedHashMap<>(Objects.requireNonNull(extensions, "extensions must not be null")));
+        for (Map.Entry<String, Object> e : extensions.entrySet()) {
+            Object v = e.getValue();
+            if (!(v instanceof String || v instanceof Number || v instanceof Boolean)) {
+                throw new IllegalArgumentException("extension " + e.getKey() + " must be a string, number or boolean");
+            }
+            if (Map.of("type", 0, "title", 0, "status", 0, "detail", 0, "instance", 0).containsKey(e.getKey())) {
+                throw new IllegalArgumentException("extension " + e.getKey() + " would shadow a standard member");
+            }
+        }
+    }
+
+    /** 400: the {@code Idempotency-Key} header is missing or unusable; the reason is a member. */
+    public static Problem invalidKey(InvalidIdempotencyKeyException e) {
+        return new Problem(TYPE_PREFIX + "invalid-idempotency-key", "Missing or invalid Idempotency-Key", 400,
+                e.getMessage(), Map.of("reason", e.reason().name()));
+    }
+
+    /** 401: no authenticated principal, so no scope for the key. */
+    public static Problem unauthenticated() {
+        return new Problem(TYPE_PREFIX + "unauthenticated", "Authentication required", 401,
+                "the request carries no valid credentials, and idempotency keys belong to an authenticated principal",
+                Map.of());
+    }
+
+    /** 409: a request with this key is still being processed. */
+    public static Problem inProgress(Duration retryAfter) {
+        return new Problem(TYPE_PREFIX + "request-in-progress", "Request in progress", 409,
+                "a request with this Idempotency-Key is still being processed; retry after "
+                        + retryAfterSeconds(retryAfter) + " s with the same key",
+                Map.of());
+    }
+
+    /** 422: the key was used before with a different request. */
+    public static Problem keyReused() {
+        return new Problem(TYPE_PREFIX + "idempotency-key-reused", "Idempotency-Key reused", 422,
+                "this Idempotency-Key was already used for a different request; use a new key for a new request",
+                Map.of());
+    }
+
+    /** 422: the request was rejected, as recorded; the failure's code is a member. */
+    public static Problem rejected(Failure failure) {
+        return new Problem(TYPE_PREFIX + "rejected", "Request rejected", 422, failure.message(),
+                Map.of("code", failure.code()));
+    }
+
+    /** The problem as UTF-8 JSON: type, title, status, detail, then the extensions. */
+    public byte[] toJson() {
+        StringBuilder out = new StringBuilder(128).append('{');
+        JsonText.appendString(out.append("\"type\":"), type);
+        JsonText.appendString(out.append(",\"title\":"), title);
+        out.append(",\"status\":").append(status);
+        JsonText.appendString(out.append(",\"detail\":"), detail);
+        new java.util.TreeMap<>(extensions).forEach((k, v) -> {
+            JsonText.appendString(out.append(','), k).append(':');
+            if (v instanceof String s) {
+                JsonText.appendString(out, s);
+            } else if (v instanceof BigDecimal d) {
+                out.append(d.toPlainString());
+            } else {
+                out.append(v);
+            }
+        });
+        return out.append('}').toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The problem as a response with {@code Content-Type: application/problem+json}. */
+    public StoredResponse toResponse() {
+        return StoredResponse.of(status, CONTENT_TYPE, toJson());
+    }
+
+    /** Whole seconds for a {@code Retry-After} header: the duration rounded up, at least 1. */
+    public static long retryAfterSeconds(Duration retryAfter) {
+        Objects.requireNonNull(retryAfter, "retryAfter must not be null");
+        long seconds = retryAfter.getSeconds() + (retryAfter.getNano() > 0 ? 1 : 0);
+        return Math.max(1, seconds);
+    }
+}
