@@ -12,7 +12,6 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.db.IdempotencySchema;
-import io.github.idemtx.jooq.TransactionDetector.Detection;
 import io.github.idemtx.jooq.internal.ClaimFlow;
 import io.github.idemtx.jooq.internal.ClaimFlow.Call;
 import io.github.idemtx.jooq.internal.ClaimStatements;
@@ -236,7 +235,7 @@ public final class IdempotentTransaction<T> {
     /** Decides who owns the transaction, then applies {@code body} to the provider's connection and releases it. */
     private <R> R withConnection(Scope scope, IdempotencyKey key, OnConnection<R> body) {
         Configuration configuration = dsl.configuration();
-        Detection detected = ownership.detect(configuration);
+        TransactionOwnership.Detected detected = ownership.detect(configuration);
         ConnectionProvider provider = configuration.connectionProvider();
         Connection connection = provider.acquire();
         if (connection == null) {

@@ -13,9 +13,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.jooq.internal.ClaimStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,8 +58,8 @@ class OneDeadlineTest {
             long start = System.nanoTime();
             Future<Outcome<String>> call = threads.submit(() -> waiter.run(scope, key, fingerprint, tx -> "ran"));
             for (int i = 1; i < HOLDERS && !call.isDone(); i++) {
-                if (!awaitWaiterOrDone(call)) {
-                    break;
+                if (!Db.DATABASE.awaitLockWaitersUnless("query LIKE '%idempotency_await%'", 1, call::isDone)) {
+                    break; // the call has returned
                 }
                 // the next holder queues behind the waiter, so it takes the key the moment the waiter wakes
                 Connection next = Db.DATABASE.connect();
@@ -102,26 +100,5 @@ class OneDeadlineTest {
             ps.execute();
         }
         return null;
-    }
-
-    /** Waits until the call waits on the key's lock (true) or has returned (false). */
-    private static boolean awaitWaiterOrDone(Future<?> call) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        try (Connection c = Db.DATABASE.connect(); Statement s = c.createStatement()) {
-            while (System.nanoTime() < deadline) {
-                if (call.isDone()) {
-                    return false;
-                }
-                try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                        + " AND query LIKE '%idempotency_await%' AND pid <> pg_backend_pid()")) {
-                    rs.next();
-                    if (rs.getInt(1) > 0) {
-                        return true;
-                    }
-                }
-                Thread.sleep(2);
-            }
-        }
-        throw new AssertionError("the call neither waited nor returned within 30 s");
     }
 }

@@ -241,14 +241,26 @@ public final class TestDatabase {
      * pg_stat_activity's columns, e.g. {@code application_name = 'ledger'}) wait on a lock.
      */
     public void awaitLockWaiters(String condition, int n) throws InterruptedException {
+        awaitLockWaitersUnless(condition, n, () -> false);
+    }
+
+    /**
+     * Like {@link #awaitLockWaiters}, but gives up as soon as {@code stop} is true (checked before
+     * each look): whether the waiters came.
+     */
+    public boolean awaitLockWaitersUnless(String condition, int n, java.util.function.BooleanSupplier stop)
+            throws InterruptedException {
         String sql = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
                 + " AND (" + condition + ")";
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
         while (true) {
+            if (stop.getAsBoolean()) {
+                return false;
+            }
             try (Connection c = connect(); Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
                 rs.next();
                 if (rs.getInt(1) >= n) {
-                    return;
+                    return true;
                 }
             } catch (SQLException e) {
                 throw new IllegalStateException("cannot read pg_stat_activity", e);

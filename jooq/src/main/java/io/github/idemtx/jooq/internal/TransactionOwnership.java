@@ -56,25 +56,32 @@ public final class TransactionOwnership {
         return detectors;
     }
 
-    /** What the detectors say about {@code configuration} on this thread: the first answer that is not UNKNOWN. */
-    public Detection detect(Configuration configuration) {
+    /**
+     * What the detectors said: the first answer that is not UNKNOWN, and who gave it (for messages).
+     *
+     * @param by the answering detector's class name, or "no detector"
+     */
+    public record Detected(Detection answer, String by) {}
+
+    /** What the detectors say about {@code configuration} on this thread. */
+    public Detected detect(Configuration configuration) {
         for (TransactionDetector d : detectors) {
             Detection answer = d.detect(configuration);
             if (answer == null) {
                 throw new IllegalStateException(d.getClass().getName() + ".detect returned null");
             }
             if (answer != Detection.UNKNOWN) {
-                return answer;
+                return new Detected(answer, d.getClass().getName());
             }
         }
-        return Detection.UNKNOWN;
+        return new Detected(Detection.UNKNOWN, "no detector");
     }
 
     /**
      * Decides for {@code connection}, which {@code configuration}'s provider handed out; throws
      * {@link TransactionOwnershipException} (scope and key may be null, for a purge) when it cannot.
      */
-    public Decision decide(Configuration configuration, Detection detected, Connection connection, Scope scope,
+    public Decision decide(Configuration configuration, Detected detected, Connection connection, Scope scope,
             IdempotencyKey key) {
         ConnectionProvider provider = configuration.connectionProvider();
         boolean bound = provider instanceof DefaultConnectionProvider;
@@ -85,9 +92,9 @@ public final class TransactionOwnership {
         }
         switch (mode) {
             case OWN -> {
-                if (detected == Detection.ACTIVE) {
+                if (detected.answer() == Detection.ACTIVE) {
                     throw refuse(scope, key, "transactionMode is OWN but a transaction of the caller is open"
-                            + " (" + detectorName(configuration) + "): committing would split it; use DETECT or JOIN");
+                            + " (" + detected.by() + "): committing would split it; use DETECT or JOIN");
                 }
                 if (bound && !autoCommit) {
                     throw refuse(scope, key, "transactionMode is OWN but the DSLContext is bound to a connection whose"
@@ -97,9 +104,9 @@ public final class TransactionOwnership {
                 return Decision.OWN;
             }
             case JOIN -> {
-                if (detected == Detection.NONE) {
+                if (detected.answer() == Detection.NONE) {
                     throw refuse(scope, key, "transactionMode is JOIN but no transaction is open ("
-                            + detectorName(configuration) + "): open one around the call, or use DETECT");
+                            + detected.by() + "): open one around the call, or use DETECT");
                 }
                 if (autoCommit) {
                     throw refuse(scope, key, "transactionMode is JOIN but the connection the DSLContext hands out is"
@@ -114,11 +121,11 @@ public final class TransactionOwnership {
         }
     }
 
-    private Decision detect(Configuration configuration, Detection detected, ConnectionProvider provider, boolean bound,
+    private Decision detect(Configuration configuration, Detected detected, ConnectionProvider provider, boolean bound,
             boolean autoCommit, Scope scope, IdempotencyKey key) {
-        if (detected == Detection.ACTIVE) {
+        if (detected.answer() == Detection.ACTIVE) {
             if (autoCommit) {
-                throw refuse(scope, key, detectorName(configuration) + " reports an open transaction, but the"
+                throw refuse(scope, key, detected.by() + " reports an open transaction, but the"
                         + " connection the DSLContext hands out is in auto-commit mode: its connection provider does"
                         + " not return that transaction's connection");
             }
@@ -129,13 +136,13 @@ public final class TransactionOwnership {
             if (autoCommit) {
                 return Decision.OWN;
             }
-            if (detected == Detection.NONE) {
-                throw refuse(scope, key, detectorName(configuration) + " reports no open transaction, but the DSLContext"
+            if (detected.answer() == Detection.NONE) {
+                throw refuse(scope, key, detected.by() + " reports no open transaction, but the DSLContext"
                         + " is bound to a connection with auto-commit off: state transactionMode OWN or JOIN");
             }
             return Decision.JOIN;
         }
-        if (detected == Detection.NONE || autoCommit) {
+        if (detected.answer() == Detection.NONE || autoCommit) {
             // a connection in auto-commit mode has no transaction open that anybody owns
             return Decision.OWN;
         }
@@ -173,15 +180,6 @@ public final class TransactionOwnership {
             }
         }
         return false;
-    }
-
-    private String detectorName(Configuration configuration) {
-        for (TransactionDetector d : detectors) {
-            if (d.detect(configuration) != Detection.UNKNOWN) {
-                return d.getClass().getName();
-            }
-        }
-        return "no detector";
     }
 
     private static TransactionOwnershipException refuse(Scope scope, IdempotencyKey key, String why) {
