@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.Backends;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -41,7 +42,7 @@ class BackendTerminationTest {
     /** Where a kill during the completion landed, as the client and the database tell afterwards. */
     enum Landed { BEFORE_COMMIT, AFTER_COMMIT_ANSWER_LOST, AFTER_THE_ANSWER }
 
-    private static Faults.Killer killer;
+    private static Backends killer;
     private static ExecutorService killerThread;
     private static final Trap TRAP = new Trap();
     private static IdempotentTransaction<String> idem;
@@ -65,14 +66,14 @@ class BackendTerminationTest {
         public void before(Sql statement) {
             String sql = statement.sql();
             if (Faults.isClaim(sql) && armed.compareAndSet(Point.BEFORE_CLAIM, null)) {
-                killer.kill(Faults.backendPid(statement.connection()));
+                killer.kill(Backends.pid(statement.connection()));
             } else if (Faults.isCompletionAndCommit(sql)) {
                 completionStarted = System.nanoTime();
                 if (armed.compareAndSet(Point.AFTER_WORK, null)) {
                     // the work has returned, its writes are done; the completion is not sent yet
-                    killer.kill(Faults.backendPid(statement.connection()));
+                    killer.kill(Backends.pid(statement.connection()));
                 } else if (armed.compareAndSet(Point.COMMIT_IN_FLIGHT, null)) {
-                    int pid = Faults.backendPid(statement.connection());
+                    int pid = Backends.pid(statement.connection());
                     long at = System.nanoTime() + delayNanos;
                     asyncKill = killerThread.submit(() -> {
                         while (System.nanoTime() < at) {
@@ -88,7 +89,7 @@ class BackendTerminationTest {
         public void after(Sql statement) {
             String sql = statement.sql();
             if (Faults.isClaim(sql) && armed.compareAndSet(Point.AFTER_CLAIM, null)) {
-                killer.kill(Faults.backendPid(statement.connection()));
+                killer.kill(Backends.pid(statement.connection()));
             } else if (Faults.isCompletionAndCommit(sql)) {
                 completionEnded = System.nanoTime();
             }
@@ -96,8 +97,8 @@ class BackendTerminationTest {
     }
 
     @BeforeAll
-    static void setUp() {
-        killer = new Faults.Killer();
+    static void setUp() throws java.sql.SQLException {
+        killer = new Backends(Db.DATABASE.connect());
         killerThread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "backend-killer");
             t.setDaemon(true);

@@ -1,5 +1,7 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.Backends;
+import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -87,14 +89,19 @@ class BankStormTest {
             Collections.shuffle(clients);
 
             AtomicBoolean storming = new AtomicBoolean(true);
-            Thread killer = new Thread(() -> killAtRandom(application, storming, kills), "bank-storm-killer");
+            // every 40-120 ms, one session of the storm's pool: a busy one, an idle one now and then
+            Backends backends = new Backends(Db.DATABASE.connect());
+            Thread killer = new Thread(() -> backends.killRepeatedly(application, 0.1,
+                    () -> 40 + ThreadLocalRandom.current().nextInt(80), storming::get,
+                    state -> kills.merge(state, 1, Integer::sum)), "bank-storm-killer");
             killer.start();
             long started = System.nanoTime();
             try {
-                runAll(clients, CLIENTS);
+                Concurrently.onThreads(CLIENTS, clients);
             } finally {
                 storming.set(false);
                 killer.join(TimeUnit.SECONDS.toMillis(30));
+                backends.close();
             }
             long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
             injected.enabled(false);
@@ -119,7 +126,7 @@ class BankStormTest {
                     });
                 }
             }
-            runAll(laggards, 4);
+            Concurrently.onThreads(4, laggards);
             BankSetChecker.Report settled = checker.check(Bank.snapshot(scope, initial), faults);
             System.out.println("after " + laggards.size() + " unanswered intents were sent again, without faults:\n" + settled.summary());
             assertThat(settled.violations()).as(settled.summary()).isEmpty();
@@ -163,47 +170,5 @@ class BankStormTest {
             return checker.record(intent, e);
         }
         return checker.record(intent, outcome);
-    }
-
-    /**
-     * Every 40-120 ms, terminates one session of the storm's pool: one that is running a statement or
-     * sits inside a transaction when there is one, an idle one now and then.
-     */
-    private static void killAtRandom(String application, AtomicBoolean storming, Map<String, Integer> kills) {
-        try (Connection side = Db.DATABASE.connect();
-                PreparedStatement pick = side.prepareStatement("SELECT pid, state FROM pg_stat_activity"
-                        + " WHERE application_name = ? AND (state <> 'idle' OR random() < 0.1) ORDER BY random() LIMIT 1");
-                PreparedStatement kill = side.prepareStatement("SELECT pg_terminate_backend(?)")) {
-            pick.setString(1, application);
-            while (storming.get()) {
-                Thread.sleep(40 + ThreadLocalRandom.current().nextInt(80));
-                try (ResultSet victim = pick.executeQuery()) {
-                    if (victim.next()) {
-                        kill.setInt(1, victim.getInt(1));
-                        try (ResultSet killed = kill.executeQuery()) {
-                            if (killed.next() && killed.getBoolean(1)) {
-                                kills.merge(victim.getString(2), 1, Integer::sum);
-                            }
-                        }
-                    }
-                }
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException("the killer's connection failed", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void runAll(List<Callable<Void>> tasks, int threads) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            for (Future<Void> f : pool.invokeAll(tasks)) {
-                f.get(2, TimeUnit.MINUTES);
-            }
-        } finally {
-            pool.shutdownNow();
-            pool.awaitTermination(1, TimeUnit.MINUTES);
-        }
     }
 }

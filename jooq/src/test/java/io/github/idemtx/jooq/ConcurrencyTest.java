@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
@@ -72,7 +73,7 @@ final class Db {
 
     /** Waits until {@code n} sessions are blocked inside the claim function, waiting on a lock. */
     static void awaitWaitersOnClaim(int n) throws InterruptedException {
-        DATABASE.awaitLockWaiters("query LIKE '%idempotency_await%'", n);
+        DATABASE.awaitLockWaiters(Faults.running(Kind.AWAIT), n);
     }
 
     static String lockTimeout(DSLContext ctx) {

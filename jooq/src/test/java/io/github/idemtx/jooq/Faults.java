@@ -1,19 +1,17 @@
 package io.github.idemtx.jooq;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
+import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import java.sql.SQLException;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
-import org.postgresql.PGConnection;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * Tools of the fault tests: a side connection that terminates backends, the backend behind a JDBC
- * connection, and what counts as a connection error. Only ever aimed at the tests' own sessions.
+ * Tools of the fault tests: which of the library's statements a hook sees (by the kind the library
+ * tags it with), unpooled sessions a killer can find, and what counts as a connection error. Only
+ * ever aimed at the tests' own sessions; the killer itself is {@code Backends} (idemtx-testing).
  */
 final class Faults {
 
@@ -21,27 +19,32 @@ final class Faults {
 
     /** Whether the statement is the claim: the first of each attempt, which reads the key and tries its lock. */
     static boolean isClaim(String sql) {
-        return sql != null && sql.contains("pg_try_advisory_xact_lock");
+        return Kind.of(sql) == Kind.CLAIM;
     }
 
     /** Whether the statement records the outcome: an insert into the claim table, plain or upsert. */
     static boolean isRecord(String sql) {
-        return sql != null && sql.startsWith("insert") && sql.contains("idempotency_claim");
+        return isCompletionAndCommit(sql) || isUpsert(sql);
     }
 
     /** Whether the statement is the record sent together with COMMIT (a fresh key's completion). */
     static boolean isCompletionAndCommit(String sql) {
-        return isRecord(sql) && sql.endsWith("; commit");
+        return Kind.of(sql) == Kind.RECORD_AND_COMMIT;
     }
 
     /** Whether the statement is the upsert record (take-over, failure, inside a caller's transaction), which cannot carry the COMMIT. */
     static boolean isUpsert(String sql) {
-        return isRecord(sql) && sql.contains("on conflict");
+        return Kind.of(sql) == Kind.RECORD;
     }
 
     /** Whether the statement is the wait for a key's holder. */
     static boolean isAwait(String sql) {
-        return sql != null && sql.contains("idempotency_await");
+        return Kind.of(sql) == Kind.AWAIT;
+    }
+
+    /** A pg_stat_activity condition: the session is running a statement of {@code kind}. */
+    static String running(Kind kind) {
+        return "query LIKE '" + kind.tag() + "%'";
     }
 
     /**
@@ -61,15 +64,6 @@ final class Faults {
                 }
             }
         };
-    }
-
-    /** The PostgreSQL backend serving {@code connection}, known to pgjdbc without a round trip. */
-    static int backendPid(Connection connection) {
-        try {
-            return connection.unwrap(PGConnection.class).getBackendPID();
-        } catch (SQLException e) {
-            throw new IllegalStateException("not a pgjdbc connection", e);
-        }
     }
 
     /**
@@ -141,68 +135,5 @@ final class Faults {
             }
         }
         return null;
-    }
-
-    /**
-     * A side connection that terminates backends. Thread-safe (one caller at a time); close it when
-     * done.
-     */
-    static final class Killer implements AutoCloseable {
-        private final Connection side;
-        private final PreparedStatement terminate;
-        private final PreparedStatement alive;
-
-        Killer() {
-            try {
-                side = Db.DATABASE.connect();
-                terminate = side.prepareStatement("select pg_terminate_backend(?)");
-                alive = side.prepareStatement("select count(*) from pg_stat_activity where pid = ?");
-            } catch (SQLException e) {
-                throw new IllegalStateException("cannot open the killer's side connection", e);
-            }
-        }
-
-        /** Sends the signal; true if {@code pid} was a backend to signal. Does not wait. */
-        synchronized boolean signal(int pid) {
-            try {
-                terminate.setInt(1, pid);
-                try (ResultSet rs = terminate.executeQuery()) {
-                    rs.next();
-                    return rs.getBoolean(1);
-                }
-            } catch (SQLException e) {
-                throw new IllegalStateException("pg_terminate_backend(" + pid + ") failed", e);
-            }
-        }
-
-        /** Signals {@code pid} and waits until the backend is gone; true if it was there to kill. */
-        synchronized boolean kill(int pid) {
-            boolean signalled = signal(pid);
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (isAlive(pid)) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("backend " + pid + " still alive 10 s after pg_terminate_backend");
-                }
-                Thread.onSpinWait();
-            }
-            return signalled;
-        }
-
-        synchronized boolean isAlive(int pid) {
-            try {
-                alive.setInt(1, pid);
-                try (ResultSet rs = alive.executeQuery()) {
-                    rs.next();
-                    return rs.getInt(1) > 0;
-                }
-            } catch (SQLException e) {
-                throw new IllegalStateException("cannot read pg_stat_activity", e);
-            }
-        }
-
-        @Override
-        public synchronized void close() throws SQLException {
-            side.close();
-        }
     }
 }

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.Backends;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -435,9 +436,11 @@ class IdempotentTransactionTest {
     void reportsAnUnknownCommitOutcomeWhenTheConnectionDiesAtTheCommitAndTheRetryTakesEffectOnce() {
         org.jooq.DSLContext killingAtCommit = SqlHook.around(Db.dsl(), new SqlHook() {
             @Override
-            public void before(Sql sql) {
-                if (sql.sql().endsWith("; commit")) {
-                    terminate(sql.connection());
+            public void before(Sql sql) throws java.sql.SQLException {
+                if (Faults.isCompletionAndCommit(sql.sql())) {
+                    try (Backends backends = new Backends(Db.DATABASE.connect())) {
+                        backends.kill(sql.connection());
+                    }
                 }
             }
         });
@@ -462,9 +465,11 @@ class IdempotentTransactionTest {
         // the take-over records with an upsert and commits on its own: kill the backend in between
         org.jooq.DSLContext killingBeforeCommit = SqlHook.around(Db.dsl(), new SqlHook() {
             @Override
-            public void after(Sql sql) {
+            public void after(Sql sql) throws java.sql.SQLException {
                 if (Faults.isUpsert(sql.sql())) {
-                    terminate(sql.connection());
+                    try (Backends backends = new Backends(Db.DATABASE.connect())) {
+                        backends.kill(sql.connection());
+                    }
                 }
             }
         });
@@ -477,21 +482,5 @@ class IdempotentTransactionTest {
         Outcome<String> retry = idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "retry"));
         assertThat(retry).isInstanceOf(Outcome.Executed.class);
         assertThat(Db.effects(scope, key)).isEqualTo(1);
-    }
-
-    /** Terminates the backend of {@code connection} from another connection and waits until it is gone. */
-    private static void terminate(java.sql.Connection connection) {
-        try {
-            int pid;
-            try (java.sql.Statement s = connection.createStatement(); java.sql.ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
-                rs.next();
-                pid = rs.getInt(1);
-            }
-            try (java.sql.Connection side = Db.DATABASE.connect(); java.sql.Statement s = side.createStatement()) {
-                s.execute("select pg_terminate_backend(" + pid + ", 10000)");
-            }
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

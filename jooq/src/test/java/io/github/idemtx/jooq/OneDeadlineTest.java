@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
@@ -58,7 +59,7 @@ class OneDeadlineTest {
             long start = System.nanoTime();
             Future<Outcome<String>> call = threads.submit(() -> waiter.run(scope, key, fingerprint, tx -> "ran"));
             for (int i = 1; i < HOLDERS && !call.isDone(); i++) {
-                if (!Db.DATABASE.awaitLockWaitersUnless("query LIKE '%idempotency_await%'", 1, call::isDone)) {
+                if (!Db.DATABASE.awaitLockWaitersUnless(Faults.running(Kind.AWAIT), 1, call::isDone)) {
                     break; // the call has returned
                 }
                 // the next holder queues behind the waiter, so it takes the key the moment the waiter wakes

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.Backends;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -32,10 +33,10 @@ class RejectionOnDeadConnectionTest {
                 DSL.using(Faults.unpooled(Faults.applicationName("reject")), SQLDialect.POSTGRES), ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
         RuntimeException thrown = null;
-        try (Faults.Killer killer = new Faults.Killer()) {
+        try (Backends killer = new Backends(Db.DATABASE.connect())) {
             idem.run(scope, key, fingerprint, tx -> {
                 Db.writeEffect(tx, scope, key, "about to be rejected");
-                killer.kill(tx.connectionResult(Faults::backendPid)); // the connection dies here
+                killer.kill(tx.connectionResult(Backends::pid)); // the connection dies here
                 throw new Rejection("insufficient_funds", "the account holds too little");
             });
         } catch (RuntimeException e) {

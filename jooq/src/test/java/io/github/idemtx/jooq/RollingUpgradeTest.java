@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -86,7 +87,7 @@ class RollingUpgradeTest {
             // not holding V1's (absent) lock, the V2 call runs its work, then its INSERT waits on V1's row
             Future<Outcome<String>> v2 = thread.submit(() -> idem.run(scope, key, fingerprint,
                     tx -> "v2-" + Db.writeEffect(tx, scope, key, "v2")));
-            Db.DATABASE.awaitLockWaiters("query LIKE 'insert into%idempotency_claim%'", 1);
+            Db.DATABASE.awaitLockWaiters(Faults.running(Kind.RECORD_AND_COMMIT), 1);
             v1Complete(v1, key, scope, "v1-answer");
 
             assertThat(v2.get(30, TimeUnit.SECONDS))

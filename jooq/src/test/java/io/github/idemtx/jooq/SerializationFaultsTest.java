@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -191,7 +192,7 @@ class SerializationFaultsTest {
                 return null;
             });
         }
-        runAll(tasks, 4);
+        Concurrently.onThreads(4, tasks);
 
         assertThat(Db.effects(scope)).isEqualTo(keys);
         assertThat(Db.claims(scope)).isEqualTo(keys);
@@ -259,7 +260,7 @@ class SerializationFaultsTest {
                 }
             }
             java.util.Collections.shuffle(tasks);
-            runAll(tasks, 8);
+            Concurrently.onThreads(8, tasks);
 
             BankSetChecker.Report first = checker.check(Bank.snapshot(scope, initial), Map.of());
             System.out.println(isolation + ", maxAttempts " + maxAttempts + ", real failures " + real.byState + ":\n" + first.summary());
@@ -284,26 +285,13 @@ class SerializationFaultsTest {
                     });
                 }
             }
-            runAll(retries, 4);
+            Concurrently.onThreads(4, retries);
             BankSetChecker.Report last = checker.check(Bank.snapshot(scope, initial), Map.of());
             System.out.println("after retrying the " + retries.size() + " exhausted keys with a patient policy:\n" + last.summary());
             assertThat(last.violations()).isEmpty();
             long unsettled = intents.stream().filter(i -> checker.history().stream()
                     .noneMatch(c -> c.intent().equals(i) && (c.acknowledged() || c.kind() == BankSetChecker.Kind.REJECTED))).count();
             assertThat(unsettled).as("every intent has a final answer").isZero();
-        }
-    }
-
-    private static void runAll(List<Callable<Void>> tasks, int threads) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<Future<Void>> futures = pool.invokeAll(tasks);
-            for (Future<Void> f : futures) {
-                f.get(2, TimeUnit.MINUTES);
-            }
-        } finally {
-            pool.shutdownNow();
-            pool.awaitTermination(1, TimeUnit.MINUTES);
         }
     }
 }

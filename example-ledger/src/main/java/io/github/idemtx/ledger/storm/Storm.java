@@ -3,6 +3,7 @@ package io.github.idemtx.ledger.storm;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.db.testing.Backends;
 import io.github.idemtx.ledger.LedgerServer;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -388,21 +389,13 @@ public final class Storm {
         if (options.faultsPerSecond() <= 0) {
             return;
         }
-        try (Connection side = sideConnection();
-                PreparedStatement kill = side.prepareStatement("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                        + " WHERE application_name = 'ledger' AND pid <> pg_backend_pid() AND state <> 'idle'"
-                        + " ORDER BY random() LIMIT 1")) {
-            ThreadLocalRandom random = ThreadLocalRandom.current();
-            while (running.get()) {
-                long sleepMillis = (long) (-Math.log(1 - random.nextDouble()) * 1000 / options.faultsPerSecond());
-                Thread.sleep(Math.min(sleepMillis, 2000));
-                try (ResultSet rs = kill.executeQuery()) {
-                    if (rs.next() && rs.getBoolean(1)) {
-                        faults.incrementAndGet();
-                    }
-                }
-            }
-        } catch (SQLException | InterruptedException e) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        try (Backends backends = new Backends(sideConnection())) {
+            // exponential pauses: kills arrive as a Poisson process of the given rate
+            backends.killRepeatedly("ledger", 0.0,
+                    () -> Math.min((long) (-Math.log(1 - random.nextDouble()) * 1000 / options.faultsPerSecond()), 2000),
+                    running::get, state -> faults.incrementAndGet());
+        } catch (SQLException | RuntimeException e) {
             progress.println("storm: the fault injector stopped: " + e);
         }
     }

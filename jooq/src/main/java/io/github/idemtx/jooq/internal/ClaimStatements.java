@@ -63,14 +63,14 @@ public final class ClaimStatements {
         // Step 1, sent with BEGIN: the row if it is live (then nothing is locked), else the key's
         // lock without waiting. clock_timestamp() in the subquery's select list keeps it from being
         // flattened, so "live" is computed once.
-        this.claimSql = "select r.live, r.state, r.fingerprint, r.result, r.completed_at,"
+        this.claimSql = Kind.CLAIM.tag + "select r.live, r.state, r.fingerprint, r.result, r.completed_at,"
                 + " case when r.live then null else pg_try_advisory_xact_lock(?) end"
                 + " from (select c.expires_at > clock_timestamp() as live, c.state, c.fingerprint,"
                 + " case when c.fingerprint = ? then c.result end as result, c.completed_at"
                 + " from (select) as one left join " + table + " as c"
                 + " on c.scope = ? and c.idem_key = ?) as r";
         // Step 2, only when someone holds the key's lock: wait for the holder, bounded
-        this.awaitSql = "select live, state, fingerprint, result, completed_at, true from "
+        this.awaitSql = Kind.AWAIT.tag + "select live, state, fingerprint, result, completed_at, true from "
                 + render.render(DSL.name(schema, "idempotency_await")) + "(?, ?, ?, ?, ?)";
 
         // Step 3: the completed row, written once. The hot path is a plain INSERT with COMMIT in one
@@ -87,9 +87,9 @@ public final class ClaimStatements {
                         DSL.field("now()", SQLDataType.TIMESTAMPWITHTIMEZONE), CLOCK,
                         DSL.field("clock_timestamp() + ? * interval '1 millisecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
                                 DSL.val((Long) null)));
-        this.insertAndCommitSql = render.render(insert) + "; commit";
+        this.insertAndCommitSql = Kind.RECORD_AND_COMMIT.tag + render.render(insert) + "; commit";
         IdempotencyClaim excluded = c.as("excluded");
-        this.upsertSql = render.render(insert
+        this.upsertSql = Kind.RECORD.tag + render.render(insert
                 .onConflict(c.SCOPE, c.IDEM_KEY)
                 .doUpdate()
                 .set(c.FINGERPRINT, excluded.FINGERPRINT)
@@ -103,7 +103,7 @@ public final class ClaimStatements {
 
         // statement_timestamp() is stable within the statement, so the index bounds the scan by it;
         // rows that expire while the statement runs are left for the next call
-        this.purgeSql = render.render(render.deleteFrom(c)
+        this.purgeSql = Kind.PURGE.tag + render.render(render.deleteFrom(c)
                 .where(DSL.row(c.SCOPE, c.IDEM_KEY).in(
                         DSL.select(c.SCOPE, c.IDEM_KEY).from(c)
                                 .where(c.EXPIRES_AT.le(STATEMENT_TIME))
@@ -111,6 +111,51 @@ public final class ClaimStatements {
                                 .limit(DSL.val(0, SQLDataType.INTEGER))
                                 .forUpdate().skipLocked()))
                 .and(c.EXPIRES_AT.le(STATEMENT_TIME)));
+    }
+
+    /**
+     * Which protocol statement a SQL text is. Every statement this class sends starts with its kind's
+     * tag, a comment such as {@code /* idemtx:claim *}{@code /}, which PostgreSQL ignores and which shows
+     * in {@code pg_stat_activity}, {@code pg_stat_statements} and the server log, so an operator can tell
+     * the library's statements apart; {@link #of} reads it back (the tests' fault hooks use it).
+     */
+    public enum Kind {
+        /** Step 1, sent with BEGIN: reads the key, tries its lock. */
+        CLAIM("claim"),
+        /** Step 2: waits, bounded, for the key's holder. */
+        AWAIT("await"),
+        /** Step 3 for a fresh key: the plain INSERT, sent together with COMMIT. */
+        RECORD_AND_COMMIT("record+commit"),
+        /** Step 3 otherwise: the upsert (expired row, failure, savepoint, a caller's transaction). */
+        RECORD("record"),
+        /** {@code purgeExpired}: deletes a batch of expired rows. */
+        PURGE("purge");
+
+        private static final String PREFIX = "/* idemtx:";
+
+        private final String tag;
+
+        Kind(String name) {
+            this.tag = PREFIX + name + " */ ";
+        }
+
+        /** The comment every statement of this kind starts with, e.g. {@code "/* idemtx:claim *}{@code / "}. */
+        public String tag() {
+            return tag;
+        }
+
+        /** The kind of {@code sql}, or null when it is not one of the library's statements. */
+        public static Kind of(String sql) {
+            if (sql == null || !sql.startsWith(PREFIX)) {
+                return null;
+            }
+            for (Kind kind : values()) {
+                if (sql.startsWith(kind.tag)) {
+                    return kind;
+                }
+            }
+            return null;
+        }
     }
 
     /** What the claim found: the key is held by this transaction, answered by a live row, or neither. */
