@@ -109,6 +109,7 @@ public final class IdempotentTransaction<T> {
     private final ClaimStatements sql;
     private final ClaimFlow<T> flow;
     private final TransactionOwnership ownership;
+    private final FailureTranslator translator;
     private final long waitNanos;
 
     private IdempotentTransaction(Builder<T> b) {
@@ -118,6 +119,7 @@ public final class IdempotentTransaction<T> {
         this.sql = new ClaimStatements(b.schema);
         this.flow = new ClaimFlow<>(b.dsl.configuration(), b.policy, b.codec, sql);
         this.ownership = new TransactionOwnership(b.mode, b.detectors);
+        this.translator = b.translator != null ? b.translator : discoveredTranslator();
         this.waitNanos = policy.duplicateWait().toNanos();
     }
 
@@ -232,8 +234,31 @@ public final class IdempotentTransaction<T> {
         R apply(Connection connection, Decision decision);
     }
 
-    /** Decides who owns the transaction, then applies {@code body} to the provider's connection and releases it. */
+    /**
+     * Decides who owns the transaction, then applies {@code body} to the provider's connection and
+     * releases it; jOOQ's DataAccessExceptions leave through the failure translator.
+     */
     private <R> R withConnection(Scope scope, IdempotencyKey key, OnConnection<R> body) {
+        try {
+            return onConnection(scope, key, body);
+        } catch (DataAccessException e) {
+            if (translator == null) {
+                throw e;
+            }
+            RuntimeException translated = translator.translate(e, dsl.configuration());
+            if (translated == null) {
+                throw new IllegalStateException(translator.getClass().getName() + ".translate returned null", e);
+            }
+            throw translated;
+        }
+    }
+
+    private static FailureTranslator discoveredTranslator() {
+        return java.util.ServiceLoader.load(FailureTranslator.class, IdempotentTransaction.class.getClassLoader())
+                .findFirst().orElse(null);
+    }
+
+    private <R> R onConnection(Scope scope, IdempotencyKey key, OnConnection<R> body) {
         Configuration configuration = dsl.configuration();
         TransactionOwnership.Detected detected = ownership.detect(configuration);
         ConnectionProvider provider = configuration.connectionProvider();
@@ -256,6 +281,7 @@ public final class IdempotentTransaction<T> {
         private String schema = IdempotencySchema.DEFAULT_SCHEMA;
         private TransactionMode mode = TransactionMode.DETECT;
         private final List<TransactionDetector> detectors = new ArrayList<>();
+        private FailureTranslator translator;
 
         private Builder(DSLContext dsl, ResultCodec<T> codec) {
             this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
@@ -293,6 +319,15 @@ public final class IdempotentTransaction<T> {
          */
         public Builder<T> detector(TransactionDetector detector) {
             detectors.add(Objects.requireNonNull(detector, "detector must not be null"));
+            return this;
+        }
+
+        /**
+         * Sets how database failures are thrown (see {@link FailureTranslator}); by default the
+         * first translator found through {@link java.util.ServiceLoader}, else none.
+         */
+        public Builder<T> failureTranslator(FailureTranslator translator) {
+            this.translator = Objects.requireNonNull(translator, "translator must not be null");
             return this;
         }
 

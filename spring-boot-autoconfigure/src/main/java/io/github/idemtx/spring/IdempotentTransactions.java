@@ -1,0 +1,79 @@
+package io.github.idemtx.spring;
+
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.jooq.IdempotentTransaction;
+import java.util.Objects;
+import org.jooq.DSLContext;
+import org.springframework.beans.factory.BeanFactory;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Makes {@link IdempotentTransaction}s bound to the application's {@code DSLContext}, with the policy
+ * and schema from the {@code idemtx.*} properties; inject it and keep one instance per result type
+ * (they are thread-safe). {@code run} joins the Spring transaction open on the calling thread
+ * ({@code @Transactional}, {@code TransactionTemplate}) and owns one when none is.
+ *
+ * <pre>{@code
+ * IdempotentTransaction<Payment> payments = transactions.json(Payment.class);
+ * }</pre>
+ */
+public final class IdempotentTransactions {
+
+    private final DSLContext dsl;
+    private final IdempotencyPolicy policy;
+    private final String schema;
+    private final BeanFactory beans;
+
+    /**
+     * @param beans where {@link #json} finds the application's Jackson 3 {@code JsonMapper} (looked up
+     *     on use, so an application without Jackson 3 can use the rest); null, or no such bean: a plain one
+     */
+    public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, BeanFactory beans) {
+        this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
+        this.policy = Objects.requireNonNull(policy, "policy must not be null");
+        this.schema = Objects.requireNonNull(schema, "schema must not be null");
+        this.beans = beans;
+    }
+
+    /** Results stored by {@code codec}. */
+    public <T> IdempotentTransaction<T> create(ResultCodec<T> codec) {
+        return builder(codec).build();
+    }
+
+    /** A builder preset with the application's DSLContext, policy and schema, for a stated transaction mode or detector. */
+    public <T> IdempotentTransaction.Builder<T> builder(ResultCodec<T> codec) {
+        return IdempotentTransaction.builder(dsl, codec).policy(policy).schema(schema);
+    }
+
+    /** Results stored as JSON through the application's Jackson 3 {@code JsonMapper}. */
+    public <T> IdempotentTransaction<T> json(Class<T> type) {
+        return create(JsonMapperCodec.of(mapper(), type));
+    }
+
+    /** Results of a generic type stored as JSON through the application's {@code JsonMapper}. */
+    public <T> IdempotentTransaction<T> json(TypeReference<T> type) {
+        return create(JsonMapperCodec.of(mapper(), type));
+    }
+
+    /** Strings, stored as UTF-8. */
+    public IdempotentTransaction<String> strings() {
+        return create(ResultCodec.utf8());
+    }
+
+    /** The policy every instance made here applies. */
+    public IdempotencyPolicy policy() {
+        return policy;
+    }
+
+    /** The schema of the claim table. */
+    public String schema() {
+        return schema;
+    }
+
+    private JsonMapper mapper() {
+        JsonMapper mapper = beans == null ? null : beans.getBeanProvider(JsonMapper.class).getIfAvailable();
+        return mapper != null ? mapper : JsonMapper.builder().build();
+    }
+}

@@ -1,0 +1,70 @@
+package io.github.idemtx.spring.autoconfigure;
+
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.spring.IdempotentTransactions;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jooq.autoconfigure.JooqAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Auto-configuration of idemtx: the {@link IdempotencyPolicy} from the {@code idemtx.*} properties,
+ * the claim table migrated at start-up (after the application's own Flyway or Liquibase, with a
+ * history table of its own), an {@link IdempotentTransactions} factory bound to the application's
+ * {@code DSLContext}, and, when {@code idemtx.purge.enabled}, a scheduled purge of expired claims.
+ * Every bean backs off when the application defines its own.
+ */
+@AutoConfiguration(after = JooqAutoConfiguration.class)
+@ConditionalOnClass({DSLContext.class, IdempotentTransactions.class})
+@ConditionalOnBean(DSLContext.class)
+@EnableConfigurationProperties(IdempotencyProperties.class)
+public class IdempotencyAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyPolicy idempotencyPolicy(IdempotencyProperties properties) {
+        return properties.toPolicy();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(prefix = "idemtx.migration", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @DependsOnDatabaseInitialization
+    IdempotencySchemaMigration idempotencySchemaMigration(DataSource dataSource, IdempotencyProperties properties) {
+        return new IdempotencySchemaMigration(dataSource, checkedSchema(properties));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotentTransactions idempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, IdempotencyProperties properties,
+            ObjectProvider<IdempotencySchemaMigration> migration, BeanFactory beans) {
+        migration.ifAvailable(m -> { }); // the table is there before the first call
+        return new IdempotentTransactions(dsl, policy, checkedSchema(properties), beans);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(prefix = "idemtx.purge", name = "enabled", havingValue = "true")
+    IdempotencyPurge idempotencyPurge(IdempotentTransactions transactions, IdempotencyProperties properties) {
+        return new IdempotencyPurge(transactions.strings(), properties.getPurge().getInterval(),
+                properties.getPurge().getLimit());
+    }
+
+    private static String checkedSchema(IdempotencyProperties properties) {
+        try {
+            return IdempotencySchema.requireSchemaName(properties.getSchema());
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new IllegalArgumentException("idemtx.schema: " + e.getMessage(), e);
+        }
+    }
+}

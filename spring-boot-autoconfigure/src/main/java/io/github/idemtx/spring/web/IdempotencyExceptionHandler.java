@@ -1,0 +1,45 @@
+package io.github.idemtx.spring.web;
+
+import io.github.idemtx.http.InvalidIdempotencyKeyException;
+import io.github.idemtx.http.InvalidJsonException;
+import io.github.idemtx.http.Problem;
+import java.util.Map;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+/**
+ * Answers the request-level refusals as problem details ({@code application/problem+json}): a
+ * missing or malformed {@code Idempotency-Key} (400, the reason as a member), a JSON body that
+ * cannot be fingerprinted (400), no authenticated principal for the scope (401). Ordered just ahead
+ * of an application's catch-all handlers; an application's own handler for these types with a
+ * higher precedence wins.
+ */
+@RestControllerAdvice
+@Order(Ordered.LOWEST_PRECEDENCE - 100)
+public class IdempotencyExceptionHandler {
+
+    @ExceptionHandler(InvalidIdempotencyKeyException.class)
+    public ResponseEntity<ProblemDetail> invalidKey(InvalidIdempotencyKeyException e) {
+        return problem(Problem.invalidKey(e));
+    }
+
+    @ExceptionHandler(InvalidJsonException.class)
+    public ResponseEntity<ProblemDetail> invalidJson(InvalidJsonException e) {
+        return problem(new Problem(Problem.TYPE_PREFIX + "invalid-json", "Invalid JSON body", 400, e.getMessage(), Map.of()));
+    }
+
+    @ExceptionHandler(MissingScopeException.class)
+    public ResponseEntity<ProblemDetail> missingScope(MissingScopeException e) {
+        return problem(Problem.unauthenticated());
+    }
+
+    private static ResponseEntity<ProblemDetail> problem(Problem problem) {
+        return ResponseEntity.status(problem.status()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .body(IdempotentResponseEntities.problemDetail(problem));
+    }
+}

@@ -1,0 +1,12 @@
+CREATE TABLE payment (
+    id bigserial PRIMARY KEY,
+    payer text NOT NULL,
+    amount_cents bigint NOT NULL CHECK (amount_cents > 0),
+    reference text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE audit (
+    id bigserial PRIMARY KEY,
+    note text NOT NULL
+);
