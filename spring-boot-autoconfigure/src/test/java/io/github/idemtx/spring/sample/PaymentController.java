@@ -27,7 +27,7 @@ class PaymentController {
     }
 
     @GetMapping("/payments/{id}")
-    ResponseEntity<Payment> get(Scope scope, @PathVariable long id) {
+    ResponseEntity<Payment> get(Scope scope, @PathVariable("id") long id) {
         return ResponseEntity.of(payments.find(scope, id));
     }
 

@@ -1,0 +1,156 @@
+package io.github.idemtx.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.TestDatabase;
+import io.github.idemtx.spring.autoconfigure.IdempotencyAutoConfiguration;
+import io.github.idemtx.spring.autoconfigure.IdempotencyPurge;
+import io.github.idemtx.spring.autoconfigure.IdempotencySchemaMigration;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.jooq.DSLContext;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jooq.autoconfigure.JooqAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+class IdempotencyAutoConfigurationTest {
+
+    private static final TestDatabase DB = TestDatabase.get();
+
+    /** A context over a schema of its own, with Spring Boot's DataSource, transaction manager, jOOQ and Flyway. */
+    private static ApplicationContextRunner runner(String schema) {
+        List<String> properties = new ArrayList<>(List.of(
+                "spring.datasource.url=" + DB.serverUrl() + (DB.serverUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema,
+                "spring.datasource.username=" + (DB.user() == null ? "" : DB.user()),
+                "spring.datasource.password=" + (DB.password() == null ? "" : DB.password()),
+                "spring.flyway.schemas=" + schema,
+                "spring.flyway.locations=classpath:sample/migration",
+                "spring.jooq.sql-dialect=POSTGRES",
+                "idemtx.schema=" + schema));
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+                        DataSourceTransactionManagerAutoConfiguration.class, JooqAutoConfiguration.class,
+                        FlywayAutoConfiguration.class, IdempotencyAutoConfiguration.class))
+                .withPropertyValues(properties.toArray(String[]::new));
+    }
+
+    private static String freshSchema() {
+        return "idemtx_boot_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    }
+
+    @Test
+    void defaultsGiveTheLibrarysPolicyAMigratedTableBesideTheApplicationsFlywayAndNoPurge() {
+        String schema = freshSchema();
+        runner(schema).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(IdempotencyPolicy.class).toString()).isEqualTo(IdempotencyPolicy.defaults().toString());
+            assertThat(context).hasSingleBean(IdempotentTransactions.class).doesNotHaveBean(IdempotencyPurge.class);
+            assertThat(context.getBean(IdempotencySchemaMigration.class).applied()).isPositive();
+            DSLContext dsl = context.getBean(DSLContext.class);
+            // both histories, both sets of tables: the application's Flyway ran first on an empty schema
+            assertThat(dsl.fetchValue("select count(*) from information_schema.tables where table_schema = ? and table_name in"
+                    + " ('flyway_schema_history', 'idempotency_schema_history', 'payment', 'idempotency_claim')", schema))
+                    .isEqualTo(4L);
+            IdempotentTransactions transactions = context.getBean(IdempotentTransactions.class);
+            assertThat(transactions.strings().run(Scope.of("s"), IdempotencyKey.of("k"), Fingerprint.sha256("f"), tx -> "ok"))
+                    .isInstanceOf(io.github.idemtx.core.Outcome.Executed.class);
+        });
+        // a second start finds both up to date
+        runner(schema).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(IdempotencySchemaMigration.class).applied()).isZero();
+        });
+    }
+
+    @Test
+    void thePolicyComesFromTheProperties() {
+        runner(freshSchema()).withPropertyValues("idemtx.ttl=2h", "idemtx.duplicate-wait=750ms", "idemtx.retry-after=3s",
+                "idemtx.max-attempts=3", "idemtx.initial-backoff=10ms", "idemtx.max-backoff=80ms",
+                "idemtx.max-result-bytes=4096").run(context -> {
+                    IdempotencyPolicy policy = context.getBean(IdempotencyPolicy.class);
+                    assertThat(policy.ttl()).isEqualTo(Duration.ofHours(2));
+                    assertThat(policy.duplicateWait()).isEqualTo(Duration.ofMillis(750));
+                    assertThat(policy.retryAfter()).isEqualTo(Duration.ofSeconds(3));
+                    assertThat(policy.maxAttempts()).isEqualTo(3);
+                    assertThat(policy.initialBackoff()).isEqualTo(Duration.ofMillis(10));
+                    assertThat(policy.maxBackoff()).isEqualTo(Duration.ofMillis(80));
+                    assertThat(policy.maxResultBytes()).isEqualTo(4096);
+                    assertThat(context.getBean(IdempotentTransactions.class).policy()).isSameAs(policy);
+                });
+    }
+
+    @Test
+    void anOutOfRangePropertyStopsTheStartWithItsName() {
+        runner(freshSchema()).withPropertyValues("idemtx.max-attempts=0").run(context ->
+                assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("maxAttempts"));
+        runner(freshSchema()).withPropertyValues("idemtx.max-attempts=0").run(context ->
+                assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.max-attempts"));
+        runner(freshSchema()).withPropertyValues("idemtx.schema=no-such;schema").run(context ->
+                assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.schema"));
+        runner(freshSchema()).withPropertyValues("idemtx.purge.enabled=true", "idemtx.purge.limit=0").run(context ->
+                assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.purge.limit"));
+    }
+
+    @Test
+    void theMigrationCanBeSwitchedOff() {
+        String schema = freshSchema();
+        runner(schema).withPropertyValues("idemtx.migration.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencySchemaMigration.class);
+            assertThat(context.getBean(DSLContext.class).fetchValue("select count(*) from information_schema.tables"
+                    + " where table_schema = ? and table_name = 'idempotency_claim'", schema)).isEqualTo(0L);
+        });
+    }
+
+    @Test
+    void theScheduledPurgeDeletesExpiredClaims() {
+        String schema = freshSchema();
+        runner(schema).withPropertyValues("idemtx.purge.enabled=true", "idemtx.purge.interval=1h", "idemtx.purge.limit=2")
+                .run(context -> {
+                    IdempotentTransactions transactions = context.getBean(IdempotentTransactions.class);
+                    for (int i = 0; i < 5; i++) {
+                        transactions.strings().run(Scope.of("s"), IdempotencyKey.of("k" + i), Fingerprint.sha256("f"), tx -> "ok");
+                    }
+                    DSLContext dsl = context.getBean(DSLContext.class);
+                    dsl.execute("update " + schema + ".idempotency_claim set expires_at = now() - interval '1 minute'"
+                            + " where idem_key in ('k0', 'k1', 'k2')");
+                    IdempotencyPurge purge = context.getBean(IdempotencyPurge.class);
+                    assertThat(purge.isRunning()).isTrue();
+                    assertThat(purge.purgeNow()).as("three expired, in rounds of two").isEqualTo(3);
+                    assertThat(dsl.fetchValue("select count(*) from " + schema + ".idempotency_claim")).isEqualTo(2L);
+                });
+    }
+
+    @Test
+    void theApplicationsOwnBeansWin() {
+        IdempotencyPolicy mine = IdempotencyPolicy.builder().maxAttempts(2).build();
+        runner(freshSchema()).withUserConfiguration(OwnPolicy.class).run(context ->
+                assertThat(context.getBean(IdempotencyPolicy.class).maxAttempts()).isEqualTo(mine.maxAttempts()));
+    }
+
+    @Test
+    void withoutADslContextNothingIsConfigured() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(IdempotentTransactions.class));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnPolicy {
+        @Bean
+        IdempotencyPolicy idempotencyPolicy() {
+            return IdempotencyPolicy.builder().maxAttempts(2).build();
+        }
+    }
+}
