@@ -34,11 +34,22 @@ public interface ResultCodec<T> {
 
     /**
      * JSON through Jackson, with a default {@code ObjectMapper} that registers the modules found on
-     * the class path. Needs {@code jackson-databind} on the class path; see {@link JsonCodec} for
-     * generic types and custom mappers.
+     * the class path. Needs Jackson 2's {@code jackson-databind} on the class path (without it:
+     * an {@link IllegalStateException} naming the fix); see {@link JsonCodec} for generic types and
+     * custom mappers.
      */
     static <T> ResultCodec<T> json(Class<T> type) {
-        return JsonCodec.of(type);
+        try {
+            return JsonCodec.of(type);
+        } catch (NoClassDefFoundError e) {
+            if (e.getMessage() == null || !e.getMessage().contains("com/fasterxml/jackson")) {
+                throw e;
+            }
+            throw new IllegalStateException("ResultCodec.json needs Jackson 2 (com.fasterxml.jackson.core:jackson-databind)"
+                    + " on the class path, and it is not there (Spring Boot 4 brings Jackson 3, tools.jackson, instead):"
+                    + " add jackson-databind 2.x, or on Spring Boot use IdempotentTransactions.json(...) or JsonMapperCodec"
+                    + " from idemtx-spring-boot-autoconfigure, which store through Jackson 3", e);
+        }
     }
 }
 

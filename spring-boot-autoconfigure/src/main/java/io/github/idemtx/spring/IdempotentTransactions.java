@@ -3,6 +3,7 @@ package io.github.idemtx.spring;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.jooq.IdempotentTransaction;
+import java.util.List;
 import java.util.Objects;
 import org.jooq.DSLContext;
 import org.springframework.beans.factory.BeanFactory;
@@ -25,16 +26,24 @@ public final class IdempotentTransactions {
     private final IdempotencyPolicy policy;
     private final String schema;
     private final BeanFactory beans;
+    private final List<IdempotentTransactionCustomizer> customizers;
 
     /**
      * @param beans where {@link #json} finds the application's Jackson 3 {@code JsonMapper} (looked up
      *     on use, so an application without Jackson 3 can use the rest); null, or no such bean: a plain one
      */
     public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, BeanFactory beans) {
+        this(dsl, policy, schema, beans, List.of());
+    }
+
+    /** @param customizers applied, in this order, to every builder made here */
+    public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, BeanFactory beans,
+            List<IdempotentTransactionCustomizer> customizers) {
         this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
         this.policy = Objects.requireNonNull(policy, "policy must not be null");
         this.schema = Objects.requireNonNull(schema, "schema must not be null");
         this.beans = beans;
+        this.customizers = List.copyOf(customizers);
     }
 
     /** Results stored by {@code codec}. */
@@ -42,9 +51,14 @@ public final class IdempotentTransactions {
         return builder(codec).build();
     }
 
-    /** A builder preset with the application's DSLContext, policy and schema, for a stated transaction mode or detector. */
+    /**
+     * A builder preset with the application's DSLContext, policy and schema and the customizers'
+     * settings, for a stated transaction mode or detector.
+     */
     public <T> IdempotentTransaction.Builder<T> builder(ResultCodec<T> codec) {
-        return IdempotentTransaction.builder(dsl, codec).policy(policy).schema(schema);
+        IdempotentTransaction.Builder<T> builder = IdempotentTransaction.builder(dsl, codec).policy(policy).schema(schema);
+        customizers.forEach(c -> c.customize(builder));
+        return builder;
     }
 
     /** Results stored as JSON through the application's Jackson 3 {@code JsonMapper}. */

@@ -2,6 +2,7 @@ package io.github.idemtx.spring.autoconfigure;
 
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.spring.IdempotentTransactionCustomizer;
 import io.github.idemtx.spring.IdempotentTransactions;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
@@ -22,7 +23,9 @@ import org.springframework.context.annotation.Bean;
  * the claim table migrated at start-up (after the application's own Flyway or Liquibase, with a
  * history table of its own), an {@link IdempotentTransactions} factory bound to the application's
  * {@code DSLContext}, and, when {@code idemtx.purge.enabled}, a scheduled purge of expired claims.
- * Every bean backs off when the application defines its own.
+ * Every bean backs off when the application defines its own. {@link IdempotentTransactionCustomizer}
+ * beans adjust every instance the factory makes: the seam through which a metrics module (with
+ * Micrometer on the class path) will plug in.
  */
 @AutoConfiguration(after = JooqAutoConfiguration.class)
 @ConditionalOnClass({DSLContext.class, IdempotentTransactions.class})
@@ -47,9 +50,11 @@ public class IdempotencyAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     IdempotentTransactions idempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, IdempotencyProperties properties,
-            ObjectProvider<IdempotencySchemaMigration> migration, BeanFactory beans) {
+            ObjectProvider<IdempotencySchemaMigration> migration, BeanFactory beans,
+            ObjectProvider<IdempotentTransactionCustomizer> customizers) {
         migration.ifAvailable(m -> { }); // the table is there before the first call
-        return new IdempotentTransactions(dsl, policy, checkedSchema(properties), beans);
+        return new IdempotentTransactions(dsl, policy, checkedSchema(properties), beans,
+                customizers.orderedStream().toList());
     }
 
     @Bean

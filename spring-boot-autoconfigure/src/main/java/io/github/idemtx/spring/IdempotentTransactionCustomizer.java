@@ -1,0 +1,15 @@
+package io.github.idemtx.spring;
+
+import io.github.idemtx.jooq.IdempotentTransaction;
+
+/**
+ * Adjusts every {@link IdempotentTransaction} that {@link IdempotentTransactions} makes, after the
+ * policy and schema are set: declare beans of this type (a detector of another transaction manager,
+ * a stated transaction mode, and, with Micrometer on the class path, the library's metrics once
+ * they exist). Applied in {@link org.springframework.core.annotation.Order} order.
+ */
+@FunctionalInterface
+public interface IdempotentTransactionCustomizer {
+
+    void customize(IdempotentTransaction.Builder<?> builder);
+}
