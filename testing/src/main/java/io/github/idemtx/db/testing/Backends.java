@@ -39,7 +39,10 @@ public final class Backends implements AutoCloseable {
         }
     }
 
-    /** The backend serving {@code connection} (a pgjdbc connection), known without a round trip. */
+    /**
+     * The backend serving {@code connection} (a pgjdbc connection), known without a round trip; behind
+     * a pooler, the pooler's session, not a server backend (see {@link #kill(Connection)}).
+     */
     public static int pid(Connection connection) {
         try {
             return connection.unwrap(PGConnection.class).getBackendPID();
@@ -74,9 +77,20 @@ public final class Backends implements AutoCloseable {
         return signalled;
     }
 
-    /** Terminates the backend serving {@code connection} and waits until it is gone. */
+    /**
+     * Terminates the server backend serving {@code connection} now and waits until it is gone. The
+     * backend is asked with {@code pg_backend_pid()} on that connection (one statement on it), so this
+     * is right also through a transaction pooler, where {@link #pid} names the pooler's session.
+     */
     public boolean kill(Connection connection) {
-        return kill(pid(connection));
+        int pid;
+        try (java.sql.Statement s = connection.createStatement(); ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
+            rs.next();
+            pid = rs.getInt(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot ask the connection for its backend", e);
+        }
+        return kill(pid);
     }
 
     /** Whether {@code pid} is a backend of the server. */
