@@ -47,7 +47,7 @@ public final class ClaimFlow<T> {
 
     private final Configuration configuration;
     private final IdempotencyPolicy policy;
-    private final ResultCodec<T> codec;
+    private final StoredValues<T> values;
     private final ClaimStatements sql;
     private final long ttlMillis;
 
@@ -55,7 +55,7 @@ public final class ClaimFlow<T> {
     public ClaimFlow(Configuration configuration, IdempotencyPolicy policy, ResultCodec<T> codec, ClaimStatements sql) {
         this.configuration = configuration;
         this.policy = policy;
-        this.codec = codec;
+        this.values = new StoredValues<>(codec, policy.maxResultBytes());
         this.sql = sql;
         this.ttlMillis = policy.ttl().toMillis();
     }
@@ -185,8 +185,15 @@ public final class ClaimFlow<T> {
         return ((TransactionalWork<T>) call.work()).execute(tx);
     }
 
-    /** The work's {@code tx}: bound to the unit's connection; a nested {@code tx.transaction(...)} is a savepoint. */
     private DSLContext transactionContext(Connection connection) {
+        return workContext(configuration, connection);
+    }
+
+    /**
+     * The work's {@code tx}: {@code configuration} bound to the unit's connection; a nested
+     * {@code tx.transaction(...)} is a savepoint.
+     */
+    public static DSLContext workContext(Configuration configuration, Connection connection) {
         Configuration derived = configuration.derive(new DefaultConnectionProvider(connection));
         derived.set(new NestedTransactionProvider(connection));
         return derived.dsl();
@@ -221,42 +228,14 @@ public final class ClaimFlow<T> {
     }
 
     private byte[] encode(Call call, T value) {
-        if (value == null) {
-            return null;
-        }
-        byte[] bytes;
-        try {
-            bytes = codec.encode(value);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IdempotencyException(call.scope(), call.key(), "the codec could not encode the result; nothing was committed", e);
-        }
-        if (bytes == null) {
-            throw new IdempotencyException(call.scope(), call.key(), "the codec encoded the result as null; nothing was committed", null);
-        }
-        if (bytes.length > policy.maxResultBytes()) {
-            throw new ResultTooLargeException(call.scope(), call.key(), bytes.length, policy.maxResultBytes());
-        }
-        return bytes;
+        return values.encode(call.scope(), call.key(), value);
     }
 
     private T decode(Call call, byte[] stored) {
-        if (stored == null) {
-            return null;
-        }
-        try {
-            return codec.decode(stored);
-        } catch (Exception e) {
-            throw new IdempotencyException(call.scope(), call.key(), "the stored result could not be decoded with " + codec, e);
-        }
+        return values.decode(call.scope(), call.key(), stored);
     }
 
     private static Failure decodeFailure(Call call, byte[] stored) {
-        try {
-            return FailureEncoding.decode(stored);
-        } catch (RuntimeException e) {
-            throw new IdempotencyException(call.scope(), call.key(), "the stored failure could not be decoded", e);
-        }
+        return StoredValues.decodeFailure(call.scope(), call.key(), stored);
     }
 }

@@ -129,7 +129,19 @@ public final class ClaimStatements {
         /** Step 3 otherwise: the upsert (expired row, failure, savepoint, a caller's transaction). */
         RECORD("record"),
         /** {@code purgeExpired}: deletes a batch of expired rows. */
-        PURGE("purge");
+        PURGE("purge"),
+        /** External effect: the claim committed in flight (insert, or takeover of an expired row). */
+        EFFECT_CLAIM("effect-claim"),
+        /** External effect: reads the key's row. */
+        EFFECT_READ("effect-read"),
+        /** External effect: takes over an in-flight claim whose lease has passed. */
+        EFFECT_TAKEOVER("effect-takeover"),
+        /** External effect: the fenced record of the outcome (or an operator's resolution). */
+        EFFECT_RECORD("effect-record"),
+        /** External effect: ends the lease of a claim whose outcome is unknown. */
+        EFFECT_RELEASE("effect-release"),
+        /** External effect: the recoverer's batch, and the lists of unsettled claims. */
+        EFFECT_SCAN("effect-scan");
 
         private static final String PREFIX = "/* idemtx:";
 

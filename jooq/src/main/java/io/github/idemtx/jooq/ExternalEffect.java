@@ -1,0 +1,292 @@
+package io.github.idemtx.jooq;
+
+import io.github.idemtx.core.Failure;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.RemoteOutcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.jooq.internal.EffectFlow;
+import io.github.idemtx.jooq.internal.EffectStatements;
+import io.github.idemtx.jooq.internal.TransactionOwnership;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+import org.jooq.DSLContext;
+
+/**
+ * Exactly-once across a call to a remote system outside the database (a payment provider), on the
+ * claim table of {@link IdempotentTransaction}. No transaction can hold the claim and the remote
+ * effect together, so each call runs in phases:
+ *
+ * <ol>
+ *   <li>the claim is committed <b>in flight</b>, with a lease and a fencing token, together with
+ *       {@link Remote#before} (a hold on the funds);
+ *   <li>{@link Remote#call} runs outside any transaction, with the intent's downstream key (the
+ *       remote deduplicates by it) and a deadline inside the lease;
+ *   <li>its answer is recorded only if the token is still the claim's, together with
+ *       {@link Remote#after} (the posting) or, for a definite refusal, {@link Remote#refused}
+ *       (releasing the hold): a refusal is a {@code Rejected} outcome, replayed like any other.
+ * </ol>
+ *
+ * <p>When the answer does not say whether the remote applied the request (a timeout, a 5xx), the
+ * outcome is {@link RemoteOutcome.Unknown}: the claim stays in flight, never released by time. A
+ * retry after the lease, or {@link #recover}, takes it over with a new token and first asks
+ * {@link Remote#lookup}: <b>found</b> is recorded; <b>absent</b> sends again with the same
+ * downstream key only where the remote promises read-after-write ({@link Builder#readAfterWrite});
+ * <b>unknown</b> is looked up again on the schedule (1, 2, 4 minutes by default), after which the
+ * claim needs reconciliation ({@link RemoteOutcome.NeedsReconciliation}) until an operator
+ * {@link #resolve}s it. A holder whose lease was taken over cannot record (fencing) and learns the
+ * claim's outcome instead. A duplicate of a live in-flight claim waits up to the policy's
+ * {@code duplicateWait}, then gets {@code InProgress}.
+ *
+ * <p>Every call owns its transactions; inside a caller's transaction it is refused. Instances are
+ * immutable and thread-safe.
+ *
+ * @param <R> the request type, stored with the claim so a recoverer can look it up or resend it
+ * @param <T> the result type
+ */
+public final class ExternalEffect<R, T> {
+
+    /** A lease long enough for a payment provider's slowest answer. */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
+    /** Lookups of an unknown outcome after 1, 2 and 4 minutes, then reconciliation. */
+    public static final List<Duration> DEFAULT_LOOKUP_SCHEDULE =
+            List.of(Duration.ofMinutes(1), Duration.ofMinutes(2), Duration.ofMinutes(4));
+
+    private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9_.-]{0,63}");
+
+    private final String name;
+    private final EffectFlow<R, T> flow;
+
+    private ExternalEffect(Builder<R, T> b) {
+        this.name = b.name;
+        this.flow = new EffectFlow<>(b.dsl.configuration(), b.policy,
+                new TransactionOwnership(TransactionMode.OWN, b.detectors), new EffectStatements(b.schema), b.name,
+                b.requests, b.results, b.remote, b.lease, b.lookupSchedule, b.readAfterWrite);
+    }
+
+    /**
+     * A builder.
+     *
+     * @param name the effect's name (e.g. {@code charge}): lower-case letters, digits, {@code _ . -};
+     *     the downstream key starts with it, and each effect's recoverer takes only its own claims
+     * @param requests how requests are stored with the in-flight claim
+     * @param results how results are stored
+     */
+    public static <R, T> Builder<R, T> builder(DSLContext dsl, String name, ResultCodec<R> requests,
+            ResultCodec<T> results, Remote<R, T> remote) {
+        return new Builder<>(dsl, name, requests, results, remote);
+    }
+
+    /** The effect's name. */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Runs the request once for ({@code scope}, {@code key}) through the phases above, or answers
+     * what the claim already says.
+     *
+     * @return never null; {@code Executed}, {@code Replayed} and {@code Rejected} are committed
+     * @throws NullPointerException if an argument is null, before any SQL runs
+     * @throws io.github.idemtx.core.TransactionOwnershipException inside a caller's transaction
+     * @throws RuntimeException what {@link Remote#before} threw (other than a Rejection): nothing is kept
+     */
+    public RemoteOutcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request) {
+        Objects.requireNonNull(scope, "scope must not be null");
+        Objects.requireNonNull(key, "key must not be null");
+        Objects.requireNonNull(fingerprint, "fingerprint must not be null");
+        Objects.requireNonNull(request, "request must not be null");
+        return flow.run(scope, key, fingerprint, request);
+    }
+
+    /**
+     * One recovery pass: takes over up to {@code limit} in-flight claims of this effect whose lease
+     * has passed and whose next lookup is due ({@code FOR UPDATE SKIP LOCKED}, so passes and live
+     * calls run side by side), and settles each as described above. Call it on a schedule.
+     *
+     * @param limit from 1 to 10,000
+     */
+    public Recovery recover(int limit) {
+        if (limit < 1 || limit > 10_000) {
+            throw new IllegalArgumentException("limit must be between 1 and 10000, was " + limit);
+        }
+        Map<String, Integer> counts = new TreeMap<>();
+        for (EffectFlow.Settled s : flow.recover(limit)) {
+            counts.merge(s.name().toLowerCase(java.util.Locale.ROOT), 1, Integer::sum);
+        }
+        return new Recovery(counts);
+    }
+
+    /** Claims of this effect that wait for an operator, at most {@code limit}, in key order. */
+    public List<Unsettled<R>> needingReconciliation(int limit) {
+        return unsettled(EffectStatements.NEEDS_RECONCILIATION, limit);
+    }
+
+    /** Claims of this effect in flight now (a call running, or an unknown outcome waiting for its lookup). */
+    public List<Unsettled<R>> inFlight(int limit) {
+        return unsettled(EffectStatements.IN_FLIGHT, limit);
+    }
+
+    private List<Unsettled<R>> unsettled(short state, int limit) {
+        if (limit < 1 || limit > 10_000) {
+            throw new IllegalArgumentException("limit must be between 1 and 10000, was " + limit);
+        }
+        List<Unsettled<R>> out = new ArrayList<>();
+        for (EffectStatements.Stuck s : flow.unsettled(state, limit)) {
+            out.add(new Unsettled<>(s.scope(), s.key(), flow.decodeRequest(s.scope(), s.key(), s.request()), s.fence(),
+                    s.lookups(), state == EffectStatements.NEEDS_RECONCILIATION ? s.since() : null, s.nextLookupAt()));
+        }
+        return out;
+    }
+
+    /**
+     * An operator's finding for a claim that needs reconciliation: the remote applied it, with
+     * {@code result}; recorded with {@link Remote#after}. Retries then replay it.
+     *
+     * @return false if the claim does not need reconciliation (nothing changed)
+     */
+    public boolean resolveApplied(Scope scope, IdempotencyKey key, T result) {
+        return flow.resolve(Objects.requireNonNull(scope, "scope"), Objects.requireNonNull(key, "key"), result, null);
+    }
+
+    /**
+     * An operator's finding for a claim that needs reconciliation: the remote did not apply it, for
+     * {@code failure}; recorded with {@link Remote#refused}. Retries then get it as {@code Rejected}.
+     *
+     * @return false if the claim does not need reconciliation (nothing changed)
+     */
+    public boolean resolveRefused(Scope scope, IdempotencyKey key, Failure failure) {
+        return flow.resolve(Objects.requireNonNull(scope, "scope"), Objects.requireNonNull(key, "key"), null,
+                Objects.requireNonNull(failure, "failure"));
+    }
+
+    /**
+     * What a recovery pass did, by how each claim it took over ended: {@code found}, {@code refused},
+     * {@code resent}, {@code unknown} (looked up again later), {@code reconciliation} (handed to an
+     * operator), {@code lost_fence} (another holder settled it), {@code failed} (an error; tried again later).
+     */
+    public record Recovery(Map<String, Integer> counts) {
+        public Recovery {
+            counts = Map.copyOf(counts);
+        }
+
+        /** How many claims the pass took over. */
+        public int total() {
+            return counts.values().stream().mapToInt(Integer::intValue).sum();
+        }
+
+        public int count(String how) {
+            return counts.getOrDefault(how, 0);
+        }
+    }
+
+    /**
+     * A claim that is not settled.
+     *
+     * @param since when it was handed to reconciliation (null while in flight)
+     * @param nextLookupAt when the recoverer looks it up next (null: as soon as its lease passes)
+     */
+    public record Unsettled<R>(Scope scope, IdempotencyKey key, R request, long fence, int lookups, Instant since,
+            Instant nextLookupAt) {}
+
+    /** Builds an {@link ExternalEffect}. */
+    public static final class Builder<R, T> {
+        private final DSLContext dsl;
+        private final String name;
+        private final ResultCodec<R> requests;
+        private final ResultCodec<T> results;
+        private final Remote<R, T> remote;
+        private IdempotencyPolicy policy = IdempotencyPolicy.defaults();
+        private String schema = IdempotencySchema.DEFAULT_SCHEMA;
+        private Duration lease = DEFAULT_LEASE;
+        private List<Duration> lookupSchedule = DEFAULT_LOOKUP_SCHEDULE;
+        private boolean readAfterWrite;
+        private final List<TransactionDetector> detectors = new ArrayList<>();
+
+        private Builder(DSLContext dsl, String name, ResultCodec<R> requests, ResultCodec<T> results, Remote<R, T> remote) {
+            this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
+            Objects.requireNonNull(name, "name must not be null");
+            if (!NAME.matcher(name).matches()) {
+                throw new IllegalArgumentException("name must be 1 to 64 lower-case letters, digits, '_', '.' or '-',"
+                        + " starting with a letter, was '" + name + "'");
+            }
+            this.name = name;
+            this.requests = Objects.requireNonNull(requests, "requests must not be null");
+            this.results = Objects.requireNonNull(results, "results must not be null");
+            this.remote = Objects.requireNonNull(remote, "remote must not be null");
+        }
+
+        /** TTL of settled claims, duplicate wait, retry hint, attempts on serialization failures, result size. */
+        public Builder<R, T> policy(IdempotencyPolicy policy) {
+            this.policy = Objects.requireNonNull(policy, "policy must not be null");
+            return this;
+        }
+
+        /** The claim table's schema; default {@value IdempotencySchema#DEFAULT_SCHEMA}. */
+        public Builder<R, T> schema(String schema) {
+            this.schema = IdempotencySchema.requireSchemaName(schema);
+            return this;
+        }
+
+        /**
+         * How long a holder may work on a claim before a duplicate or the recoverer may take it over;
+         * the remote call's deadline is four fifths of it. From 10 ms to 1 day; default 30 s.
+         */
+        public Builder<R, T> lease(Duration lease) {
+            Objects.requireNonNull(lease, "lease must not be null");
+            if (lease.compareTo(Duration.ofMillis(10)) < 0 || lease.compareTo(Duration.ofDays(1)) > 0) {
+                throw new IllegalArgumentException("lease must be between 10 ms and 1 day, was " + lease);
+            }
+            this.lease = lease;
+            return this;
+        }
+
+        /**
+         * The pauses between the recoverer's lookups of an unknown outcome; after the last one goes
+         * unanswered the claim needs reconciliation. 0 to 20 positive durations; default 1, 2, 4 minutes.
+         */
+        public Builder<R, T> lookupSchedule(List<Duration> schedule) {
+            Objects.requireNonNull(schedule, "schedule must not be null");
+            if (schedule.size() > 20) {
+                throw new IllegalArgumentException("at most 20 lookups may be scheduled, was " + schedule.size());
+            }
+            for (Duration d : schedule) {
+                if (d == null || d.isNegative() || d.isZero()) {
+                    throw new IllegalArgumentException("every pause of the lookup schedule must be positive, was " + d);
+                }
+            }
+            this.lookupSchedule = List.copyOf(schedule);
+            return this;
+        }
+
+        /**
+         * Whether the remote promises that a lookup sees every request it applied (read-after-write):
+         * only then is <b>absent</b> taken as "not applied" and the request sent again (with the same
+         * downstream key). Default false: absent counts as unknown.
+         */
+        public Builder<R, T> readAfterWrite(boolean readAfterWrite) {
+            this.readAfterWrite = readAfterWrite;
+            return this;
+        }
+
+        /** Adds a transaction detector (see {@link TransactionDetector}), used to refuse calls inside a caller's transaction. */
+        public Builder<R, T> detector(TransactionDetector detector) {
+            detectors.add(Objects.requireNonNull(detector, "detector must not be null"));
+            return this;
+        }
+
+        public ExternalEffect<R, T> build() {
+            return new ExternalEffect<>(this);
+        }
+    }
+}

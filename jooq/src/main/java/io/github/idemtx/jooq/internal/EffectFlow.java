@@ -1,0 +1,411 @@
+package io.github.idemtx.jooq.internal;
+
+import io.github.idemtx.core.Failure;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyException;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.Rejection;
+import io.github.idemtx.core.RemoteOutcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.WorkFailedException;
+import io.github.idemtx.jooq.Remote;
+import io.github.idemtx.jooq.Remote.Intent;
+import io.github.idemtx.jooq.Remote.Lookup;
+import io.github.idemtx.jooq.Remote.Reply;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.List;
+import java.util.function.Function;
+import org.jooq.Configuration;
+import org.jooq.ConnectionProvider;
+import org.jooq.exception.DataAccessException;
+
+/**
+ * The external-effect protocol (docs/claim-protocol.md, "External effects"): phase 1 commits the
+ * claim in flight with the caller's local writes; phase 2 calls the remote outside any transaction;
+ * phase 3 records the answer with the local writes after it, only while the fencing token is the
+ * claim's. A claim whose lease passed is taken over with a new token and looked up before anything
+ * is sent again. Reuses the in-transaction door's pieces: own transactions with retries
+ * ({@link Units}), the ownership decision, {@link StoredValues}, failure encoding, backoff.
+ */
+public final class EffectFlow<R, T> {
+
+    private final Configuration configuration;
+    private final IdempotencyPolicy policy;
+    private final TransactionOwnership ownership;
+    private final EffectStatements sql;
+    private final String effect;
+    private final StoredValues<R> requests;
+    private final StoredValues<T> results;
+    private final Remote<R, T> remote;
+    private final Duration lease;
+    private final List<Duration> lookupSchedule;
+    private final boolean readAfterWrite;
+
+    public EffectFlow(Configuration configuration, IdempotencyPolicy policy, TransactionOwnership ownership,
+            EffectStatements sql, String effect, ResultCodec<R> requestCodec, ResultCodec<T> resultCodec,
+            Remote<R, T> remote, Duration lease, List<Duration> lookupSchedule, boolean readAfterWrite) {
+        this.configuration = configuration;
+        this.policy = policy;
+        this.ownership = ownership;
+        this.sql = sql;
+        this.effect = effect;
+        this.requests = new StoredValues<>(requestCodec, policy.maxResultBytes());
+        this.results = new StoredValues<>(resultCodec, policy.maxResultBytes());
+        this.remote = remote;
+        this.lease = lease;
+        this.lookupSchedule = List.copyOf(lookupSchedule);
+        this.readAfterWrite = readAfterWrite;
+    }
+
+    /** What a recovery pass did with a claim it took over. */
+    public enum Settled { FOUND, REFUSED, RESENT, UNKNOWN, RECONCILIATION, LOST_FENCE, FAILED }
+
+    /** An outcome, and how the claim was settled on the way. */
+    private record Step<T>(RemoteOutcome<T> outcome, Settled how) {}
+
+    // ------------------------------------------------------------------ the call
+
+    public RemoteOutcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request) {
+        byte[] encodedRequest = requests.encode(scope, key, request);
+        long deadline = System.nanoTime() + policy.duplicateWait().toNanos();
+        long pause = 10;
+        while (true) {
+            Object claimed = inTransaction(scope, key, c -> {
+                Long fence = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest, lease.toMillis());
+                if (fence == null) {
+                    return sql.read(c, scope, key);
+                }
+                Intent<R> intent = intent(scope, key, request, fence);
+                before(c, intent);
+                return intent;
+            }, true);
+            if (claimed instanceof Rejected rejected) {
+                RemoteOutcome<T> failed = recordRefusalBeforeCall(scope, key, fingerprint, rejected.failure());
+                if (failed != null) {
+                    return failed;
+                }
+                continue; // a duplicate claimed the key meanwhile: answer from its row
+            }
+            if (claimed instanceof Intent<?> held) {
+                @SuppressWarnings("unchecked")
+                Intent<R> intent = (Intent<R>) held;
+                return callAndRecord(intent, false).outcome();
+            }
+            EffectStatements.Row row = (EffectStatements.Row) claimed;
+            if (row == null) {
+                continue; // the row expired or was purged between the claim and the read
+            }
+            if (!fingerprint.matches(row.fingerprint())) {
+                return new Outcome.FingerprintMismatch<>();
+            }
+            if (row.state() != EffectStatements.IN_FLIGHT) {
+                return answer(scope, key, row);
+            }
+            if (row.leaseExpired()) {
+                Long fence = inTransaction(scope, key, c -> sql.takeOver(c, scope, key, row.fence(), lease.toMillis()), false);
+                if (fence != null) {
+                    R stored = requests.decode(scope, key, row.request());
+                    return settle(intent(scope, key, stored, fence), false, row.lookups()).outcome();
+                }
+                continue; // another caller or the recoverer took it over first
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return new Outcome.InProgress<>(policy.retryAfter());
+            }
+            sleep(Math.min(pause, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
+            pause = Math.min(pause * 2, 250);
+        }
+    }
+
+    // ------------------------------------------------------------------ recovery
+
+    /** Takes over up to {@code limit} stuck claims and settles each: what happened to each, in order. */
+    public List<Settled> recover(int limit) {
+        List<EffectStatements.Stuck> taken = inTransaction(null, null, c -> sql.scan(c, effect, limit, lease.toMillis()), false);
+        return taken.stream().map(s -> {
+            try {
+                R request = requests.decode(s.scope(), s.key(), s.request());
+                return settle(intent(s.scope(), s.key(), request, s.fence()), true, s.lookups()).how();
+            } catch (RuntimeException e) {
+                // left in flight with its lease running: a later pass tries again
+                return Settled.FAILED;
+            }
+        }).toList();
+    }
+
+    public R decodeRequest(Scope scope, IdempotencyKey key, byte[] stored) {
+        return requests.decode(scope, key, stored);
+    }
+
+    public List<EffectStatements.Stuck> unsettled(short state, int limit) {
+        return inTransaction(null, null, c -> sql.unsettled(c, effect, state, limit), false);
+    }
+
+    /** An operator's outcome for a claim needing reconciliation, with the local writes it implies; false if it is not one. */
+    public boolean resolve(Scope scope, IdempotencyKey key, T result, Failure failure) {
+        byte[] stored = failure != null ? FailureEncoding.encode(failure) : results.encode(scope, key, result);
+        short state = failure != null ? ClaimStatements.FAILED : ClaimStatements.SUCCEEDED;
+        return inTransaction(scope, key, c -> {
+            byte[][] request = sql.resolve(c, scope, key, effect, state, stored, policy.ttl().toMillis());
+            if (request == null) {
+                return false;
+            }
+            Intent<R> intent = intent(scope, key, requests.decode(scope, key, request[0]), 0);
+            if (failure != null) {
+                local(() -> remote.refused(ClaimFlow.workContext(configuration, c), intent, failure), scope, key);
+            } else {
+                local(() -> remote.after(ClaimFlow.workContext(configuration, c), intent, result), scope, key);
+            }
+            return true;
+        }, false);
+    }
+
+    // ------------------------------------------------------------------ phases 2 and 3
+
+    /** Phase 2 and 3: calls the remote with the claim held, records its answer or releases the lease. */
+    private Step<T> callAndRecord(Intent<R> intent, boolean resent) {
+        Reply<T> reply;
+        try {
+            // the call must end before the lease does, or a takeover could overlap it
+            reply = remote.call(intent, Instant.now().plus(lease.multipliedBy(4).dividedBy(5)));
+            if (reply == null) {
+                throw new IllegalStateException(remote.getClass().getName() + ".call returned null");
+            }
+        } catch (Exception e) {
+            return unknown(intent, "the remote call failed: " + e, false, 0);
+        }
+        return switch (reply) {
+            case Reply.Applied<T> applied -> recordApplied(intent, applied.result(), resent ? Settled.RESENT : Settled.FOUND);
+            case Reply.Refused<T> refused -> recordRefused(intent, refused.failure());
+        };
+    }
+
+    /** A takeover's path: look the request up before anything is sent again. */
+    private Step<T> settle(Intent<R> intent, boolean recoverer, int lookupsSoFar) {
+        Lookup<T> lookup;
+        try {
+            lookup = remote.lookup(intent);
+            if (lookup == null) {
+                lookup = Lookup.unknown(remote.getClass().getName() + ".lookup returned null");
+            }
+        } catch (Exception e) {
+            lookup = Lookup.unknown("the lookup failed: " + e);
+        }
+        return switch (lookup) {
+            case Lookup.Found<T> found -> recordApplied(intent, found.result(), Settled.FOUND);
+            case Lookup.Refused<T> refused -> recordRefused(intent, refused.failure());
+            case Lookup.Absent<T> absent -> readAfterWrite
+                    ? callAndRecord(intent, true)
+                    : unknown(intent, "the remote has no record of it, but does not promise read-after-write", recoverer, lookupsSoFar);
+            case Lookup.Unknown<T> unknown -> unknown(intent, "the lookup did not answer: " + unknown.reason(), recoverer, lookupsSoFar);
+        };
+    }
+
+    private Step<T> recordApplied(Intent<R> intent, T result, Settled how) {
+        byte[] stored;
+        try {
+            stored = results.encode(intent.scope(), intent.key(), result);
+        } catch (RuntimeException e) {
+            // the remote applied it: nothing may be released; the claim stays in flight for an operator
+            unknown(intent, "the result could not be stored: " + e.getMessage(), false, 0);
+            throw e;
+        }
+        Instant at = inTransaction(intent.scope(), intent.key(), c -> {
+            Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), ClaimStatements.SUCCEEDED,
+                    stored, policy.ttl().toMillis());
+            if (recorded != null) {
+                local(() -> remote.after(ClaimFlow.workContext(configuration, c), intent, result), intent.scope(), intent.key());
+            }
+            return recorded;
+        }, false);
+        if (at == null) {
+            return lostFence(intent);
+        }
+        return new Step<>(new Outcome.Executed<>(result), how);
+    }
+
+    private Step<T> recordRefused(Intent<R> intent, Failure failure) {
+        Instant at = inTransaction(intent.scope(), intent.key(), c -> {
+            Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), ClaimStatements.FAILED,
+                    FailureEncoding.encode(failure), policy.ttl().toMillis());
+            if (recorded != null) {
+                local(() -> remote.refused(ClaimFlow.workContext(configuration, c), intent, failure), intent.scope(), intent.key());
+            }
+            return recorded;
+        }, false);
+        if (at == null) {
+            return lostFence(intent);
+        }
+        return new Step<>(new Outcome.Rejected<>(failure, at, false), Settled.REFUSED);
+    }
+
+    /** The outcome is unknown: the lease ends now; the recoverer counts its lookups and may hand it to reconciliation. */
+    private Step<T> unknown(Intent<R> intent, String reason, boolean recoverer, int lookupsSoFar) {
+        int lookup = lookupsSoFar + 1;
+        boolean reconcile = recoverer && lookup > lookupSchedule.size();
+        Long next = recoverer && !reconcile ? lookupSchedule.get(lookup - 1).toMillis() : null;
+        boolean released = inTransaction(intent.scope(), intent.key(),
+                c -> sql.release(c, intent.scope(), intent.key(), intent.fence(), recoverer, next, reconcile), false);
+        if (!released) {
+            return lostFence(intent);
+        }
+        return reconcile
+                ? new Step<>(new RemoteOutcome.NeedsReconciliation<>(Instant.now()), Settled.RECONCILIATION)
+                : new Step<>(new RemoteOutcome.Unknown<>(policy.retryAfter(), reason), Settled.UNKNOWN);
+    }
+
+    /** Another holder took the claim over: this one learns what the claim says now. */
+    private Step<T> lostFence(Intent<R> intent) {
+        EffectStatements.Row row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        RemoteOutcome<T> now = row == null || row.state() == EffectStatements.IN_FLIGHT
+                ? new Outcome.InProgress<>(policy.retryAfter())
+                : answer(intent.scope(), intent.key(), row);
+        return new Step<>(now, Settled.LOST_FENCE);
+    }
+
+    private RemoteOutcome<T> answer(Scope scope, IdempotencyKey key, EffectStatements.Row row) {
+        return switch (row.state()) {
+            case ClaimStatements.SUCCEEDED -> new Outcome.Replayed<>(results.decode(scope, key, row.result()), row.completedAt());
+            case ClaimStatements.FAILED -> new Outcome.Rejected<>(StoredValues.decodeFailure(scope, key, row.result()),
+                    row.completedAt(), true);
+            case EffectStatements.NEEDS_RECONCILIATION -> new RemoteOutcome.NeedsReconciliation<>(row.completedAt());
+            default -> new Outcome.InProgress<>(policy.retryAfter());
+        };
+    }
+
+    // ------------------------------------------------------------------ phase 1 helpers
+
+    private record Rejected(Failure failure) {}
+
+    /** The local writes before the call; a Rejection is answered by recording it, anything else propagates. */
+    private void before(Connection c, Intent<R> intent) {
+        try {
+            remote.before(ClaimFlow.workContext(configuration, c), intent);
+        } catch (Rejection r) {
+            throw new RejectedBefore(r.failure());
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new WorkFailedException(intent.scope(), intent.key(), e);
+        }
+    }
+
+    /** Carries a Rejection of the local writes out of the rolled-back claim transaction. */
+    private static final class RejectedBefore extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final transient Failure failure;
+
+        RejectedBefore(Failure failure) {
+            super(null, null, false, false);
+            this.failure = failure;
+        }
+    }
+
+    private RemoteOutcome<T> recordRefusalBeforeCall(Scope scope, IdempotencyKey key, Fingerprint fingerprint, Failure failure) {
+        Instant at = inTransaction(scope, key, c -> sql.fail(c, scope, key, fingerprint.bytes(),
+                FailureEncoding.encode(failure), policy.ttl().toMillis(), effect), false);
+        return at == null ? null : new Outcome.Rejected<>(failure, at, false);
+    }
+
+    private void local(ThrowingRunnable writes, Scope scope, IdempotencyKey key) {
+        try {
+            writes.run();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new WorkFailedException(scope, key, e);
+        }
+    }
+
+    @FunctionalInterface
+    private interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    @FunctionalInterface
+    private interface SqlUnit<V> {
+        V apply(Connection connection) throws SQLException;
+    }
+
+    /**
+     * Runs {@code unit} in a transaction of its own on a connection of the configuration (released
+     * after: no connection is held across the remote call), again after a serialization failure or
+     * deadlock. {@code first} decides ownership (refused inside a caller's transaction) and turns a
+     * rejection of the local writes into a {@link Rejected} result.
+     */
+    private <V> V inTransaction(Scope scope, IdempotencyKey key, SqlUnit<V> unit, boolean first) {
+        ConnectionProvider provider = configuration.connectionProvider();
+        TransactionOwnership.Detected detected = first ? ownership.detect(configuration) : null;
+        Connection connection = provider.acquire();
+        if (connection == null) {
+            throw new DataAccessException("the DSLContext's ConnectionProvider returned no connection");
+        }
+        try {
+            if (first) {
+                if (detected.answer() == io.github.idemtx.jooq.TransactionDetector.Detection.ACTIVE) {
+                    throw new io.github.idemtx.core.TransactionOwnershipException(scope, key, "refused before running"
+                            + " anything: an external effect commits its claim before the remote call and its result"
+                            + " after it, in transactions of its own, so it cannot run inside the caller's transaction ("
+                            + detected.by() + "); call it outside the transaction");
+                }
+                ownership.decide(configuration, detected, connection, scope, key);
+            }
+            Function<Boundary, V> attempt = boundary -> {
+                try {
+                    V v = unit.apply(connection);
+                    Jdbc.commit(connection);
+                    return v;
+                } catch (SQLException e) {
+                    throw new DataAccessException("the external effect's statement failed (SQLSTATE " + e.getSQLState() + ")", e);
+                }
+            };
+            try {
+                return Units.retrying(connection, policy, scope, key, attempt);
+            } catch (RejectedBefore r) {
+                @SuppressWarnings("unchecked")
+                V rejected = (V) new Rejected(r.failure);
+                return rejected;
+            }
+        } finally {
+            provider.release(connection);
+        }
+    }
+
+    // ------------------------------------------------------------------ intents
+
+    private Intent<R> intent(Scope scope, IdempotencyKey key, R request, long fence) {
+        return new Intent<>(scope, key, downstreamKey(scope, key), request, fence);
+    }
+
+    /** {@code effect:} and the base64url SHA-256 of scope, a 0 byte and key: stable, bounded, opaque. */
+    private String downstreamKey(Scope scope, IdempotencyKey key) {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update(scope.value().getBytes(StandardCharsets.UTF_8));
+            sha.update((byte) 0);
+            sha.update(key.value().getBytes(StandardCharsets.UTF_8));
+            return effect + ":" + Base64.getUrlEncoder().withoutPadding().encodeToString(sha.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing", e);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IdempotencyException(null, null, "interrupted while waiting for a duplicate", e);
+        }
+    }
+}

@@ -1,0 +1,262 @@
+package io.github.idemtx.jooq.internal;
+
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The statements of the external-effect protocol (docs/claim-protocol.md, "External effects") for
+ * one schema: the claim committed IN FLIGHT with a lease and a fencing token, the fenced record, the
+ * takeover of an expired lease, the recoverer's batch and the reconciliation list. Each starts with
+ * its {@link Kind} tag. Plain JDBC on the connection the unit holds; immutable and thread-safe.
+ */
+public final class EffectStatements {
+
+    /** In flight: committed before the remote call; never expires by time. */
+    public static final short IN_FLIGHT = 3;
+    /** Every lookup of the schedule went unanswered: an operator must record the outcome. */
+    public static final short NEEDS_RECONCILIATION = 4;
+
+    private static final String MS = " * interval '1 millisecond'";
+
+    private final String claimSql;
+    private final String readSql;
+    private final String takeOverSql;
+    private final String recordSql;
+    private final String failSql;
+    private final String releaseSql;
+    private final String scanSql;
+    private final String unsettledSql;
+    private final String resolveSql;
+
+    public EffectStatements(String schema) {
+        String t = "\"" + schema + "\".idempotency_claim";
+        this.claimSql = Kind.EFFECT_CLAIM.tag() + "insert into " + t + " as c (scope, idem_key, fingerprint, state,"
+                + " created_at, expires_at, effect, request, fence, lease_until, lookups)"
+                + " values (?, ?, ?, 3, now(), 'infinity', ?, ?, 1, clock_timestamp() + ?" + MS + ", 0)"
+                + " on conflict (scope, idem_key) do update set fingerprint = excluded.fingerprint, state = 3,"
+                + " result = null, created_at = excluded.created_at, completed_at = null, expires_at = 'infinity',"
+                + " effect = excluded.effect, request = excluded.request, fence = coalesce(c.fence, 0) + 1,"
+                + " lease_until = excluded.lease_until, lookups = 0, next_lookup_at = null"
+                + " where c.expires_at <= clock_timestamp()"
+                + " returning c.fence";
+        this.readSql = Kind.EFFECT_READ.tag() + "select state, fingerprint, result, completed_at, fence,"
+                + " coalesce(lease_until <= clock_timestamp(), false), request, lookups from " + t
+                + " where scope = ? and idem_key = ? and expires_at > clock_timestamp()";
+        this.takeOverSql = Kind.EFFECT_TAKEOVER.tag() + "update " + t + " set fence = fence + 1,"
+                + " lease_until = clock_timestamp() + ?" + MS
+                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and lease_until <= clock_timestamp()"
+                + " returning fence";
+        this.recordSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
+                + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
+                + " request = null, lease_until = null, next_lookup_at = null"
+                + " where scope = ? and idem_key = ? and state = 3 and fence = ? returning completed_at";
+        // a refusal before the remote call (a Rejection of the local writes), on a fresh or expired key
+        this.failSql = Kind.EFFECT_RECORD.tag() + "insert into " + t + " as c (scope, idem_key, fingerprint, state,"
+                + " result, created_at, completed_at, expires_at, effect)"
+                + " values (?, ?, ?, 2, ?, now(), clock_timestamp(), clock_timestamp() + ?" + MS + ", ?)"
+                + " on conflict (scope, idem_key) do update set fingerprint = excluded.fingerprint, state = 2,"
+                + " result = excluded.result, created_at = excluded.created_at, completed_at = excluded.completed_at,"
+                + " expires_at = excluded.expires_at, effect = excluded.effect, request = null, fence = null,"
+                + " lease_until = null, lookups = null, next_lookup_at = null"
+                + " where c.expires_at <= clock_timestamp() returning c.completed_at";
+        // unknown: the lease ends now so that a retry or the recoverer can look it up; the
+        // recoverer also counts the lookup and schedules the next, or hands it to reconciliation
+        this.releaseSql = Kind.EFFECT_RELEASE.tag() + "update " + t + " set state = ?,"
+                + " lease_until = clock_timestamp(), lookups = lookups + ?,"
+                + " next_lookup_at = case when ? is null then next_lookup_at else clock_timestamp() + ?" + MS + " end,"
+                + " completed_at = case when ? = 4 then clock_timestamp() else completed_at end"
+                + " where scope = ? and idem_key = ? and state = 3 and fence = ?";
+        this.scanSql = Kind.EFFECT_SCAN.tag() + "update " + t + " as c set fence = c.fence + 1,"
+                + " lease_until = clock_timestamp() + ?" + MS
+                + " from (select scope, idem_key from " + t + " where effect = ? and state = 3"
+                + " and lease_until <= clock_timestamp()"
+                + " and (next_lookup_at is null or next_lookup_at <= clock_timestamp())"
+                + " order by lease_until limit ? for update skip locked) as stuck"
+                + " where c.scope = stuck.scope and c.idem_key = stuck.idem_key"
+                + " returning c.scope, c.idem_key, c.request, c.fence, c.lookups";
+        this.unsettledSql = Kind.EFFECT_SCAN.tag() + "select scope, idem_key, state, request, fence, lookups,"
+                + " completed_at, lease_until, next_lookup_at from " + t + " where effect = ? and state = ?"
+                + " order by scope, idem_key limit ?";
+        this.resolveSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
+                + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
+                + " request = null, lease_until = null, next_lookup_at = null"
+                + " where scope = ? and idem_key = ? and effect = ? and state = 4 returning request, completed_at";
+    }
+
+    /** A row of the key, as {@link #read} finds it. */
+    public record Row(short state, byte[] fingerprint, byte[] result, Instant completedAt, long fence,
+            boolean leaseExpired, byte[] request, int lookups) {}
+
+    /** A claim the recoverer took over, or one of the reconciliation list. */
+    public record Stuck(Scope scope, IdempotencyKey key, short state, byte[] request, long fence, int lookups,
+            Instant since, Instant leaseUntil, Instant nextLookupAt) {}
+
+    /** Claims a fresh or expired key in flight; the new fence, or null when a live row is there. */
+    public Long claim(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, String effect, byte[] request,
+            long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(claimSql)) {
+            ps.setString(1, scope.value());
+            ps.setString(2, key.value());
+            ps.setBytes(3, fingerprint);
+            ps.setString(4, effect);
+            ps.setBytes(5, request);
+            ps.setLong(6, leaseMillis);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            }
+        }
+    }
+
+    /** The live row of the key, or null. */
+    public Row read(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(readSql)) {
+            ps.setString(1, scope.value());
+            ps.setString(2, key.value());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                Timestamp completed = rs.getTimestamp(4);
+                return new Row(rs.getShort(1), rs.getBytes(2), rs.getBytes(3),
+                        completed == null ? null : completed.toInstant(), rs.getLong(5), rs.getBoolean(6),
+                        rs.getBytes(7), rs.getInt(8));
+            }
+        }
+    }
+
+    /** Takes over an in-flight claim whose lease has passed, if it still carries {@code fence}; the new fence or null. */
+    public Long takeOver(Connection c, Scope scope, IdempotencyKey key, long fence, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(takeOverSql)) {
+            ps.setLong(1, leaseMillis);
+            ps.setString(2, scope.value());
+            ps.setString(3, key.value());
+            ps.setLong(4, fence);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            }
+        }
+    }
+
+    /** Records the outcome if {@code fence} is still the claim's; when recorded, or null if the fence was lost. */
+    public Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, short state, byte[] result,
+            long ttlMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(recordSql)) {
+            ps.setShort(1, state);
+            ps.setBytes(2, result);
+            ps.setLong(3, ttlMillis);
+            ps.setString(4, scope.value());
+            ps.setString(5, key.value());
+            ps.setLong(6, fence);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getTimestamp(1).toInstant() : null;
+            }
+        }
+    }
+
+    /** Records a refusal of the local writes on a fresh or expired key; when, or null if a live row is there. */
+    public Instant fail(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, byte[] failure,
+            long ttlMillis, String effect) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(failSql)) {
+            ps.setString(1, scope.value());
+            ps.setString(2, key.value());
+            ps.setBytes(3, fingerprint);
+            ps.setBytes(4, failure);
+            ps.setLong(5, ttlMillis);
+            ps.setString(6, effect);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getTimestamp(1).toInstant() : null;
+            }
+        }
+    }
+
+    /**
+     * Ends the holder's lease now, the claim staying in flight; {@code countLookup} adds one to the
+     * lookups and schedules the next after {@code nextLookupMillis} (null: unchanged), and
+     * {@code reconcile} hands the claim to reconciliation. False if the fence was lost.
+     */
+    public boolean release(Connection c, Scope scope, IdempotencyKey key, long fence, boolean countLookup,
+            Long nextLookupMillis, boolean reconcile) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
+            short state = reconcile ? NEEDS_RECONCILIATION : IN_FLIGHT;
+            ps.setShort(1, state);
+            ps.setInt(2, countLookup ? 1 : 0);
+            if (nextLookupMillis == null) {
+                ps.setNull(3, Types.BIGINT);
+                ps.setNull(4, Types.BIGINT);
+            } else {
+                ps.setLong(3, nextLookupMillis);
+                ps.setLong(4, nextLookupMillis);
+            }
+            ps.setShort(5, state);
+            ps.setString(6, scope.value());
+            ps.setString(7, key.value());
+            ps.setLong(8, fence);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    /** Takes over up to {@code limit} in-flight claims of {@code effect} whose lease passed and whose next lookup is due. */
+    public List<Stuck> scan(Connection c, String effect, int limit, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(scanSql)) {
+            ps.setLong(1, leaseMillis);
+            ps.setString(2, effect);
+            ps.setInt(3, limit);
+            List<Stuck> taken = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    taken.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), IN_FLIGHT,
+                            rs.getBytes(3), rs.getLong(4), rs.getInt(5), null, null, null));
+                }
+            }
+            return taken;
+        }
+    }
+
+    /** Up to {@code limit} claims of {@code effect} in {@code state} (in flight, or needing reconciliation). */
+    public List<Stuck> unsettled(Connection c, String effect, short state, int limit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(unsettledSql)) {
+            ps.setString(1, effect);
+            ps.setShort(2, state);
+            ps.setInt(3, limit);
+            List<Stuck> rows = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), rs.getShort(3),
+                            rs.getBytes(4), rs.getLong(5), rs.getInt(6), instant(rs, 7), instant(rs, 8), instant(rs, 9)));
+                }
+            }
+            return rows;
+        }
+    }
+
+    /** An operator's outcome for a claim needing reconciliation; its request, or null if it is not one. */
+    public byte[][] resolve(Connection c, Scope scope, IdempotencyKey key, String effect, short state, byte[] result,
+            long ttlMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(resolveSql)) {
+            ps.setShort(1, state);
+            ps.setBytes(2, result);
+            ps.setLong(3, ttlMillis);
+            ps.setString(4, scope.value());
+            ps.setString(5, key.value());
+            ps.setString(6, effect);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new byte[][] {rs.getBytes(1)} : null;
+            }
+        }
+    }
+
+    private static Instant instant(ResultSet rs, int column) throws SQLException {
+        Timestamp t = rs.getTimestamp(column);
+        return t == null ? null : t.toInstant();
+    }
+}

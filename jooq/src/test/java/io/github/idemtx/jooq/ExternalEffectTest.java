@@ -1,0 +1,298 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.idemtx.core.Failure;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.RemoteOutcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.jooq.FakeBank.Fault;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.jooq.DSLContext;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The external-effect front door against PostgreSQL and a fake bank, with a fault at every point. */
+class ExternalEffectTest {
+
+    static final ResultCodec<Long> LONGS = new ResultCodec<>() {
+        @Override
+        public byte[] encode(Long value) {
+            return ByteBuffer.allocate(8).putLong(value).array();
+        }
+
+        @Override
+        public Long decode(byte[] bytes) {
+            return ByteBuffer.wrap(bytes).getLong();
+        }
+    };
+
+    static final Duration LEASE = Duration.ofMillis(300);
+    static final List<Duration> SCHEDULE = List.of(Duration.ofMillis(20), Duration.ofMillis(40), Duration.ofMillis(80));
+
+    private final FakeBank bank = new FakeBank(Db.SCHEMA);
+    private final Scope scope = Db.freshScope();
+    private final Fingerprint fingerprint = Db.fingerprint("charge");
+
+    @BeforeAll
+    static void tables() {
+        FakeBank.createTables(Db.DSL_CONTEXT, Db.SCHEMA);
+    }
+
+    private ExternalEffect<Long, String> effect(boolean readAfterWrite) {
+        return ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA)
+                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
+                .lease(LEASE).lookupSchedule(SCHEDULE).readAfterWrite(readAfterWrite).build();
+    }
+
+    private int count(String table, IdempotencyKey key) {
+        return Db.DSL_CONTEXT.resultQuery("select count(*)::int from " + Db.SCHEMA + "." + table
+                + " where scope = ? and idem_key = ?", scope.value(), key.value()).fetchOne(0, Integer.class);
+    }
+
+    private int applications() {
+        return bank.applications.values().stream().mapToInt(java.util.concurrent.atomic.AtomicInteger::get).max().orElse(0);
+    }
+
+    private static void pastTheLease() throws InterruptedException {
+        Thread.sleep(LEASE.toMillis() + 50);
+    }
+
+    @Test
+    void aChargeRunsOnceIsPostedOnceAndItsRetryReplaysIt() {
+        ExternalEffect<Long, String> charges = effect(false);
+        IdempotencyKey key = Db.freshKey();
+        RemoteOutcome<String> first = charges.run(scope, key, fingerprint, 1250L);
+        assertThat(first).isInstanceOf(Outcome.Executed.class);
+        String charge = ((Outcome.Executed<String>) first).value();
+        assertThat(charges.run(scope, key, fingerprint, 1250L)).isInstanceOfSatisfying(Outcome.Replayed.class,
+                r -> assertThat(r.value()).isEqualTo(charge));
+        assertThat(charges.run(scope, key, Db.fingerprint("other"), 99L)).isInstanceOf(Outcome.FingerprintMismatch.class);
+        assertThat(bank.calls).hasValue(1);
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(charges.inFlight(10)).isEmpty();
+    }
+
+    @Test
+    void aDeclinedChargeIsRejectedWithTheHoldReleasedAndReplayed() {
+        bank.limit = 100;
+        ExternalEffect<Long, String> charges = effect(false);
+        IdempotencyKey key = Db.freshKey();
+        assertThat(charges.run(scope, key, fingerprint, 500L)).isInstanceOfSatisfying(Outcome.Rejected.class, r -> {
+            assertThat(r.failure().code()).isEqualTo("declined");
+            assertThat(r.replayed()).isFalse();
+        });
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(charges.run(scope, key, fingerprint, 500L)).isInstanceOfSatisfying(Outcome.Rejected.class,
+                r -> assertThat(r.replayed()).isTrue());
+        assertThat(bank.calls).hasValue(1);
+    }
+
+    @Test
+    void aRejectionOfTheLocalWritesNeverCallsTheBank() {
+        ExternalEffect<Long, String> charges = effect(false);
+        IdempotencyKey key = Db.freshKey();
+        assertThat(charges.run(scope, key, fingerprint, -5L)).isInstanceOfSatisfying(Outcome.Rejected.class,
+                r -> assertThat(r.failure().code()).isEqualTo("invalid-amount"));
+        assertThat(bank.calls).hasValue(0);
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(charges.run(scope, key, fingerprint, -5L)).isInstanceOf(Outcome.Rejected.class);
+    }
+
+    @Test
+    void aTimeoutAfterTheBankAppliedIsUnknownAndTheRetryFindsItWithoutChargingAgain() {
+        ExternalEffect<Long, String> charges = effect(false);
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        assertThat(charges.run(scope, key, fingerprint, 700L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        assertThat(count("effect_hold", key)).as("the hold stays while the outcome is unknown").isEqualTo(1);
+        bank.fault = Fault.NONE;
+        assertThat(charges.run(scope, key, fingerprint, 700L)).isInstanceOf(Outcome.Executed.class);
+        assertThat(bank.calls).as("looked up, not sent again").hasValue(1);
+        assertThat(applications()).isEqualTo(1);
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+        assertThat(count("effect_hold", key)).isZero();
+    }
+
+    @Test
+    void aFiveHundredBeforeApplyingIsResentOnAbsentOnlyWhereTheBankPromisesReadAfterWrite() {
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.ERROR_BEFORE_APPLY;
+        assertThat(effect(false).run(scope, key, fingerprint, 300L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        bank.fault = Fault.NONE;
+        assertThat(effect(false).run(scope, key, fingerprint, 300L)).as("absent is unknown without read-after-write")
+                .isInstanceOf(RemoteOutcome.Unknown.class);
+        assertThat(bank.charges).isEmpty();
+        assertThat(effect(true).run(scope, key, fingerprint, 300L)).isInstanceOf(Outcome.Executed.class);
+        assertThat(applications()).isEqualTo(1);
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+    }
+
+    @Test
+    void aProcessThatDiesAfterTheClaimBlocksDuplicatesUntilItsLeasePassesThenTheRetryLooksUpAndSends() throws Exception {
+        ExternalEffect<Long, String> charges = effect(true);
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.DIE_BEFORE_CALL;
+        assertThatThrownBy(() -> charges.run(scope, key, fingerprint, 40L)).isInstanceOf(FakeBank.Death.class);
+        bank.fault = Fault.NONE;
+        assertThat(charges.run(scope, key, fingerprint, 40L)).as("its lease is live").isInstanceOf(Outcome.InProgress.class);
+        pastTheLease();
+        assertThat(charges.run(scope, key, fingerprint, 40L)).isInstanceOf(Outcome.Executed.class);
+        assertThat(bank.lookups.get()).isEqualTo(1);
+        assertThat(applications()).isEqualTo(1);
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+    }
+
+    @Test
+    void aProcessThatDiesAfterTheBankAppliedOrWhileRecordingLeavesAClaimThatIsFoundNotChargedTwice() throws Exception {
+        for (Fault f : List.of(Fault.DIE_AFTER_APPLY, Fault.DIE_IN_RECORD)) {
+            ExternalEffect<Long, String> charges = effect(true);
+            IdempotencyKey key = Db.freshKey();
+            bank.fault = f;
+            assertThatThrownBy(() -> charges.run(scope, key, fingerprint, 55L)).as(f.name()).isInstanceOf(FakeBank.Death.class);
+            bank.fault = Fault.NONE;
+            assertThat(count("effect_posting", key)).as(f.name()).isZero();
+            pastTheLease();
+            assertThat(charges.recover(100).count("found")).as(f.name()).isEqualTo(1);
+            assertThat(charges.run(scope, key, fingerprint, 55L)).as(f.name()).isInstanceOf(Outcome.Replayed.class);
+            assertThat(count("effect_posting", key)).as(f.name()).isEqualTo(1);
+            assertThat(count("effect_hold", key)).as(f.name()).isZero();
+        }
+        assertThat(applications()).isEqualTo(1);
+        assertThat(bank.charges).hasSize(2);
+    }
+
+    @Test
+    void aLaggingLookupShowsWhyAbsentNeedsReadAfterWriteAndTheRecovererFindsItOnceTheIndexCatchesUp() throws Exception {
+        ExternalEffect<Long, String> charges = effect(false);
+        IdempotencyKey key = Db.freshKey();
+        bank.lookupLagMillis = 200;
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        assertThat(charges.run(scope, key, fingerprint, 90L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        bank.fault = Fault.NONE;
+        // the lookup lags: absent although applied; without read-after-write it is not sent again
+        assertThat(charges.run(scope, key, fingerprint, 90L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        assertThat(bank.calls).hasValue(1);
+        Thread.sleep(250);
+        assertThat(charges.recover(100).count("found")).isEqualTo(1);
+        assertThat(charges.run(scope, key, fingerprint, 90L)).isInstanceOf(Outcome.Replayed.class);
+        assertThat(applications()).isEqualTo(1);
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+    }
+
+    @Test
+    void lookupsThatNeverAnswerEndInReconciliationWhichAnOperatorResolves() throws Exception {
+        ExternalEffect<Long, String> charges = effect(true);
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        bank.lookupUnknownRate = 1.0;
+        assertThat(charges.run(scope, key, fingerprint, 65L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        bank.fault = Fault.NONE;
+        // the recoverer: the first lookup at once, then after 20, 40 and 80 ms; the fourth unanswered hands it over
+        int reconciled = 0;
+        for (int pass = 0; pass < 40 && reconciled == 0; pass++) {
+            reconciled = charges.recover(100).count("reconciliation");
+            Thread.sleep(25);
+        }
+        assertThat(reconciled).isEqualTo(1);
+        assertThat(bank.lookups.get()).isEqualTo(SCHEDULE.size() + 1);
+        assertThat(bank.calls).hasValue(1);
+        assertThat(charges.run(scope, key, fingerprint, 65L)).isInstanceOf(RemoteOutcome.NeedsReconciliation.class);
+        assertThat(charges.inFlight(10)).isEmpty();
+        List<ExternalEffect.Unsettled<Long>> list = charges.needingReconciliation(10);
+        assertThat(list).singleElement().satisfies(u -> {
+            assertThat(u.key()).isEqualTo(key);
+            assertThat(u.request()).isEqualTo(65L);
+            assertThat(u.lookups()).isEqualTo(SCHEDULE.size() + 1);
+            assertThat(u.since()).isNotNull();
+        });
+        // the operator checks the bank's statement and records what it says
+        String charge = bank.charges.values().iterator().next().id();
+        assertThat(charges.resolveApplied(scope, key, charge)).isTrue();
+        assertThat(charges.resolveApplied(scope, key, charge)).as("only once").isFalse();
+        assertThat(charges.run(scope, key, fingerprint, 65L)).isInstanceOfSatisfying(Outcome.Replayed.class,
+                r -> assertThat(r.value()).isEqualTo(charge));
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(charges.needingReconciliation(10)).isEmpty();
+    }
+
+    @Test
+    void aHolderThatLostItsLeaseCannotRecordAndLearnsTheNewHoldersAnswer() throws Exception {
+        ExternalEffect<Long, String> charges = effect(true);
+        IdempotencyKey key = Db.freshKey();
+        CountDownLatch gate = new CountDownLatch(1);
+        bank.gate = gate;
+        ExecutorService slow = Executors.newSingleThreadExecutor();
+        try {
+            Future<RemoteOutcome<String>> late = slow.submit(() -> charges.run(scope, key, fingerprint, 120L));
+            pastTheLease();
+            bank.gate = null; // the new holder's calls go through
+            RemoteOutcome<String> newHolder = charges.run(scope, key, fingerprint, 120L);
+            assertThat(newHolder).isInstanceOf(Outcome.Executed.class);
+            gate.countDown(); // the old holder's call now reaches the bank, which deduplicates it
+            RemoteOutcome<String> old = late.get(10, TimeUnit.SECONDS);
+            assertThat(old).isInstanceOfSatisfying(Outcome.Replayed.class,
+                    r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) newHolder).value()));
+        } finally {
+            slow.shutdownNow();
+        }
+        assertThat(applications()).isEqualTo(1);
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+    }
+
+    @Test
+    void insideACallersTransactionItIsRefusedBeforeAnything() {
+        IdempotencyKey key = Db.freshKey();
+        assertThatThrownBy(() -> Db.dsl().transaction(cfg ->
+                ExternalEffect.builder(cfg.dsl(), "charge", LONGS, ResultCodec.utf8(), bank).schema(Db.SCHEMA).build()
+                        .run(scope, key, fingerprint, 10L)))
+                .isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("external effect");
+        assertThat(bank.calls).hasValue(0);
+        assertThat(count("effect_hold", key)).isZero();
+    }
+
+    @Test
+    void badInputIsRefusedBeforeAnySql() {
+        assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "Charge Card", LONGS, ResultCodec.utf8(), bank))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
+        assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank).lease(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease");
+        assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .lookupSchedule(List.of(Duration.ofSeconds(-1)))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> effect(false).run(scope, Db.freshKey(), fingerprint, null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("request");
+        assertThatThrownBy(() -> effect(false).recover(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(Db.claims(scope)).isZero();
+    }
+
+    @Test
+    void aResolvedRefusalReleasesTheHoldAndIsReplayedAsRejected() throws Exception {
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA).lease(LEASE).lookupSchedule(List.of()).build();
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.ERROR_BEFORE_APPLY;
+        bank.lookupUnknownRate = 1.0;
+        assertThat(charges.run(scope, key, fingerprint, 30L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
+        assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows no charge"))).isTrue();
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(charges.run(scope, key, fingerprint, 30L)).isInstanceOfSatisfying(Outcome.Rejected.class,
+                r -> assertThat(r.failure().code()).isEqualTo("not-charged"));
+    }
+}
