@@ -61,6 +61,8 @@ final class FakeBank implements Remote<Long, String> {
     volatile long lookupLagMillis;
     /** Lookups answer unknown (timeouts, 5xx) with this chance; 1: never answer. */
     volatile double lookupUnknownRate;
+    /** Keys (the caller's) whose lookups never answer. */
+    final java.util.Set<String> silentKeys = ConcurrentHashMap.newKeySet();
     /** Amounts above this are declined. */
     volatile long limit = Long.MAX_VALUE;
     /** Calls wait for this latch before doing anything (to hold a caller past its lease). */
@@ -135,6 +137,9 @@ final class FakeBank implements Remote<Long, String> {
     @Override
     public Lookup<String> lookup(Intent<Long> intent) throws Exception {
         lookups.incrementAndGet();
+        if (silentKeys.contains(intent.key().value())) {
+            throw new java.io.IOException("this intent's lookups never answer");
+        }
         if (lookupUnknownRate > 0 && ThreadLocalRandom.current().nextDouble() < lookupUnknownRate) {
             throw new java.io.IOException("lookup timed out");
         }
