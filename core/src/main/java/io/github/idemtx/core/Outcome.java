@@ -17,12 +17,12 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p>Each case is also a {@link RemoteOutcome}, the answer of an external effect, which adds the
- * cases of a remote call whose outcome is not known.
+ * <p>Every outcome is also a {@link RemoteOutcome}, the answer of an external effect, which adds
+ * the cases of a remote call whose outcome is not known.
  *
  * @param <T> the type of the work's result
  */
-public sealed interface Outcome<T>
+public sealed interface Outcome<T> extends RemoteOutcome<T>
         permits Outcome.Executed, Outcome.Replayed, Outcome.Rejected, Outcome.FingerprintMismatch, Outcome.InProgress {
 
     /**
@@ -30,7 +30,7 @@ public sealed interface Outcome<T>
      *
      * @param value the work's result; null only if the work returned null
      */
-    record Executed<T>(T value) implements Outcome<T>, RemoteOutcome<T> {}
+    record Executed<T>(T value) implements Outcome<T> {}
 
     /**
      * An earlier call with the same scope, key and fingerprint completed; the work did not run and
@@ -39,7 +39,7 @@ public sealed interface Outcome<T>
      * @param value the stored result; null only if the original work returned null
      * @param completedAt when the original call completed
      */
-    record Replayed<T>(T value, Instant completedAt) implements Outcome<T>, RemoteOutcome<T> {
+    record Replayed<T>(T value, Instant completedAt) implements Outcome<T> {
         public Replayed {
             Objects.requireNonNull(completedAt, "completedAt");
         }
@@ -54,7 +54,7 @@ public sealed interface Outcome<T>
      * @param recordedAt when the failure was recorded
      * @param replayed false for the call whose work failed, true for every later call
      */
-    record Rejected<T>(Failure failure, Instant recordedAt, boolean replayed) implements Outcome<T>, RemoteOutcome<T> {
+    record Rejected<T>(Failure failure, Instant recordedAt, boolean replayed) implements Outcome<T> {
         public Rejected {
             Objects.requireNonNull(failure, "failure");
             Objects.requireNonNull(recordedAt, "recordedAt");
@@ -65,7 +65,7 @@ public sealed interface Outcome<T>
      * The key was already used in this scope for a request with another fingerprint. Nothing ran;
      * the client reused a key for a different intent (HTTP: 422).
      */
-    record FingerprintMismatch<T>() implements Outcome<T>, RemoteOutcome<T> {}
+    record FingerprintMismatch<T>() implements Outcome<T> {}
 
     /**
      * Another call with the same key was still running when this call's wait bound ran out. Nothing
@@ -73,7 +73,7 @@ public sealed interface Outcome<T>
      *
      * @param retryAfter a hint for when to retry
      */
-    record InProgress<T>(Duration retryAfter) implements Outcome<T>, RemoteOutcome<T> {
+    record InProgress<T>(Duration retryAfter) implements Outcome<T> {
         public InProgress {
             Objects.requireNonNull(retryAfter, "retryAfter");
         }

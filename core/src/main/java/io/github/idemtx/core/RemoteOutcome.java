@@ -22,14 +22,13 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>The two remote cases are a type of their own, not cases of {@code Outcome}, so that every
- * existing exhaustive switch over {@code Outcome} stays complete; the five shared cases are the
- * same records, so code that handles them is shared too.
+ * existing exhaustive switch over {@code Outcome} stays complete; {@code Outcome} extends this type,
+ * so its five cases are the same records here and code that takes a {@code RemoteOutcome} (the
+ * HTTP mappings) takes every {@code Outcome} too.
  *
  * @param <T> the type of the remote call's result
  */
-public sealed interface RemoteOutcome<T>
-        permits Outcome.Executed, Outcome.Replayed, Outcome.Rejected, Outcome.FingerprintMismatch, Outcome.InProgress,
-        RemoteOutcome.Unknown, RemoteOutcome.NeedsReconciliation {
+public sealed interface RemoteOutcome<T> permits Outcome, RemoteOutcome.Unknown, RemoteOutcome.NeedsReconciliation {
 
     /**
      * The remote call's outcome is not known yet (it timed out, failed with an error that does not

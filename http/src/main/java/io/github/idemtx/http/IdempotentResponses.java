@@ -2,7 +2,7 @@ package io.github.idemtx.http;
 
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Outcome;
-
+import io.github.idemtx.core.RemoteOutcome;
 import java.util.Objects;
 import java.util.function.Function;
 
@@ -16,7 +16,10 @@ import java.util.function.Function;
  *   <li>{@code Rejected}: the rejection's response ({@link Problem#rejected} by default, 422), marked
  *       as a replay when it is one;
  *   <li>{@code FingerprintMismatch}: 422 {@link Problem#keyReused};
- *   <li>{@code InProgress}: 409 {@link Problem#inProgress} with {@code Retry-After}.
+ *   <li>{@code InProgress}: 409 {@link Problem#inProgress} with {@code Retry-After};
+ *   <li>for an external effect ({@link RemoteOutcome}), {@code Unknown}: 503
+ *       {@link Problem#outcomeUnknown} with {@code Retry-After}, and {@code NeedsReconciliation}: 502
+ *       {@link Problem#needsReconciliation}.
  * </ul>
  */
 public final class IdempotentResponses {
@@ -26,8 +29,12 @@ public final class IdempotentResponses {
 
     private IdempotentResponses() {}
 
-    /** The response to send, with rejections as 422 problems carrying the failure's code. */
-    public static StoredResponse toResponse(Outcome<StoredResponse> outcome) {
+    /**
+     * The response to send, with rejections as 422 problems carrying the failure's code. Takes an
+     * {@link Outcome} of {@code IdempotentTransaction} or a {@link RemoteOutcome} of an external
+     * effect (every {@code Outcome} is one).
+     */
+    public static StoredResponse toResponse(RemoteOutcome<StoredResponse> outcome) {
         return toResponse(outcome, failure -> Problem.rejected(failure).toResponse());
     }
 
@@ -35,7 +42,7 @@ public final class IdempotentResponses {
      * The response to send, with rejections turned into responses by {@code rejection} (which must
      * depend on the failure alone, so a replay answers the same).
      */
-    public static StoredResponse toResponse(Outcome<StoredResponse> outcome, Function<Failure, StoredResponse> rejection) {
+    public static StoredResponse toResponse(RemoteOutcome<StoredResponse> outcome, Function<Failure, StoredResponse> rejection) {
         Objects.requireNonNull(outcome, "outcome must not be null");
         Objects.requireNonNull(rejection, "rejection must not be null");
         return switch (outcome) {
@@ -49,6 +56,9 @@ public final class IdempotentResponses {
             case Outcome.FingerprintMismatch<StoredResponse> m -> Problem.keyReused().toResponse();
             case Outcome.InProgress<StoredResponse> p -> Problem.inProgress(p.retryAfter()).toResponse()
                     .withHeader("Retry-After", Long.toString(Problem.retryAfterSeconds(p.retryAfter())));
+            case RemoteOutcome.Unknown<StoredResponse> u -> Problem.outcomeUnknown(u.retryAfter()).toResponse()
+                    .withHeader("Retry-After", Long.toString(Problem.retryAfterSeconds(u.retryAfter())));
+            case RemoteOutcome.NeedsReconciliation<StoredResponse> n -> Problem.needsReconciliation().toResponse();
         };
     }
 }

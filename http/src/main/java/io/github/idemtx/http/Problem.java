@@ -70,6 +70,25 @@ public record Problem(String type, String title, int status, String detail, Map<
                 Map.of());
     }
 
+    /**
+     * 503: the call to a remote system (a payment provider) ended without saying whether it applied
+     * the request; retrying with the same key looks it up and answers for good.
+     */
+    public static Problem outcomeUnknown(Duration retryAfter) {
+        return new Problem(TYPE_PREFIX + "outcome-unknown", "Outcome not known yet", 503,
+                "the request reached a system that has not confirmed whether it was carried out; retry after "
+                        + retryAfterSeconds(retryAfter) + " s with the same Idempotency-Key, which never repeats it",
+                Map.of());
+    }
+
+    /** 502: the remote system never confirmed the outcome; it is being reconciled by hand. */
+    public static Problem needsReconciliation() {
+        return new Problem(TYPE_PREFIX + "needs-reconciliation", "Outcome being reconciled", 502,
+                "the system this request reached never confirmed whether it was carried out; it is being reconciled"
+                        + " and a retry with the same Idempotency-Key will answer once it is",
+                Map.of());
+    }
+
     /** 422: the key was used before with a different request. */
     public static Problem keyReused() {
         return new Problem(TYPE_PREFIX + "idempotency-key-reused", "Idempotency-Key reused", 422,

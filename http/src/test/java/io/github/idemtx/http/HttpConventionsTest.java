@@ -156,4 +156,24 @@ class HttpConventionsTest {
                 f -> f.code().equals("account_not_found") ? Problem.rejected(f).toResponse().withHeader("X-Status", "404") : null);
         assertThat(notFound.header("X-Status")).contains("404");
     }
+
+    @Test
+    void anExternalEffectsUnknownOutcomeIs503WithRetryAfterAndReconciliationIs502() throws Exception {
+        StoredResponse unknown = IdempotentResponses.toResponse(
+                new io.github.idemtx.core.RemoteOutcome.Unknown<StoredResponse>(Duration.ofMillis(1500), "timeout"));
+        assertThat(unknown.status()).isEqualTo(503);
+        assertThat(unknown.header("Retry-After")).contains("2");
+        assertThat(JSON.readTree(unknown.body()).get("type").asText()).endsWith("outcome-unknown");
+        assertThat(unknown.bodyText()).doesNotContain("timeout"); // the reason is for logs, not clients
+
+        StoredResponse reconciling = IdempotentResponses.toResponse(
+                new io.github.idemtx.core.RemoteOutcome.NeedsReconciliation<StoredResponse>(java.time.Instant.now()));
+        assertThat(reconciling.status()).isEqualTo(502);
+        assertThat(reconciling.header("Retry-After")).isEmpty();
+        assertThat(JSON.readTree(reconciling.body()).get("type").asText()).endsWith("needs-reconciliation");
+
+        // the shared cases answer as for an in-transaction call
+        io.github.idemtx.core.RemoteOutcome<StoredResponse> busy = new Outcome.InProgress<>(Duration.ofSeconds(1));
+        assertThat(IdempotentResponses.toResponse(busy).status()).isEqualTo(409);
+    }
 }

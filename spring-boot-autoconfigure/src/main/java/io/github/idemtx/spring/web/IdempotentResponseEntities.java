@@ -1,6 +1,7 @@
 package io.github.idemtx.spring.web;
 
 import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.http.IdempotentResponses;
 import io.github.idemtx.http.Problem;
 import io.github.idemtx.http.StoredResponse;
@@ -13,10 +14,11 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 
 /**
- * Turns an {@link Outcome} into the {@link ResponseEntity} a controller returns, with the
- * conventions of {@link IdempotentResponses}: a replay carries {@code Idempotent-Replayed: true};
- * a call still in progress is 409 with {@code Retry-After}; a key reused for another request and a
- * recorded rejection are 422 problem details.
+ * Turns an {@link Outcome} (or an external effect's {@link RemoteOutcome}) into the
+ * {@link ResponseEntity} a controller returns, with the conventions of {@link IdempotentResponses}:
+ * a replay carries {@code Idempotent-Replayed: true}; a call still in progress is 409 with
+ * {@code Retry-After}; a key reused for another request and a recorded rejection are 422 problem
+ * details; a remote outcome not known yet is 503 with {@code Retry-After}, one being reconciled 502.
  */
 public final class IdempotentResponseEntities {
 
@@ -26,7 +28,7 @@ public final class IdempotentResponseEntities {
      * The response for an outcome whose value is the response itself (stored with
      * {@code StoredResponseCodec}): replayed byte for byte.
      */
-    public static ResponseEntity<byte[]> of(Outcome<StoredResponse> outcome) {
+    public static ResponseEntity<byte[]> of(RemoteOutcome<StoredResponse> outcome) {
         StoredResponse response = IdempotentResponses.toResponse(outcome);
         HttpHeaders headers = new HttpHeaders();
         response.headers().forEach(h -> headers.add(h.name(), h.value()));
@@ -37,7 +39,7 @@ public final class IdempotentResponseEntities {
      * The response for an outcome whose value is the body: {@code status} with the value (written by
      * the application's message converters) when executed or replayed, a problem detail otherwise.
      */
-    public static ResponseEntity<Object> of(Outcome<?> outcome, HttpStatusCode status) {
+    public static ResponseEntity<Object> of(RemoteOutcome<?> outcome, HttpStatusCode status) {
         Objects.requireNonNull(outcome, "outcome must not be null");
         Objects.requireNonNull(status, "status must not be null");
         return switch (outcome) {
@@ -57,6 +59,12 @@ public final class IdempotentResponseEntities {
                     .contentType(MediaType.APPLICATION_PROBLEM_JSON)
                     .header(HttpHeaders.RETRY_AFTER, Long.toString(Problem.retryAfterSeconds(p.retryAfter())))
                     .body(problemDetail(Problem.inProgress(p.retryAfter())));
+            case RemoteOutcome.Unknown<?> u -> ResponseEntity.status(503)
+                    .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                    .header(HttpHeaders.RETRY_AFTER, Long.toString(Problem.retryAfterSeconds(u.retryAfter())))
+                    .body(problemDetail(Problem.outcomeUnknown(u.retryAfter())));
+            case RemoteOutcome.NeedsReconciliation<?> n -> ResponseEntity.status(502)
+                    .contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problemDetail(Problem.needsReconciliation()));
         };
     }
 
