@@ -42,6 +42,9 @@ record Options(
     static final List<String> ALL_STRATEGIES =
             List.of(Strategies.BARE, Strategies.CLAIM, Strategies.REPLAY, Strategies.THREE_TX, Strategies.FLOOR, Strategies.BURST);
 
+    /** Strategies run only when named: the external-effect mode against a remote stub of fixed latency. */
+    static final List<String> OPTIONAL_STRATEGIES = List.of(Strategies.REMOTE_BARE, Strategies.REMOTE_EFFECT);
+
     /** Whether segments run for a fixed number of operations instead of a fixed time. */
     boolean opsMode() {
         return ops > 0;
@@ -66,7 +69,7 @@ record Options(
               --db-password PW      (env BENCH_DB_PASSWORD)
               --schema NAME         schema to recreate and work in (default idemtx_bench; dropped at the end)
               --keep-schema         do not drop the schema at the end
-              --strategies LIST     comma-separated, from %s (default all)
+              --strategies LIST     comma-separated, from %s (default all); also remote-bare,remote-effect (an external effect against a 2 ms remote stub)
               --threads LIST        client thread counts (default 1,8)
               --rounds N            interleaved rounds; medians are over rounds (default 10: many short
                                     rounds resist bursts of other load better than a few long ones)
@@ -129,8 +132,9 @@ record Options(
         // the burst was called duplicate-storm before; the ledger's storm is another thing
         strategies.replaceAll(s -> s.equals("duplicate-storm") ? Strategies.BURST : s);
         for (String s : strategies) {
-            if (!ALL_STRATEGIES.contains(s)) {
-                throw new IllegalArgumentException("unknown strategy '" + s + "'; known: " + ALL_STRATEGIES);
+            if (!ALL_STRATEGIES.contains(s) && !OPTIONAL_STRATEGIES.contains(s)) {
+                throw new IllegalArgumentException("unknown strategy '" + s + "'; known: " + ALL_STRATEGIES
+                        + ", and when named: " + OPTIONAL_STRATEGIES);
             }
         }
         String threadsText = take(flags, "threads", "1,8");

@@ -189,6 +189,15 @@ final class Report {
             goals.add(new Goal("claim/floor at " + t + " client" + (t == 1 ? "" : "s"), ">= 0.95", v, v == null ? null : v >= 0.95, null,
                     spread(MAIN, Strategies.CLAIM, Strategies.FLOOR, t)));
         }
+        for (int t : mainThreads()) {
+            Double v = ratio(MAIN, Strategies.REMOTE_EFFECT, Strategies.REMOTE_BARE, t);
+            if (v != null) {
+                goals.add(new Goal("remote-effect/remote-bare at " + t + " client" + (t == 1 ? "" : "s"), "reported", v, null,
+                        "ExternalEffect (claim in flight, call, fenced record with the transfer) against the "
+                                + Strategies.REMOTE_LATENCY_MILLIS + " ms remote stub plus one transaction",
+                        spread(MAIN, Strategies.REMOTE_EFFECT, Strategies.REMOTE_BARE, t)));
+            }
+        }
         int eight = mainThreads().contains(8) ? 8 : mainThreads().isEmpty() ? 8 : mainThreads().get(mainThreads().size() - 1);
         Double ct = ratio(MAIN, Strategies.CLAIM, Strategies.THREE_TX, eight);
         goals.add(new Goal("claim/three-tx at " + eight + " clients", ">= 1.8", ct, ct == null ? null : ct >= 1.8,

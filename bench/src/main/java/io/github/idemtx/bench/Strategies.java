@@ -32,6 +32,12 @@ final class Strategies {
     static final String BURST = "duplicate-burst";
     /** Growth phase only: {@code claim} with {@code purgeExpired} running beside it. */
     static final String CLAIM_PURGE = "claim+purge";
+    /** External effects (not in the default set): a remote stub call plus the transfer in one transaction. */
+    static final String REMOTE_BARE = "remote-bare";
+    /** External effects: the same through {@code ExternalEffect.run} (claim in flight, call, fenced record with the transfer). */
+    static final String REMOTE_EFFECT = "remote-effect";
+    /** The remote stub's fixed latency. */
+    static final long REMOTE_LATENCY_MILLIS = 2;
     /** Profile only: {@code bare} through jOOQ's DefaultTransactionProvider, to show what it adds. */
     static final String BARE_JOOQ_DEFAULT = "bare-jooq-default";
 
@@ -47,6 +53,8 @@ final class Strategies {
             case THREE_TX -> new ThreeTx(ctx);
             case FLOOR -> new Floor(ctx);
             case BURST -> new Burst(ctx);
+            case REMOTE_BARE -> new RemoteBare(ctx);
+            case REMOTE_EFFECT -> new RemoteEffect(ctx);
             default -> throw new IllegalArgumentException("unknown strategy " + name);
         };
     }
@@ -94,6 +102,103 @@ final class Strategies {
                 Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
                 bareDsl.transactionResult(cfg -> ctx.ledger.transfer(cfg.dsl(), request));
                 return Kind.EXECUTED;
+            };
+        }
+    }
+
+    // ------------------------------------------------------------------ external effects
+
+    /** The remote system: answers after a fixed latency, deduplicating by nothing (the bench sends each key once). */
+    private static String remoteCall(String downstreamKey) {
+        try {
+            Thread.sleep(REMOTE_LATENCY_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return "ch_" + downstreamKey.hashCode();
+    }
+
+    /** The baseline of an external effect: the remote call, then the transfer in one local transaction. */
+    static final class RemoteBare implements Strategy {
+        private final BenchContext ctx;
+        private final DSLContext bareDsl;
+
+        RemoteBare(BenchContext ctx) {
+            this.ctx = ctx;
+            DataSourceConnectionProvider provider = new DataSourceConnectionProvider(ctx.pool);
+            this.bareDsl = DSL.using(new DefaultConfiguration().set(SQLDialect.POSTGRES).set(BenchContext.SETTINGS)
+                    .set(provider).set(new PlainTransactionProvider(provider)));
+        }
+
+        @Override
+        public String name() {
+            return REMOTE_BARE;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
+                remoteCall(BenchContext.freshKey(random).value());
+                bareDsl.transactionResult(cfg -> ctx.ledger.transfer(cfg.dsl(), request));
+                return Kind.EXECUTED;
+            };
+        }
+    }
+
+    /** The same through {@code ExternalEffect}: claim committed in flight, the call, the fenced record with the transfer. */
+    static final class RemoteEffect implements Strategy {
+        private static final io.github.idemtx.core.ResultCodec<Ledger.TransferRequest> REQUESTS = new io.github.idemtx.core.ResultCodec<>() {
+            @Override
+            public byte[] encode(Ledger.TransferRequest r) {
+                return (r.from() + "|" + r.to() + "|" + r.amount().toPlainString()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            }
+
+            @Override
+            public Ledger.TransferRequest decode(byte[] bytes) {
+                String[] p = new String(bytes, java.nio.charset.StandardCharsets.UTF_8).split("\\|");
+                return new Ledger.TransferRequest(p[0], p[1], new java.math.BigDecimal(p[2]));
+            }
+        };
+
+        private final BenchContext ctx;
+        private final io.github.idemtx.jooq.ExternalEffect<Ledger.TransferRequest, String> effect;
+
+        RemoteEffect(BenchContext ctx) {
+            this.ctx = ctx;
+            this.effect = io.github.idemtx.jooq.ExternalEffect.builder(ctx.dsl, "bench-payout", REQUESTS,
+                    io.github.idemtx.core.ResultCodec.utf8(), new io.github.idemtx.jooq.Remote<Ledger.TransferRequest, String>() {
+                        @Override
+                        public Reply<String> call(Intent<Ledger.TransferRequest> intent, Instant deadline) {
+                            return Reply.applied(remoteCall(intent.downstreamKey()));
+                        }
+
+                        @Override
+                        public Lookup<String> lookup(Intent<Ledger.TransferRequest> intent) {
+                            return Lookup.unknown("the bench never looks up");
+                        }
+
+                        @Override
+                        public void after(DSLContext tx, Intent<Ledger.TransferRequest> intent, String charge) {
+                            ctx.ledger.transfer(tx, intent.request());
+                        }
+                    }).schema(ctx.schema()).build();
+        }
+
+        @Override
+        public String name() {
+            return REMOTE_EFFECT;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
+                Scope scope = BenchContext.scope(random.nextInt(BenchContext.SCOPES));
+                return effect.run(scope, BenchContext.freshKey(random), request.fingerprint(), request)
+                        instanceof Outcome.Executed<String> ? Kind.EXECUTED : Kind.OTHER;
             };
         }
     }

@@ -257,6 +257,26 @@ class ExternalEffectTest {
     }
 
     @Test
+    void manyRetriesRacingThroughATakeoverLetExactlyOneLookUpAndChargeOnce() throws Exception {
+        ExternalEffect<Long, String> charges = effect(true);
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.DIE_BEFORE_CALL;
+        assertThatThrownBy(() -> charges.run(scope, key, fingerprint, 77L)).isInstanceOf(FakeBank.Death.class);
+        bank.fault = Fault.NONE;
+        pastTheLease();
+        List<io.github.idemtx.db.testing.Concurrently.Result<RemoteOutcome<String>>> results =
+                io.github.idemtx.db.testing.Concurrently.times(12, () -> charges.run(scope, key, fingerprint, 77L));
+        assertThat(results).extracting(io.github.idemtx.db.testing.Concurrently.Result::error).containsOnlyNulls();
+        List<RemoteOutcome<String>> outcomes = results.stream().map(io.github.idemtx.db.testing.Concurrently.Result::value).toList();
+        assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).as("one takeover settles it").hasSize(1);
+        assertThat(outcomes).allSatisfy(o -> assertThat(o).isInstanceOfAny(Outcome.Executed.class, Outcome.Replayed.class,
+                Outcome.InProgress.class));
+        assertThat(bank.lookups.get()).as("only the winner looked it up").isEqualTo(1);
+        assertThat(applications()).isEqualTo(1);
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+    }
+
+    @Test
     void insideACallersTransactionItIsRefusedBeforeAnything() {
         IdempotencyKey key = Db.freshKey();
         assertThatThrownBy(() -> Db.dsl().transaction(cfg ->
