@@ -82,8 +82,13 @@ final class Strategies {
         Bare(String name, BenchContext ctx, boolean jooqDefault) {
             this.name = name;
             this.ctx = ctx;
+            this.bareDsl = bareDsl(ctx, jooqDefault);
+        }
+
+        /** A context whose transactions are plain JDBC ones (or jOOQ's default provider's, to show what it adds). */
+        static DSLContext bareDsl(BenchContext ctx, boolean jooqDefault) {
             DataSourceConnectionProvider provider = new DataSourceConnectionProvider(ctx.pool);
-            this.bareDsl = DSL.using(new DefaultConfiguration()
+            return DSL.using(new DefaultConfiguration()
                     .set(SQLDialect.POSTGRES)
                     .set(BenchContext.SETTINGS)
                     .set(provider)
@@ -125,9 +130,7 @@ final class Strategies {
 
         RemoteBare(BenchContext ctx) {
             this.ctx = ctx;
-            DataSourceConnectionProvider provider = new DataSourceConnectionProvider(ctx.pool);
-            this.bareDsl = DSL.using(new DefaultConfiguration().set(SQLDialect.POSTGRES).set(BenchContext.SETTINGS)
-                    .set(provider).set(new PlainTransactionProvider(provider)));
+            this.bareDsl = Bare.bareDsl(ctx, false);
         }
 
         @Override

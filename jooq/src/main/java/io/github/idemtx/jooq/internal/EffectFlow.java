@@ -220,33 +220,31 @@ public final class EffectFlow<R, T> {
             unknown(intent, "the result could not be stored: " + e.getMessage(), false, 0);
             throw e;
         }
-        Instant at = inTransaction(intent.scope(), intent.key(), c -> {
-            Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), ClaimStatements.SUCCEEDED,
-                    stored, policy.ttl().toMillis());
-            if (recorded != null) {
-                local(() -> remote.after(ClaimFlow.workContext(configuration, c), intent, result), intent.scope(), intent.key());
-            }
-            return recorded;
-        }, false);
-        if (at == null) {
-            return lostFence(intent);
-        }
-        return new Step<>(new Outcome.Executed<>(result), how);
+        return record(intent, ClaimStatements.SUCCEEDED, stored, tx -> remote.after(tx, intent, result),
+                at -> new Outcome.Executed<>(result), how);
     }
 
     private Step<T> recordRefused(Intent<R> intent, Failure failure) {
+        return record(intent, ClaimStatements.FAILED, FailureEncoding.encode(failure), tx -> remote.refused(tx, intent, failure),
+                at -> new Outcome.Rejected<>(failure, at, false), Settled.REFUSED);
+    }
+
+    /** Phase 3: the fenced record and the local writes that go with it, in one transaction. */
+    private Step<T> record(Intent<R> intent, short state, byte[] stored, LocalWrites writes,
+            Function<Instant, RemoteOutcome<T>> answer, Settled how) {
         Instant at = inTransaction(intent.scope(), intent.key(), c -> {
-            Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), ClaimStatements.FAILED,
-                    FailureEncoding.encode(failure), policy.ttl().toMillis());
+            Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), state, stored, policy.ttl().toMillis());
             if (recorded != null) {
-                local(() -> remote.refused(ClaimFlow.workContext(configuration, c), intent, failure), intent.scope(), intent.key());
+                local(() -> writes.write(ClaimFlow.workContext(configuration, c)), intent.scope(), intent.key());
             }
             return recorded;
         }, false);
-        if (at == null) {
-            return lostFence(intent);
-        }
-        return new Step<>(new Outcome.Rejected<>(failure, at, false), Settled.REFUSED);
+        return at == null ? lostFence(intent) : new Step<>(answer.apply(at), how);
+    }
+
+    @FunctionalInterface
+    private interface LocalWrites {
+        void write(org.jooq.DSLContext tx) throws Exception;
     }
 
     /** The outcome is unknown: the lease ends now; the recoverer counts its lookups and may hand it to reconciliation. */
