@@ -22,9 +22,22 @@ class IdempotencySchemaTest {
     void createsTheClaimTableInTheNamedSchemaWithItsOwnHistoryTable() throws Exception {
         String schema = db.schema() + "_own";
         try (HikariDataSource ds = db.newPool(2)) {
-            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(3);
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(4);
             assertThat(tables(schema)).contains("idempotency_claim", "idempotency_schema_history");
             assertThat(IdempotencySchema.migrate(ds, schema)).as("second run is a no-op").isZero();
+            // V4: the external effects' columns, their states and the index of unsettled claims
+            assertThat(query("SELECT column_name FROM information_schema.columns WHERE table_schema = '" + schema
+                    + "' AND table_name = 'idempotency_claim' AND column_name IN ('effect', 'request', 'fence',"
+                    + " 'lease_until', 'lookups', 'next_lookup_at') ORDER BY 1"))
+                    .containsExactly("effect", "fence", "lease_until", "lookups", "next_lookup_at", "request");
+            db.execute("INSERT INTO " + schema + ".idempotency_claim (scope, idem_key, fingerprint, state, created_at,"
+                    + " expires_at, effect, fence, lease_until, lookups) VALUES ('s', 'k', decode(repeat('00', 32), 'hex'), 3,"
+                    + " now(), 'infinity', 'charge', 1, now(), 0)");
+            assertThatThrownBy(() -> db.execute("INSERT INTO " + schema + ".idempotency_claim (scope, idem_key, fingerprint,"
+                    + " state, created_at, expires_at) VALUES ('s', 'k5', decode(repeat('00', 32), 'hex'), 5, now(), now())"))
+                    .hasStackTraceContaining("idempotency_claim_state_known");
+            assertThat(query("SELECT indexname FROM pg_indexes WHERE schemaname = '" + schema + "' AND indexname = 'idempotency_claim_unsettled'"))
+                    .containsExactly("idempotency_claim_unsettled");
         } finally {
             db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         }
@@ -37,7 +50,7 @@ class IdempotencySchemaTest {
         db.execute("CREATE TABLE " + schema + ".flyway_schema_history (installed_rank int primary key)");
         db.execute("CREATE TABLE " + schema + ".accounts (id bigint primary key)");
         try (HikariDataSource ds = db.newPool(2)) {
-            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(3);
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(4);
             assertThat(tables(schema)).contains("accounts", "flyway_schema_history", "idempotency_claim",
                     "idempotency_schema_history");
         } finally {
@@ -52,7 +65,7 @@ class IdempotencySchemaTest {
                 + " connection: migrations go straight to the server (README, Behind a connection pooler)");
         String schema = db.schema() + "_state";
         try (HikariDataSource ds = db.newPool(8)) {
-            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(3);
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(4);
             assertThat(db.leftoverSessionState(ds)).isEmpty();
         } finally {
             db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
@@ -72,7 +85,7 @@ class IdempotencySchemaTest {
                     + " ('s', 'done', decode(repeat('00', 32), 'hex'), 1, NULL, '2026-01-01 10:00:00+00', '2026-01-01 10:00:07+00', '2026-01-02 10:00:00+00'),"
                     + " ('s', 'running', decode(repeat('00', 32), 'hex'), 0, NULL, '2026-01-01 10:00:00+00', NULL, '2026-01-02 10:00:00+00')");
 
-            assertThat(IdempotencySchema.migrate(ds, schema)).as("V2 and V3").isEqualTo(2);
+            assertThat(IdempotencySchema.migrate(ds, schema)).as("V2, V3 and V4").isEqualTo(3);
 
             assertThat(query("SELECT idem_key || ' ' || to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM "
                     + schema + ".idempotency_claim ORDER BY idem_key"))
