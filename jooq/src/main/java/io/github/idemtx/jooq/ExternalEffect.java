@@ -127,6 +127,47 @@ public final class ExternalEffect<R, T> {
         return new Recovery(counts);
     }
 
+    /**
+     * Runs {@link #recover}{@code (limit)} every {@code every} on a daemon thread of its own, again
+     * at once while a pass takes over {@code limit} claims; a failed pass is tried again at the next
+     * tick. Close the returned handle to stop it (it waits for a running pass to end).
+     *
+     * @param onPass told of each pass that took any claim over (for logs and metrics); may be null
+     */
+    public AutoCloseable scheduleRecovery(Duration every, int limit, java.util.function.Consumer<Recovery> onPass) {
+        Objects.requireNonNull(every, "every must not be null");
+        if (every.isNegative() || every.isZero()) {
+            throw new IllegalArgumentException("every must be positive, was " + every);
+        }
+        if (limit < 1 || limit > 10_000) {
+            throw new IllegalArgumentException("limit must be between 1 and 10000, was " + limit);
+        }
+        java.util.concurrent.ScheduledExecutorService scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "idemtx-recover-" + name);
+            t.setDaemon(true);
+            return t;
+        });
+        scheduler.scheduleWithFixedDelay(() -> {
+            try {
+                Recovery pass;
+                do {
+                    pass = recover(limit);
+                    if (onPass != null && pass.total() > 0) {
+                        onPass.accept(pass);
+                    }
+                } while (pass.total() == limit && !Thread.currentThread().isInterrupted());
+            } catch (RuntimeException e) {
+                // the claims stay in flight; the next tick tries again
+            }
+        }, 0, every.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        return () -> {
+            scheduler.shutdown();
+            if (!scheduler.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES)) {
+                scheduler.shutdownNow();
+            }
+        };
+    }
+
     /** Claims of this effect that wait for an operator, at most {@code limit}, in key order. */
     public List<Unsettled<R>> needingReconciliation(int limit) {
         return unsettled(EffectStatements.NEEDS_RECONCILIATION, limit);

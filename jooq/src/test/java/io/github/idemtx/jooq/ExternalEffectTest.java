@@ -277,6 +277,24 @@ class ExternalEffectTest {
     }
 
     @Test
+    void theScheduledRecovererSettlesAnUnknownOutcomeWithoutAnyRetry() throws Exception {
+        ExternalEffect<Long, String> charges = effect(false);
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        assertThat(charges.run(scope, key, fingerprint, 88L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        bank.fault = Fault.NONE;
+        java.util.concurrent.LinkedBlockingQueue<ExternalEffect.Recovery> passes = new java.util.concurrent.LinkedBlockingQueue<>();
+        try (AutoCloseable recovering = charges.scheduleRecovery(Duration.ofMillis(20), 10, passes::add)) {
+            ExternalEffect.Recovery pass = passes.poll(10, TimeUnit.SECONDS);
+            assertThat(pass).isNotNull();
+            assertThat(pass.count("found")).isEqualTo(1);
+        }
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+        assertThat(charges.run(scope, key, fingerprint, 88L)).isInstanceOf(Outcome.Replayed.class);
+        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ZERO, 10, null)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void insideACallersTransactionItIsRefusedBeforeAnything() {
         IdempotencyKey key = Db.freshKey();
         assertThatThrownBy(() -> Db.dsl().transaction(cfg ->
