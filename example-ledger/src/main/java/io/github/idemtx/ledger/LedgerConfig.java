@@ -23,10 +23,12 @@ import java.util.Properties;
  *   <li>{@code LEDGER_TOKENS} ({@code --tokens}): {@code token=tenant,token=tenant}; unset, two demo
  *       tenants get random tokens, printed at start.
  *   <li>{@code LEDGER_POOL_SIZE} ({@code --pool-size}): connections, default 24.
+ *   <li>{@code LEDGER_BANK_URL} ({@code --bank-url}): the bank payouts go to (see {@code BankServer});
+ *       unset, {@code POST /payouts} answers 503.
  * </ul>
  */
 record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schema, int port,
-        Map<String, String> tokens, boolean demoTokens, int poolSize) {
+        Map<String, String> tokens, boolean demoTokens, int poolSize, String bankUrl) {
 
     static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
 
@@ -50,6 +52,10 @@ record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schem
         int port = intSetting(flags, env, "port", "LEDGER_PORT", 8080, 0, 65535);
         int poolSize = intSetting(flags, env, "pool-size", "LEDGER_POOL_SIZE", 24, 1, 500);
         String tokenSpec = setting(flags, env, "tokens", "LEDGER_TOKENS", null);
+        String bankUrl = setting(flags, env, "bank-url", "LEDGER_BANK_URL", null);
+        if (bankUrl != null && !bankUrl.matches("https?://[^\\s/]+(:[0-9]+)?/?")) {
+            throw new IllegalArgumentException("LEDGER_BANK_URL (--bank-url) must be like http://127.0.0.1:8090, was '" + bankUrl + "'");
+        }
         Map<String, String> tokens = new LinkedHashMap<>();
         boolean demo = tokenSpec == null;
         if (demo) {
@@ -69,7 +75,8 @@ record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schem
             url = LOCAL_URL;
             user = user == null ? "postgres" : user;
         }
-        return new LedgerConfig(url, user, password, schema, port, tokens, demo, poolSize);
+        return new LedgerConfig(url, user, password, schema, port, tokens, demo, poolSize,
+                bankUrl == null ? null : bankUrl.replaceAll("/$", ""));
     }
 
     /** Whether a PostgreSQL answers at {@code url}. */
@@ -90,7 +97,7 @@ record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schem
     }
 
     LedgerConfig withDatabase(String url, String user, String password) {
-        return new LedgerConfig(url, user, password, schema, port, tokens, demoTokens, poolSize);
+        return new LedgerConfig(url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl);
     }
 
     @Override

@@ -62,12 +62,15 @@ public final class LedgerServer implements AutoCloseable {
     private static final Pattern ACCOUNT_PATH = Pattern.compile("/accounts/([^/]+)");
     private static final Pattern DEPOSIT_PATH = Pattern.compile("/accounts/([^/]+)/deposits");
     private static final Pattern TRANSFER_PATH = Pattern.compile("/transfers/([^/]+)");
+    private static final Pattern PAYOUT_PATH = Pattern.compile("/payouts/([^/]+)");
+    private static final java.util.Set<String> PAYOUT_STATES = java.util.Set.of("in_flight", "paid", "refused", "needs_reconciliation");
 
     private final LedgerConfig config;
     private final HikariDataSource pool;
     private final DSLContext dsl;
     private final Ledger ledger;
     private final IdempotentTransaction<StoredResponse> idempotent;
+    private final Payouts payouts;
     private final HttpServer server;
     private final ExecutorService executor;
     private final AutoCloseable database;
@@ -104,6 +107,9 @@ public final class LedgerServer implements AutoCloseable {
                     .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofSeconds(2)).build())
                     .schema(config.schema())
                     .build();
+            // payouts: a demo-scale lease and lookup schedule (the library's defaults are 30 s and 1, 2, 4 minutes)
+            this.payouts = config.bankUrl() == null ? null : new Payouts(dsl, config.schema(), config.bankUrl(),
+                    Duration.ofSeconds(5), Duration.ofSeconds(1), List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4)));
             this.executor = Executors.newVirtualThreadPerTaskExecutor();
             this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", config.port()), 512);
             server.setExecutor(executor);
@@ -185,6 +191,13 @@ public final class LedgerServer implements AutoCloseable {
     public void close() {
         server.stop(5);
         executor.close();
+        if (payouts != null) {
+            try {
+                payouts.close();
+            } catch (Exception e) {
+                System.err.println("could not stop the payout recoverer: " + e);
+            }
+        }
         pool.close();
         try {
             database.close();
@@ -231,8 +244,31 @@ public final class LedgerServer implements AutoCloseable {
             return uuid(m.group(1)).flatMap(id -> ledger.transfer(dsl, tenant, id)).map(t -> transferResponse(t, 200))
                     .orElseGet(() -> notFound("transfer"));
         }
+        if (method.equals("GET") && (m = PAYOUT_PATH.matcher(path)).matches()) {
+            if (payouts == null) {
+                return payoutsOff();
+            }
+            return uuid(m.group(1)).flatMap(id -> payouts.find(dsl, tenant, id)).map(p -> payoutResponse(p, 200))
+                    .orElseGet(() -> notFound("payout"));
+        }
+        if (method.equals("GET") && path.equals("/payouts")) {
+            if (payouts == null) {
+                return payoutsOff();
+            }
+            String state = queryParameter(exchange, "state");
+            if (state == null || !PAYOUT_STATES.contains(state)) {
+                return problem(400, "invalid_request", "Invalid request", "state must be one of " + new java.util.TreeSet<>(PAYOUT_STATES))
+                        .toResponse();
+            }
+            com.fasterxml.jackson.databind.node.ArrayNode list = MAPPER.createArrayNode();
+            payouts.list(dsl, tenant, state, 1000).forEach(p -> list.add(payoutJson(p)));
+            return StoredResponse.of(200, JSON, list.toString());
+        }
         if (!method.equals("POST")) {
             return problem(404, "not_found", "Not found", "no such resource: " + method + " " + path).toResponse();
+        }
+        if (path.equals("/payouts")) {
+            return payouts == null ? payoutsOff() : payout(exchange, tenant);
         }
         if (path.equals("/accounts")) {
             return idempotently(exchange, tenant, body -> tx -> {
@@ -303,6 +339,101 @@ public final class LedgerServer implements AutoCloseable {
         }
         Outcome<StoredResponse> outcome = idempotent.run(Scope.of(tenant), key, fingerprint, work);
         return IdempotentResponses.toResponse(outcome, LedgerServer::rejection);
+    }
+
+    /**
+     * {@code POST /payouts}: the body is checked before anything is claimed (a malformed one is a 400
+     * that writes nothing); then the payout runs through the external-effect door.
+     */
+    private StoredResponse payout(HttpExchange exchange, String tenant) throws IOException {
+        byte[] body = readBody(exchange);
+        if (body == null) {
+            return problem(413, "body_too_large", "Body too large", "the body must be at most " + MAX_BODY + " bytes").toResponse();
+        }
+        IdempotencyKey key;
+        try {
+            key = IdempotencyKeyHeader.parse(exchange.getRequestHeaders().get(IdempotencyKeyHeader.NAME));
+        } catch (InvalidIdempotencyKeyException e) {
+            return Problem.invalidKey(e).toResponse();
+        }
+        Payouts.PayoutRequest request;
+        Fingerprint fingerprint;
+        try {
+            fingerprint = RequestFingerprint.json("POST", "/payouts", exchange.getRequestURI().getRawQuery(), body);
+            JsonNode json = MAPPER.readTree(body);
+            if (!json.isObject()) {
+                throw new Rejection("invalid_request", "the body must be a JSON object");
+            }
+            String destination = text(json, "destination");
+            if (destination.isBlank() || destination.length() > 200) {
+                throw new Rejection("invalid_request", "destination must be 1 to 200 characters");
+            }
+            request = new Payouts.PayoutRequest(accountId(json, "from"), money(json, "amount"), destination);
+        } catch (InvalidJsonException e) {
+            return problem(400, "invalid_json", "Invalid json", e.getMessage()).toResponse();
+        } catch (Rejection e) {
+            return rejection(e.failure());
+        }
+        Scope scope = Scope.of(tenant);
+        io.github.idemtx.core.RemoteOutcome<String> outcome = payouts.pay(scope, key, fingerprint, request);
+        UUID id = Payouts.payoutId(scope, key);
+        io.github.idemtx.core.RemoteOutcome<StoredResponse> answer = switch (outcome) {
+            case Outcome.Executed<String> e -> new Outcome.Executed<>(paid(tenant, id));
+            case Outcome.Replayed<String> r -> new Outcome.Replayed<>(paid(tenant, id), r.completedAt());
+            case Outcome.Rejected<String> f -> new Outcome.Rejected<>(f.failure(), f.recordedAt(), f.replayed());
+            case Outcome.FingerprintMismatch<String> m -> new Outcome.FingerprintMismatch<>();
+            case Outcome.InProgress<String> p -> new Outcome.InProgress<>(p.retryAfter());
+            case io.github.idemtx.core.RemoteOutcome.Unknown<String> u -> {
+                System.err.println("ledger: payout " + id + " outcome unknown: " + u.reason());
+                yield new io.github.idemtx.core.RemoteOutcome.Unknown<>(u.retryAfter(), u.reason());
+            }
+            case io.github.idemtx.core.RemoteOutcome.NeedsReconciliation<String> n ->
+                    new io.github.idemtx.core.RemoteOutcome.NeedsReconciliation<>(n.since());
+        };
+        return IdempotentResponses.toResponse(answer, LedgerServer::rejection);
+    }
+
+    private StoredResponse paid(String tenant, UUID id) {
+        return payouts.find(dsl, tenant, id).map(p -> payoutResponse(p, 201))
+                .orElseThrow(() -> new IllegalStateException("payout " + id + " recorded but not found"));
+    }
+
+    private static StoredResponse payoutsOff() {
+        return problem(503, "payouts_unavailable", "Payouts unavailable", "this ledger has no bank configured (LEDGER_BANK_URL)")
+                .toResponse();
+    }
+
+    private static com.fasterxml.jackson.databind.node.ObjectNode payoutJson(Payouts.Payout p) {
+        com.fasterxml.jackson.databind.node.ObjectNode json = MAPPER.createObjectNode()
+                .put("id", p.id().toString())
+                .put("from", p.account().toString())
+                .put("amount", p.amount().setScale(2).toPlainString())
+                .put("currency", p.currency())
+                .put("destination", p.destination())
+                .put("state", p.state())
+                .put("createdAt", p.createdAt().toInstant().toString());
+        if (p.chargeId() != null) {
+            json.put("chargeId", p.chargeId());
+        }
+        return json;
+    }
+
+    private static StoredResponse payoutResponse(Payouts.Payout p, int status) {
+        StoredResponse response = StoredResponse.of(status, JSON, payoutJson(p).toString());
+        return status == 201 ? response.withHeader("Location", "/payouts/" + p.id()) : response;
+    }
+
+    private static String queryParameter(HttpExchange exchange, String name) {
+        String query = exchange.getRequestURI().getRawQuery();
+        if (query == null) {
+            return null;
+        }
+        for (String pair : query.split("&")) {
+            if (pair.startsWith(name + "=")) {
+                return java.net.URLDecoder.decode(pair.substring(name.length() + 1), StandardCharsets.UTF_8);
+            }
+        }
+        return null;
     }
 
     /** The HTTP answer of a recorded refusal: it depends on the failure alone, so replays match. */
