@@ -129,6 +129,10 @@ public final class BankServer implements AutoCloseable {
             s.execute("CREATE TABLE IF NOT EXISTS " + schema + ".charge (idem_key text PRIMARY KEY, request_hash text NOT NULL,"
                     + " id text NOT NULL UNIQUE, amount numeric(18,2) NOT NULL, destination text NOT NULL,"
                     + " status text NOT NULL CHECK (status IN ('succeeded', 'declined')), created_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+            // every lookup and whether it was answered (200 or 404) or not (503): what a verifier checks
+            // "a claim needs reconciliation only if its lookups went unanswered" against
+            s.execute("CREATE TABLE IF NOT EXISTS " + schema + ".lookup (idem_key text NOT NULL, answered boolean NOT NULL,"
+                    + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
         } catch (SQLException e) {
             pool.close();
             throw new IllegalStateException("the bank cannot prepare its storage", e);
@@ -271,7 +275,14 @@ public final class BankServer implements AutoCloseable {
             return;
         }
         pause(faults.latencyMs);
-        if (chance(faults.lookupErrorRate)) {
+        boolean answered = !chance(faults.lookupErrorRate);
+        try (Connection c = pool.getConnection(); PreparedStatement log = c.prepareStatement("INSERT INTO " + schema
+                + ".lookup (idem_key, answered) VALUES (?, ?)")) {
+            log.setString(1, key);
+            log.setBoolean(2, answered);
+            log.executeUpdate();
+        }
+        if (!answered) {
             send(exchange, 503, "{\"error\":\"temporarily unavailable\"}");
             return;
         }

@@ -115,6 +115,10 @@ public final class Storm {
      * it, prints the report and exits 1 if an invariant failed.
      */
     public static void main(String[] args) throws Exception {
+        if (Arrays.asList(args).contains("--payouts") || Arrays.asList(args).contains("--payouts=true")) {
+            PayoutStorm.main(args);
+            return;
+        }
         Options options = parse(args);
         List<String> ledgerArgs = new ArrayList<>();
         for (String arg : args) {

@@ -1,0 +1,42 @@
+package io.github.idemtx.ledger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.idemtx.db.testing.TestDatabase;
+import io.github.idemtx.ledger.storm.PayoutStorm;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The short version of {@code storm --payouts} that CI runs: the ledger SIGKILLed mid-payout, the bank misbehaving. */
+class PayoutStormTest {
+
+    @Test
+    void payoutsSurviveLedgerKillsAndBankFaultsWithEveryInvariant() throws Exception {
+        TestDatabase db = TestDatabase.get();
+        String schema = db.schema() + "_pstorm";
+        List<String> args = new ArrayList<>(List.of("--payouts", "--intents=100", "--clients=6", "--kills=3", "--seed=5",
+                "--schema=" + schema, "--db-url=" + db.serverUrl(), "--db-user=" + (db.user() == null ? "postgres" : db.user())));
+        if (db.password() != null) {
+            args.add("--db-password=" + db.password());
+        }
+        try {
+            PayoutStorm.Report report = PayoutStorm.run(PayoutStorm.parse(args.toArray(String[]::new)), System.out);
+            System.out.print(report.render());
+            assertThat(report.invariants()).isNotEmpty().allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
+            assertThat(report.kills()).as("the ledger was killed while it ran").isPositive();
+            assertThat(report.answers().getOrDefault("paid", 0)).isPositive();
+        } finally {
+            db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            db.execute("DROP SCHEMA IF EXISTS " + schema + "_bank CASCADE");
+        }
+    }
+
+    @Test
+    void badFlagsAreRefusedWithTheirName() {
+        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--intents=0"})).hasMessageContaining("--intents");
+        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--bogus=1"})).hasMessageContaining("--bogus");
+        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--schema=x;y"})).hasMessageContaining("--schema");
+    }
+}
