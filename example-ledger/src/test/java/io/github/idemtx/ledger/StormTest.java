@@ -23,4 +23,19 @@ class StormTest {
             LedgerFixture.dropSchema("storm");
         }
     }
+
+    @Test
+    void aStormAgainstALedgerItDidNotStartChecksWhatHttpCanSee() throws Exception {
+        Storm.Options options = new Storm.Options(6, 300, 0, 8, 0.3, Duration.ofMillis(1500), 7L);
+        try (LedgerServer running = LedgerServer.startFresh(LedgerFixture.args("running", "--port=0", "--tokens=running-token=tenant-r"))) {
+            Storm.Report report = Storm.runAgainstRunningLedger(java.net.URI.create("http://127.0.0.1:" + running.port()),
+                    "running-token", options, System.out);
+            System.out.print(report.render());
+            assertThat(report.invariants()).containsKey("every acknowledged transfer is there")
+                    .allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
+            assertThat(report.intents()).isEqualTo(300);
+        } finally {
+            LedgerFixture.dropSchema("running");
+        }
+    }
 }

@@ -119,6 +119,27 @@ public final class Storm {
             PayoutStorm.main(args);
             return;
         }
+        String baseUrl = null;
+        String token = null;
+        List<String> rest = new ArrayList<>();
+        for (String arg : args) {
+            if (arg.startsWith("--base-url=")) {
+                baseUrl = arg.substring("--base-url=".length());
+            } else if (arg.startsWith("--token=")) {
+                token = arg.substring("--token=".length());
+            } else {
+                rest.add(arg);
+            }
+        }
+        if (baseUrl != null || token != null) {
+            if (baseUrl == null || token == null || !baseUrl.matches("https?://\\S+")) {
+                throw new IllegalArgumentException("a running ledger needs both --base-url=http://host:port and --token=<a tenant's token>");
+            }
+            Report report = runAgainstRunningLedger(URI.create(baseUrl), token, parse(rest.toArray(String[]::new)), System.out);
+            System.out.print(report.render());
+            System.exit(report.passed() ? 0 : 1);
+            return;
+        }
         Options options = parse(args);
         List<String> ledgerArgs = new ArrayList<>();
         for (String arg : args) {
@@ -143,8 +164,19 @@ public final class Storm {
         args.add("--tokens=" + tokenA + "=storm-tenant-a," + tokenB + "=storm-tenant-b");
         try (LedgerServer server = LedgerServer.startFresh(args.toArray(String[]::new))) {
             progress.println("storm: ledger on port " + server.port() + ", " + options);
-            return new Storm(server, Map.of(tokenA, "storm-tenant-a", tokenB, "storm-tenant-b"), options, progress).run();
+            return new Storm(new Target(URI.create("http://127.0.0.1:" + server.port()), server),
+                    Map.of(tokenA, "storm-tenant-a", tokenB, "storm-tenant-b"), options, progress).run();
         }
+    }
+
+    /**
+     * Storms a ledger it did not start, at {@code baseUrl} with one tenant's {@code token}: no
+     * connection kills (it has no access to the database); the checks are those HTTP can make.
+     */
+    public static Report runAgainstRunningLedger(URI baseUrl, String token, Options options, java.io.PrintStream progress)
+            throws Exception {
+        progress.println("storm: ledger at " + baseUrl + ", " + options);
+        return new Storm(new Target(baseUrl, null), Map.of(token, "the token's tenant"), options, progress).run();
     }
 
     private record Intent(int index, String token, String tenant, String path, Map<String, String> body, IdempotencyKey key) {}
@@ -154,6 +186,12 @@ public final class Storm {
             return status == other.status && Objects.equals(location, other.location) && Arrays.equals(body, other.body);
         }
     }
+
+    /**
+     * The ledger stormed: its base URL and, when the storm started it, its database (for the
+     * database-side checks and the connection kills); null for a ledger it did not start.
+     */
+    private record Target(URI base, LedgerServer server) {}
 
     private final LedgerServer server;
     private final Map<String, String> tokens;
@@ -173,14 +211,16 @@ public final class Storm {
     private final AtomicInteger mismatchedReplays = new AtomicInteger();
     private final Map<Integer, Answer> finalAnswers = new ConcurrentHashMap<>();
 
-    private Storm(LedgerServer server, Map<String, String> tokens, Options options, java.io.PrintStream progress) {
-        this.server = server;
+    private final Map<String, BigDecimal> setUpBalances = new ConcurrentHashMap<>();
+
+    private Storm(Target target, Map<String, String> tokens, Options options, java.io.PrintStream progress) {
+        this.server = target.server();
         this.tokens = tokens;
         this.options = options;
         this.progress = progress;
         this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
                 .executor(Executors.newVirtualThreadPerTaskExecutor()).build();
-        this.base = URI.create("http://127.0.0.1:" + server.port());
+        this.base = target.base();
     }
 
     private Report run() throws Exception {
@@ -206,7 +246,7 @@ public final class Storm {
                         Map.of("from", from, "to", to, "amount", amount(seeded, 1, 400)), IdempotencyKey.random()));
             }
         }
-        Set<String> transfersBefore = transferIds();
+        Set<String> transfersBefore = server == null ? Set.of() : transferIds();
 
         AtomicBoolean running = new AtomicBoolean(true);
         Thread faultInjector = Thread.ofPlatform().name("storm-faults").start(() -> injectFaults(running));
@@ -244,7 +284,7 @@ public final class Storm {
         double seconds = (System.nanoTime() - start) / 1e9;
         return new Report(intents.size(), requests.get(), replays.get(), conflicts.get(), serverErrors.get(), timeouts.get(),
                 faults.get(), seconds, latency.getValueAtPercentile(50), latency.getValueAtPercentile(99),
-                check(intents, transfersBefore), answerCounts());
+                server == null ? checkOverHttp(intents) : check(intents, transfersBefore), answerCounts());
     }
 
     // ---------------------------------------------------------------- clients
@@ -259,8 +299,9 @@ public final class Storm {
                 String id = MAPPER.readTree(created.body()).get("id").asText();
                 accounts.add(id);
                 currencyOf.put(id, currency);
-                untilFinal(t.getKey(), "/accounts/" + id + "/deposits", Map.of("amount", amount(seeded, 500, 2000)),
-                        IdempotencyKey.random());
+                String deposit = amount(seeded, 500, 2000);
+                untilFinal(t.getKey(), "/accounts/" + id + "/deposits", Map.of("amount", deposit), IdempotencyKey.random());
+                setUpBalances.put(id, new BigDecimal(deposit));
             }
             accountsByTenant.put(t.getValue(), accounts);
         }
@@ -390,7 +431,7 @@ public final class Storm {
 
     /** Kills a random busy ledger connection {@code faultsPerSecond} times a second, on average. */
     private void injectFaults(AtomicBoolean running) {
-        if (options.faultsPerSecond() <= 0) {
+        if (options.faultsPerSecond() <= 0 || server == null) {
             return;
         }
         ThreadLocalRandom random = ThreadLocalRandom.current();
@@ -463,6 +504,57 @@ public final class Storm {
         }
         results.put("every answer for a key was byte-identical to the first", mismatchedReplays.get() == 0);
         return results;
+    }
+
+    /**
+     * The checks a client can make over HTTP against a ledger whose database it cannot see: every
+     * acknowledged transfer is there, and each of the storm's accounts holds exactly what its
+     * deposits and the acknowledged intents say (so nothing unacknowledged moved, nothing moved twice).
+     */
+    private Map<String, Boolean> checkOverHttp(List<Intent> intents) throws Exception {
+        Map<String, Boolean> results = new LinkedHashMap<>();
+        results.put("every intent got a final answer", finalAnswers.size() == intents.size());
+        Map<String, BigDecimal> expected = new LinkedHashMap<>(setUpBalances);
+        boolean transfersThere = true;
+        String token = tokens.keySet().iterator().next();
+        for (Intent intent : intents) {
+            Answer a = finalAnswers.get(intent.index());
+            if (a == null || a.status() != 201) {
+                continue;
+            }
+            BigDecimal amount = new BigDecimal(intent.body().get("amount"));
+            if (intent.path().endsWith("/deposits")) {
+                String to = intent.path().split("/")[2];
+                expected.merge(to, amount, BigDecimal::add);
+            } else {
+                expected.merge(intent.body().get("from"), amount.negate(), BigDecimal::add);
+                expected.merge(intent.body().get("to"), amount, BigDecimal::add);
+            }
+            String id = MAPPER.readTree(a.body()).get("id").asText();
+            transfersThere &= get(token, "/transfers/" + id).status() == 200;
+        }
+        results.put("every acknowledged transfer is there", transfersThere);
+        boolean balances = true;
+        boolean nonNegative = true;
+        for (Map.Entry<String, BigDecimal> e : expected.entrySet()) {
+            Answer account = get(token, "/accounts/" + e.getKey());
+            BigDecimal balance = new BigDecimal(MAPPER.readTree(account.body()).get("balance").asText());
+            if (balance.compareTo(e.getValue()) != 0) {
+                balances = false;
+                progress.println("storm: account " + e.getKey() + " holds " + balance + ", the acknowledged intents say " + e.getValue());
+            }
+            nonNegative &= balance.signum() >= 0;
+        }
+        results.put("every account holds what its deposits and the acknowledged intents say (" + expected.size() + " accounts)", balances);
+        results.put("no customer balance is negative", nonNegative);
+        results.put("every answer for a key was byte-identical to the first", mismatchedReplays.get() == 0);
+        return results;
+    }
+
+    private Answer get(String token, String path) throws Exception {
+        HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(10))
+                .header("Authorization", "Bearer " + token).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+        return new Answer(r.statusCode(), null, r.body());
     }
 
     private static String keys(List<Intent> intents) {
