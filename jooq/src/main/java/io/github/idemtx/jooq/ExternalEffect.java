@@ -66,9 +66,11 @@ public final class ExternalEffect<R, T> {
 
     private final String name;
     private final EffectFlow<R, T> flow;
+    private final io.github.idemtx.core.internal.Listeners listeners;
 
     private ExternalEffect(Builder<R, T> b) {
         this.name = b.name;
+        this.listeners = new io.github.idemtx.core.internal.Listeners(b.listeners);
         this.flow = new EffectFlow<>(b.dsl.configuration(), b.policy,
                 new TransactionOwnership(TransactionMode.OWN, b.detectors), new EffectStatements(b.schema), b.name,
                 b.requests, b.results, b.remote, b.lease, b.lookupSchedule, b.readAfterWrite);
@@ -106,7 +108,23 @@ public final class ExternalEffect<R, T> {
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(request, "request must not be null");
-        return flow.run(scope, key, fingerprint, request);
+        if (!listeners.any()) {
+            return flow.run(scope, key, fingerprint, request);
+        }
+        String operation = "effect:" + name;
+        Object[] started = listeners.started(operation);
+        io.github.idemtx.jooq.internal.Timings timings = new io.github.idemtx.jooq.internal.Timings();
+        timings.attempt(false);
+        RemoteOutcome<T> outcome;
+        try {
+            outcome = flow.run(scope, key, fingerprint, request);
+        } catch (RuntimeException | Error e) {
+            listeners.finished(timings.event(operation, io.github.idemtx.core.CallEvent.Result.FAILED, e.getClass().getName(), scope),
+                    started);
+            throw e;
+        }
+        listeners.finished(timings.event(operation, io.github.idemtx.core.CallEvent.Result.of(outcome), null, scope), started);
+        return outcome;
     }
 
     /**
@@ -253,6 +271,7 @@ public final class ExternalEffect<R, T> {
         private List<Duration> lookupSchedule = DEFAULT_LOOKUP_SCHEDULE;
         private boolean readAfterWrite;
         private final List<TransactionDetector> detectors = new ArrayList<>();
+        private final List<io.github.idemtx.core.IdempotencyListener> listeners = new ArrayList<>();
 
         private Builder(DSLContext dsl, String name, ResultCodec<R> requests, ResultCodec<T> results, Remote<R, T> remote) {
             this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
@@ -323,6 +342,15 @@ public final class ExternalEffect<R, T> {
         /** Adds a transaction detector (see {@link TransactionDetector}), used to refuse calls inside a caller's transaction. */
         public Builder<R, T> detector(TransactionDetector detector) {
             detectors.add(Objects.requireNonNull(detector, "detector must not be null"));
+            return this;
+        }
+
+        /**
+         * Adds a listener, told of every call (operation {@code effect:<name>}; the event carries the
+         * total time and the outcome, not the split by phase).
+         */
+        public Builder<R, T> listener(io.github.idemtx.core.IdempotencyListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
             return this;
         }
 

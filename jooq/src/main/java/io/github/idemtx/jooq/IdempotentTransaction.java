@@ -28,6 +28,11 @@ import org.jooq.Configuration;
 import org.jooq.ConnectionProvider;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
+import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.IdempotencyListener;
+import io.github.idemtx.core.PurgeEvent;
+import io.github.idemtx.core.internal.Listeners;
+import io.github.idemtx.jooq.internal.Timings;
 
 /**
  * Runs business work exactly once per (scope, key): the claim of the key, the work's writes and
@@ -110,6 +115,7 @@ public final class IdempotentTransaction<T> {
     private final ClaimFlow<T> flow;
     private final TransactionOwnership ownership;
     private final FailureTranslator translator;
+    private final Listeners listeners;
     private final long waitNanos;
 
     private IdempotentTransaction(Builder<T> b) {
@@ -120,6 +126,7 @@ public final class IdempotentTransaction<T> {
         this.flow = new ClaimFlow<>(b.dsl.configuration(), b.policy, b.codec, sql);
         this.ownership = new TransactionOwnership(b.mode, b.detectors);
         this.translator = b.translator != null ? b.translator : discoveredTranslator();
+        this.listeners = new Listeners(b.listeners);
         this.waitNanos = policy.duplicateWait().toNanos();
     }
 
@@ -184,9 +191,27 @@ public final class IdempotentTransaction<T> {
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(work, "work must not be null");
-        Call call = new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos);
-        return withConnection(scope, key, (connection, decision) -> decision == Decision.OWN
-                ? Units.retrying(connection, policy, scope, key, own -> flow.attempt(connection, call, own))
+        if (!listeners.any()) {
+            return runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, null));
+        }
+        Object[] started = listeners.started(OPERATION);
+        Timings timings = new Timings();
+        Outcome<T> outcome;
+        try {
+            outcome = runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, timings));
+        } catch (RuntimeException | Error e) {
+            listeners.finished(timings.event(OPERATION, CallEvent.Result.FAILED, e.getClass().getName(), scope), started);
+            throw e;
+        }
+        listeners.finished(timings.event(OPERATION, CallEvent.Result.of(outcome), null, scope), started);
+        return outcome;
+    }
+
+    private static final String OPERATION = "transaction";
+
+    private Outcome<T> runOnce(Call call) {
+        return withConnection(call.scope(), call.key(), (connection, decision) -> decision == Decision.OWN
+                ? Units.retrying(connection, policy, call.scope(), call.key(), own -> flow.attempt(connection, call, own))
                 : Units.inSavepoint(connection, savepoint -> flow.attempt(connection, call, savepoint)));
     }
 
@@ -208,6 +233,22 @@ public final class IdempotentTransaction<T> {
         if (limit < 1 || limit > 100_000) {
             throw new IllegalArgumentException("limit must be between 1 and 100000, was " + limit);
         }
+        if (!listeners.any()) {
+            return purgeOnce(limit);
+        }
+        long start = System.nanoTime();
+        int deleted;
+        try {
+            deleted = purgeOnce(limit);
+        } catch (RuntimeException | Error e) {
+            listeners.purged(new PurgeEvent(0, limit, java.time.Duration.ofNanos(System.nanoTime() - start), e.getClass().getName()));
+            throw e;
+        }
+        listeners.purged(new PurgeEvent(deleted, limit, java.time.Duration.ofNanos(System.nanoTime() - start), null));
+        return deleted;
+    }
+
+    private int purgeOnce(int limit) {
         return withConnection(null, null, (connection, decision) -> decision == Decision.OWN
                 ? Units.inOwnTransaction(connection, () -> {
                     int deleted = purge(connection, limit);
@@ -282,6 +323,7 @@ public final class IdempotentTransaction<T> {
         private TransactionMode mode = TransactionMode.DETECT;
         private final List<TransactionDetector> detectors = new ArrayList<>();
         private FailureTranslator translator;
+        private final List<IdempotencyListener> listeners = new ArrayList<>();
 
         private Builder(DSLContext dsl, ResultCodec<T> codec) {
             this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
@@ -328,6 +370,15 @@ public final class IdempotentTransaction<T> {
          */
         public Builder<T> failureTranslator(FailureTranslator translator) {
             this.translator = Objects.requireNonNull(translator, "translator must not be null");
+            return this;
+        }
+
+        /**
+         * Adds a listener, told of every call and purge (see {@link IdempotencyListener}); none by
+         * default, and then nothing is measured.
+         */
+        public Builder<T> listener(IdempotencyListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
             return this;
         }
 

@@ -36,7 +36,9 @@ public final class ClaimFlow<T> {
      * One call: what it is for, and its one deadline (System.nanoTime) for waiting on other holders,
      * shared by every attempt and the failure's re-claim.
      */
-    public record Call(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<?> work, long deadline) {
+    /** @param timings where the call's time goes, or null when nobody listens */
+    public record Call(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<?> work, long deadline,
+            Timings timings) {
 
         /** What is left of the call's wait, in whole ms (0 when spent). */
         int waitLeftMillis() {
@@ -62,8 +64,19 @@ public final class ClaimFlow<T> {
 
     /** One attempt: claim, work, record, end the boundary. */
     public Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
+        Timings timings = call.timings();
+        if (timings != null) {
+            timings.attempt(boundary.joined());
+        }
+        long mark = timings == null ? 0 : System.nanoTime();
+        Claim claimed = claim(connection, call);
+        if (timings != null) {
+            long now = System.nanoTime();
+            timings.claiming(now - mark);
+            mark = now;
+        }
         Claim.Held held;
-        switch (claim(connection, call)) {
+        switch (claimed) {
             case Claim.Held h -> held = h;
             case Claim.Answered answered -> {
                 boundary.abandon(); // nothing was written
@@ -80,6 +93,11 @@ public final class ClaimFlow<T> {
         try {
             value = execute(call, transactionContext(connection));
         } catch (Exception e) {
+            if (timings != null) {
+                long now = System.nanoTime();
+                timings.work(now - mark);
+                mark = now;
+            }
             // undo the work's writes first: the key is free while the policy classifies
             SQLException rollbackFailure = boundary.undoWork();
             Optional<Failure> failure = deterministicFailure(e);
@@ -100,7 +118,15 @@ public final class ClaimFlow<T> {
             } else {
                 boundary.abandon(); // a duplicate's outcome, or the bound ran out and aborted the claim
             }
+            if (timings != null) {
+                timings.recording(System.nanoTime() - mark);
+            }
             return outcome;
+        }
+        if (timings != null) {
+            long now = System.nanoTime();
+            timings.work(now - mark);
+            mark = now;
         }
         byte[] encoded = encode(call, value);
         boolean commitInRecord = !boundary.joined() && held.recordCarriesCommit();
@@ -113,6 +139,9 @@ public final class ClaimFlow<T> {
             throw e;
         }
         keep(boundary, call);
+        if (timings != null) {
+            timings.recording(System.nanoTime() - mark);
+        }
         return new Outcome.Executed<>(value);
     }
 
@@ -131,7 +160,7 @@ public final class ClaimFlow<T> {
     private Claim claim(Connection connection, Call call) {
         try {
             return sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
-                    call.waitLeftMillis());
+                    call.waitLeftMillis(), call.timings());
         } catch (SQLException e) {
             throw new DataAccessException("the claim of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
         }

@@ -218,7 +218,9 @@ public final class ClaimStatements {
      *
      * @throws SQLException as the driver reports it
      */
-    public Claim claim(Connection connection, String scope, String key, byte[] fingerprint, int waitMs) throws SQLException {
+    /** @param timings told how long the wait for a holder took, or null */
+    public Claim claim(Connection connection, String scope, String key, byte[] fingerprint, int waitMs, Timings timings)
+            throws SQLException {
         long lockId = lockId(scope, key);
         try (PreparedStatement ps = connection.prepareStatement(claimSql)) {
             ps.setLong(1, lockId);
@@ -232,6 +234,7 @@ public final class ClaimStatements {
                 }
             }
         }
+        long waitStart = timings == null ? 0 : System.nanoTime();
         try (PreparedStatement ps = connection.prepareStatement(awaitSql)) {
             ps.setString(1, scope);
             ps.setString(2, key);
@@ -253,6 +256,12 @@ public final class ClaimStatements {
                 return new Claim.Superseded(e);
             }
             throw e;
+        } finally {
+            if (timings != null) {
+                long waited = System.nanoTime() - waitStart;
+                timings.waiting(waited);
+                timings.claiming(-waited); // the caller counts the whole claim step; the wait is not claiming
+            }
         }
     }
 

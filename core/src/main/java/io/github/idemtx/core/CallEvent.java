@@ -1,0 +1,66 @@
+package io.github.idemtx.core;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What one call did. It carries no key, fingerprint, result or failure message. The scope is there
+ * for listeners that need it (a per-tenant audit), but it is unbounded in number: it must not become
+ * a metric tag unless chosen on purpose. {@link #toString} leaves it out, so logging an event cannot
+ * leak it.
+ *
+ * @param operation {@code "transaction"}, or {@code "effect:<name>"}
+ * @param result how it ended
+ * @param exception the exception's class name when {@code result} is {@link Result#FAILED}, else null
+ * @param joined whether it ran in the caller's transaction
+ * @param attempts transactions tried (more than 1 after serialization failures or deadlocks)
+ * @param total from the start of the call to its end
+ * @param claiming in the claim statements, waits excluded
+ * @param waiting waiting on another holder of the key
+ * @param work in the work (or, for an external effect, the remote call)
+ * @param recording recording the outcome, the commit included
+ * @param scope whose call it was; not a metric tag by default (unbounded)
+ */
+public record CallEvent(String operation, Result result, String exception, boolean joined, int attempts, Duration total,
+        Duration claiming, Duration waiting, Duration work, Duration recording, Scope scope) {
+
+    /** How a call ended: one per {@link RemoteOutcome} case, or an exception. */
+    public enum Result {
+        EXECUTED, REPLAYED, REJECTED, FINGERPRINT_MISMATCH, IN_PROGRESS, UNKNOWN, NEEDS_RECONCILIATION, FAILED;
+
+        /** The result of an outcome. */
+        public static Result of(RemoteOutcome<?> outcome) {
+            return switch (outcome) {
+                case Outcome.Executed<?> e -> EXECUTED;
+                case Outcome.Replayed<?> r -> REPLAYED;
+                case Outcome.Rejected<?> f -> REJECTED;
+                case Outcome.FingerprintMismatch<?> m -> FINGERPRINT_MISMATCH;
+                case Outcome.InProgress<?> p -> IN_PROGRESS;
+                case RemoteOutcome.Unknown<?> u -> UNKNOWN;
+                case RemoteOutcome.NeedsReconciliation<?> n -> NEEDS_RECONCILIATION;
+            };
+        }
+
+        /** The lower-case name, as metric tags spell it ({@code fingerprint_mismatch}). */
+        public String tag() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    public CallEvent {
+        Objects.requireNonNull(operation, "operation");
+        Objects.requireNonNull(result, "result");
+        Objects.requireNonNull(total, "total");
+        Objects.requireNonNull(claiming, "claiming");
+        Objects.requireNonNull(waiting, "waiting");
+        Objects.requireNonNull(work, "work");
+        Objects.requireNonNull(recording, "recording");
+    }
+
+    @Override
+    public String toString() {
+        return "CallEvent[operation=" + operation + ", result=" + result + (exception == null ? "" : ", exception=" + exception)
+                + ", joined=" + joined + ", attempts=" + attempts + ", total=" + total + ", claiming=" + claiming
+                + ", waiting=" + waiting + ", work=" + work + ", recording=" + recording + "]";
+    }
+}

@@ -1,0 +1,47 @@
+package io.github.idemtx.jooq.internal;
+
+import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.Scope;
+import java.time.Duration;
+
+/**
+ * Where one call's time went, collected only when the instance has listeners. Confined to the
+ * call's thread; not API.
+ */
+public final class Timings {
+
+    private final long start = System.nanoTime();
+    private long claiming;
+    private long waiting;
+    private long work;
+    private long recording;
+    private int attempts;
+    private boolean joined;
+
+    /** An attempt begins. */
+    public void attempt(boolean joined) {
+        attempts++;
+        this.joined = joined;
+    }
+
+    public void claiming(long nanos) {
+        claiming += nanos;
+    }
+
+    public void waiting(long nanos) {
+        waiting += nanos;
+    }
+
+    public void work(long nanos) {
+        work += nanos;
+    }
+
+    public void recording(long nanos) {
+        recording += nanos;
+    }
+
+    public CallEvent event(String operation, CallEvent.Result result, String exception, Scope scope) {
+        return new CallEvent(operation, result, exception, joined, attempts, Duration.ofNanos(System.nanoTime() - start),
+                Duration.ofNanos(claiming), Duration.ofNanos(waiting), Duration.ofNanos(work), Duration.ofNanos(recording), scope);
+    }
+}
