@@ -71,6 +71,8 @@ public final class LedgerServer implements AutoCloseable {
     private final Ledger ledger;
     private final IdempotentTransaction<StoredResponse> idempotent;
     private final Payouts payouts;
+    private final io.micrometer.prometheusmetrics.PrometheusMeterRegistry metrics =
+            new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
     private final HttpServer server;
     private final ExecutorService executor;
     private final AutoCloseable database;
@@ -103,13 +105,17 @@ public final class LedgerServer implements AutoCloseable {
                     .migrate();
             this.dsl = DSL.using(pool, SQLDialect.POSTGRES);
             this.ledger = new Ledger(config.schema());
+            io.github.idemtx.micrometer.MicrometerIdempotencyListener listener =
+                    io.github.idemtx.micrometer.MicrometerIdempotencyListener.of(metrics);
             this.idempotent = IdempotentTransaction.builder(dsl, StoredResponseCodec.defaults())
                     .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofSeconds(2)).build())
                     .schema(config.schema())
+                    .listener(listener)
                     .build();
             // payouts: a demo-scale lease and lookup schedule (the library's defaults are 30 s and 1, 2, 4 minutes)
             this.payouts = config.bankUrl() == null ? null : new Payouts(dsl, config.schema(), config.bankUrl(),
-                    Duration.ofSeconds(5), Duration.ofSeconds(1), List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4)));
+                    Duration.ofSeconds(5), Duration.ofSeconds(1), List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4)),
+                    listener);
             this.executor = Executors.newVirtualThreadPerTaskExecutor();
             this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", config.port()), 512);
             server.setExecutor(executor);
@@ -230,6 +236,10 @@ public final class LedgerServer implements AutoCloseable {
         String path = exchange.getRequestURI().getRawPath();
         if (path.equals("/health") && method.equals("GET")) {
             return StoredResponse.of(200, JSON, "{\"status\":\"up\"}");
+        }
+        if (path.equals("/metrics") && method.equals("GET")) {
+            // operational data, like /health: no tenant's data in it (the library tags no scope or key)
+            return StoredResponse.of(200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape());
         }
         String tenant = tenant(exchange);
         if (tenant == null) {

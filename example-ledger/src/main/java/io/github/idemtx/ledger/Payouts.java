@@ -52,7 +52,8 @@ final class Payouts implements AutoCloseable {
     private final ExternalEffect<PayoutRequest, String> effect;
     private final AutoCloseable recovering;
 
-    Payouts(DSLContext dsl, String schema, String bankUrl, Duration lease, Duration recoverEvery, List<Duration> lookups) {
+    Payouts(DSLContext dsl, String schema, String bankUrl, Duration lease, Duration recoverEvery, List<Duration> lookups,
+            io.github.idemtx.core.IdempotencyListener listener) {
         this.schema = schema;
         this.bankUrl = bankUrl;
         this.effect = ExternalEffect.builder(dsl, "payout", ResultCodec.json(PayoutRequest.class), ResultCodec.utf8(), new Bank())
@@ -63,6 +64,7 @@ final class Payouts implements AutoCloseable {
                 // the bank's deduplication by key is consistent (a primary key), so a resend after an
                 // absent lookup can never charge twice even while its lookups lag
                 .readAfterWrite(true)
+                .listener(listener)
                 .build();
         this.recovering = effect.scheduleRecovery(recoverEvery, 100, pass ->
                 System.out.println("ledger: payout recovery " + pass.counts()));

@@ -283,4 +283,19 @@ class LedgerHttpTest {
             return rs.getBigDecimal(1).signum();
         }
     }
+
+    @Test
+    void metricsCountTheLibrarysOutcomesInPrometheusFormatWithoutTenantData() throws Exception {
+        String account = openAccount(TOKEN_A, "BRL");
+        String key = key();
+        post(TOKEN_A, key, "/accounts/" + account + "/deposits", "{\"amount\":\"5.00\"}");
+        post(TOKEN_A, key, "/accounts/" + account + "/deposits", "{\"amount\":\"5.00\"}");
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics"))
+                .GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
+        assertThat(metrics.body()).contains("idemtx_call_seconds_count{").contains("outcome=\"executed\"")
+                .contains("outcome=\"replayed\"").contains("idemtx_call_wait_seconds")
+                .doesNotContain("tenant-a").doesNotContain(key).doesNotContain(account);
+    }
 }

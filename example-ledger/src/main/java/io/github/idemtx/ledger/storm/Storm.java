@@ -61,7 +61,7 @@ public final class Storm {
     /** What the storm saw and found. */
     public record Report(int intents, long requests, long replays, long conflicts, long serverErrors, long timeouts,
             long faults, double seconds, long p50Micros, long p99Micros, Map<String, Boolean> invariants,
-            Map<String, Integer> answers) {
+            Map<String, Integer> answers, Map<String, Long> library) {
 
         public boolean passed() {
             return invariants.values().stream().allMatch(Boolean::booleanValue);
@@ -77,6 +77,9 @@ public final class Storm {
             out.append(String.format("  throughput         %.0f intents/s, %.0f requests/s over %.1f s%n",
                     intents / seconds, requests / seconds, seconds));
             out.append(String.format("  latency            p50 %.1f ms, p99 %.1f ms%n", p50Micros / 1000.0, p99Micros / 1000.0));
+            if (!library.isEmpty()) {
+                out.append(String.format("  library (/metrics) %s%n", library));
+            }
             invariants.forEach((name, ok) -> out.append(String.format("  %-4s %s%n", ok ? "PASS" : "FAIL", name)));
             out.append(passed() ? "  all invariants hold\n" : "  SOME INVARIANTS FAILED\n");
             return out.toString();
@@ -247,6 +250,8 @@ public final class Storm {
             }
         }
         Set<String> transfersBefore = server == null ? Set.of() : transferIds();
+        Map<String, Long> metricsBefore = libraryCounts();
+        long replaysBefore = replays.get();
 
         AtomicBoolean running = new AtomicBoolean(true);
         Thread faultInjector = Thread.ofPlatform().name("storm-faults").start(() -> injectFaults(running));
@@ -282,9 +287,15 @@ public final class Storm {
             reporter.interrupt();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
+        Map<String, Boolean> invariants = server == null ? checkOverHttp(intents) : check(intents, transfersBefore);
+        Map<String, Long> library = new java.util.TreeMap<>(libraryCounts());
+        metricsBefore.forEach((k, v) -> library.merge(k, -v, Long::sum));
+        if (!library.isEmpty()) {
+            checkMetrics(library, replays.get() - replaysBefore, invariants);
+        }
         return new Report(intents.size(), requests.get(), replays.get(), conflicts.get(), serverErrors.get(), timeouts.get(),
                 faults.get(), seconds, latency.getValueAtPercentile(50), latency.getValueAtPercentile(99),
-                server == null ? checkOverHttp(intents) : check(intents, transfersBefore), answerCounts());
+                invariants, answerCounts(), library);
     }
 
     // ---------------------------------------------------------------- clients
@@ -549,6 +560,62 @@ public final class Storm {
         results.put("no customer balance is negative", nonNegative);
         results.put("every answer for a key was byte-identical to the first", mismatchedReplays.get() == 0);
         return results;
+    }
+
+    /**
+     * The library's own count of what it did, from the ledger's {@code GET /metrics}: the calls of
+     * {@code idemtx.call} by outcome (and exception), summed over their other tags. Empty when the
+     * ledger has no metrics.
+     */
+    private Map<String, Long> libraryCounts() {
+        Map<String, Long> counts = new java.util.TreeMap<>();
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve("/metrics")).timeout(Duration.ofSeconds(10)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                return counts;
+            }
+            for (String line : r.body().split("\n")) {
+                if (!line.startsWith("idemtx_call_seconds_count{") || !line.contains("operation=\"transaction\"")) {
+                    continue;
+                }
+                String outcome = label(line, "outcome");
+                String exception = label(line, "exception");
+                String key = "failed".equals(outcome) ? "failed:" + exception : outcome;
+                long value = (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                counts.merge(key, value, Long::sum);
+            }
+        } catch (IOException | RuntimeException e) {
+            progress.println("storm: could not read the ledger's /metrics: " + e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return counts;
+    }
+
+    private static String label(String line, String name) {
+        int at = line.indexOf(name + "=\"");
+        if (at < 0) {
+            return "";
+        }
+        int from = at + name.length() + 2;
+        return line.substring(from, line.indexOf('"', from));
+    }
+
+    /**
+     * Where the library's count and the clients' tally must agree: each intent that took effect was
+     * executed once (or its commit's answer was lost: CommitOutcomeUnknownException), and clients
+     * cannot have seen more replays than the library served.
+     */
+    private void checkMetrics(Map<String, Long> library, long clientReplays, Map<String, Boolean> invariants) {
+        long executed = library.getOrDefault("executed", 0L);
+        long commitUnknown = library.getOrDefault("failed:CommitOutcomeUnknownException", 0L);
+        long tookEffect = finalAnswers.values().stream().filter(a -> a.status() == 201).count();
+        invariants.put("the library's executed count (" + executed + ", + " + commitUnknown + " commit-unknown) matches the "
+                + tookEffect + " intents that took effect", executed <= tookEffect && tookEffect <= executed + commitUnknown);
+        long served = library.getOrDefault("replayed", 0L) + library.getOrDefault("rejected", 0L);
+        invariants.put("replays seen by clients (" + clientReplays + ") <= replays the library served (" + served + ")",
+                clientReplays <= served);
     }
 
     private Answer get(String token, String path) throws Exception {
