@@ -43,7 +43,7 @@ record Options(
             List.of(Strategies.BARE, Strategies.CLAIM, Strategies.REPLAY, Strategies.THREE_TX, Strategies.FLOOR, Strategies.BURST);
 
     /** Strategies run only when named: the external-effect mode against a remote stub of fixed latency. */
-    static final List<String> OPTIONAL_STRATEGIES = List.of(Strategies.REMOTE_BARE, Strategies.REMOTE_EFFECT);
+    static final List<String> OPTIONAL_STRATEGIES = List.of(Strategies.REMOTE_BARE, Strategies.REMOTE_EFFECT, Strategies.CLAIM_METRICS);
 
     /** Whether segments run for a fixed number of operations instead of a fixed time. */
     boolean opsMode() {
@@ -69,7 +69,7 @@ record Options(
               --db-password PW      (env BENCH_DB_PASSWORD)
               --schema NAME         schema to recreate and work in (default idemtx_bench; dropped at the end)
               --keep-schema         do not drop the schema at the end
-              --strategies LIST     comma-separated, from %s (default all); also remote-bare,remote-effect (an external effect against a 2 ms remote stub)
+              --strategies LIST     comma-separated, from %s (default all); also remote-bare,remote-effect (an external effect against a 2 ms remote stub) and claim+metrics (claim observed by Micrometer)
               --threads LIST        client thread counts (default 1,8)
               --rounds N            interleaved rounds; medians are over rounds (default 10: many short
                                     rounds resist bursts of other load better than a few long ones)

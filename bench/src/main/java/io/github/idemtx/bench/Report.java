@@ -190,6 +190,13 @@ final class Report {
                     spread(MAIN, Strategies.CLAIM, Strategies.FLOOR, t)));
         }
         for (int t : mainThreads()) {
+            Double v = ratio(MAIN, Strategies.CLAIM_METRICS, Strategies.CLAIM, t);
+            if (v != null) {
+                goals.add(new Goal("claim+metrics/claim at " + t + " client" + (t == 1 ? "" : "s"), ">= 0.98", v, v >= 0.98,
+                        null, spread(MAIN, Strategies.CLAIM_METRICS, Strategies.CLAIM, t)));
+            }
+        }
+        for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.REMOTE_EFFECT, Strategies.REMOTE_BARE, t);
             if (v != null) {
                 goals.add(new Goal("remote-effect/remote-bare at " + t + " client" + (t == 1 ? "" : "s"), "reported", v, null,

@@ -32,6 +32,8 @@ final class Strategies {
     static final String BURST = "duplicate-burst";
     /** Growth phase only: {@code claim} with {@code purgeExpired} running beside it. */
     static final String CLAIM_PURGE = "claim+purge";
+    /** Observability (not in the default set): {@code claim} with the Micrometer listener and a registry attached. */
+    static final String CLAIM_METRICS = "claim+metrics";
     /** External effects (not in the default set): a remote stub call plus the transfer in one transaction. */
     static final String REMOTE_BARE = "remote-bare";
     /** External effects: the same through {@code ExternalEffect.run} (claim in flight, call, fenced record with the transfer). */
@@ -47,8 +49,13 @@ final class Strategies {
         return switch (name) {
             case BARE -> new Bare(BARE, ctx, false);
             case BARE_JOOQ_DEFAULT -> new Bare(BARE_JOOQ_DEFAULT, ctx, true);
-            case CLAIM -> new Claim(CLAIM, ctx, 0);
-            case CLAIM_PURGE -> new Claim(CLAIM_PURGE, ctx, purgeLimit);
+            case CLAIM -> new Claim(CLAIM, ctx, ctx.idem, 0);
+            case CLAIM_PURGE -> new Claim(CLAIM_PURGE, ctx, ctx.idem, purgeLimit);
+            case CLAIM_METRICS -> new Claim(CLAIM_METRICS, ctx, IdempotentTransaction.builder(ctx.dsl, Ledger.CODEC)
+                    .schema(ctx.schema())
+                    .listener(io.github.idemtx.micrometer.MicrometerIdempotencyListener.of(
+                            new io.micrometer.core.instrument.simple.SimpleMeterRegistry()))
+                    .build(), 0);
             case REPLAY -> new Replay(ctx);
             case THREE_TX -> new ThreeTx(ctx);
             case FLOOR -> new Floor(ctx);
@@ -212,11 +219,13 @@ final class Strategies {
     static final class Claim implements Strategy {
         private final String name;
         private final BenchContext ctx;
+        private final IdempotentTransaction<Ledger.Receipt> idem;
         private final int purgeLimit;
 
-        Claim(String name, BenchContext ctx, int purgeLimit) {
+        Claim(String name, BenchContext ctx, IdempotentTransaction<Ledger.Receipt> idem, int purgeLimit) {
             this.name = name;
             this.ctx = ctx;
+            this.idem = idem;
             this.purgeLimit = purgeLimit;
         }
 
@@ -233,7 +242,7 @@ final class Strategies {
                 Scope scope = BenchContext.scope(random.nextInt(BenchContext.SCOPES));
                 IdempotencyKey key = BenchContext.freshKey(random);
                 Fingerprint fingerprint = request.fingerprint();
-                Outcome<Ledger.Receipt> outcome = ctx.idem.run(scope, key, fingerprint, tx -> ctx.ledger.transfer(tx, request));
+                Outcome<Ledger.Receipt> outcome = idem.run(scope, key, fingerprint, tx -> ctx.ledger.transfer(tx, request));
                 if (outcome instanceof Outcome.Executed<Ledger.Receipt>) {
                     ctx.shared.completed(new BenchContext.Completed(scope, key, request, fingerprint));
                     return Kind.EXECUTED;
@@ -244,7 +253,7 @@ final class Strategies {
 
         @Override
         public SideTask sideTask(Driver.Segment segment) {
-            return purgeLimit > 0 ? new Purge(ctx, ctx.idem, purgeLimit, segment) : null;
+            return purgeLimit > 0 ? new Purge(ctx, idem, purgeLimit, segment) : null;
         }
     }
 

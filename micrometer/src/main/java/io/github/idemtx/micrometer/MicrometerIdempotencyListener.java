@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.Objects;
@@ -17,9 +16,11 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.function.Function;
 
 /**
- * The library's events as Micrometer meters and observations. Each call is an {@link Observation}
- * named {@value #CALL}: with a {@code DefaultMeterObservationHandler} it is a timer, and with
- * Micrometer Tracing on the registry a span (OpenTelemetry through its bridge). Beside it:
+ * The library's events as Micrometer meters and observations. Given the application's
+ * {@link ObservationRegistry} ({@link Builder#observations}), each call is an {@link Observation}
+ * named {@value #CALL}: a timer through its {@code DefaultMeterObservationHandler}, and a span with
+ * Micrometer Tracing (OpenTelemetry through its bridge). Without one, the same timer is recorded
+ * directly, which costs less (no observation context per call). Beside it:
  *
  * <table>
  *   <caption>meters</caption>
@@ -40,16 +41,56 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
     /** The observation's name, and so the timer's. */
     public static final String CALL = "idemtx.call";
 
+    /** Null when only metrics are made: then calls are timed directly, without the Observation machinery. */
     private final ObservationRegistry observations;
     private final MeterRegistry meters;
     private final Function<Scope, String> scopeTag;
-    private final ConcurrentMap<String, Timer> waitTimers = new ConcurrentHashMap<>();
-    private final ConcurrentMap<String, Counter> retryCounters = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Operation> operations = new ConcurrentHashMap<>();
     private final Counter purgeDeleted;
+
+    /** The meters of one operation, by result and joined (the common case: no exception), built once. */
+    private final class Operation {
+        final String name;
+        final Timer[] calls = new Timer[CallEvent.Result.values().length * 2];
+        final Timer[] waits = new Timer[CallEvent.Result.values().length];
+        final ConcurrentMap<String, Timer> failures = new ConcurrentHashMap<>();
+        final Counter retries;
+
+        Operation(String name) {
+            this.name = name;
+            this.retries = Counter.builder("idemtx.call.retries")
+                    .description("attempts after the first, after serialization failures or deadlocks")
+                    .tag("operation", name).register(meters);
+            for (CallEvent.Result r : CallEvent.Result.values()) {
+                waits[r.ordinal()] = Timer.builder("idemtx.call.wait").description("time a call waited on another holder of its key")
+                        .tags(Tags.of("operation", name, "outcome", r.tag())).register(meters);
+            }
+        }
+
+        Timer call(CallEvent.Result result, boolean joined, String exception) {
+            if (exception != null) {
+                return failures.computeIfAbsent(exception + "|" + joined, k -> callTimer(result, joined, simpleName(exception)));
+            }
+            int i = result.ordinal() * 2 + (joined ? 1 : 0);
+            Timer t = calls[i];
+            if (t == null) {
+                t = callTimer(result, joined, "none");
+                calls[i] = t; // a benign race: the registry hands out one timer per id
+            }
+            return t;
+        }
+
+        private Timer callTimer(CallEvent.Result result, boolean joined, String exception) {
+            return Timer.builder(CALL).description("idempotent calls, by outcome")
+                    .tags(Tags.of("operation", name, "outcome", result.tag(), "joined", Boolean.toString(joined),
+                            "exception", exception, "error", exception))
+                    .register(meters);
+        }
+    }
 
     private MicrometerIdempotencyListener(Builder b) {
         this.meters = b.meters;
-        this.observations = b.observations != null ? b.observations : metricsOnly(b.meters);
+        this.observations = b.observations;
         this.scopeTag = b.scopeTag;
         this.purgeDeleted = Counter.builder("idemtx.purge.deleted").description("expired idempotency claims deleted")
                 .register(meters);
@@ -64,16 +105,13 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
         return new Builder(meters);
     }
 
-    private static ObservationRegistry metricsOnly(MeterRegistry meters) {
-        ObservationRegistry registry = ObservationRegistry.create();
-        registry.observationConfig().observationHandler(new DefaultMeterObservationHandler(meters));
-        return registry;
-    }
-
     private record Started(Observation observation, Observation.Scope scope) {}
 
     @Override
     public Object callStarted(String operation) {
+        if (observations == null) {
+            return null; // timed from the event's total
+        }
         Observation observation = Observation.createNotStarted(CALL, observations)
                 .contextualName("idemtx " + operation)
                 .lowCardinalityKeyValue("operation", operation)
@@ -83,6 +121,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
 
     @Override
     public void callFinished(CallEvent event, Object started) {
+        Operation op = operations.computeIfAbsent(event.operation(), Operation::new);
         String outcome = event.result().tag();
         if (started instanceof Started s) {
             s.scope().close();
@@ -94,16 +133,19 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
                 o.lowCardinalityKeyValue("scope", scopeTag.apply(event.scope()));
             }
             o.stop();
+        } else if (scopeTag != null && event.scope() != null) {
+            Timer.builder(CALL).description("idempotent calls, by outcome")
+                    .tags(Tags.of("operation", op.name, "outcome", outcome, "joined", Boolean.toString(event.joined()),
+                            "exception", event.exception() == null ? "none" : simpleName(event.exception()),
+                            "error", event.exception() == null ? "none" : simpleName(event.exception()),
+                            "scope", scopeTag.apply(event.scope())))
+                    .register(meters).record(event.total());
+        } else {
+            op.call(event.result(), event.joined(), event.exception()).record(event.total());
         }
-        waitTimers.computeIfAbsent(event.operation() + "|" + outcome, k -> Timer.builder("idemtx.call.wait")
-                        .description("time a call waited on another holder of its key")
-                        .tags(Tags.of("operation", event.operation(), "outcome", outcome)).register(meters))
-                .record(event.waiting());
+        op.waits[event.result().ordinal()].record(event.waiting());
         if (event.attempts() > 1) {
-            retryCounters.computeIfAbsent(event.operation(), op -> Counter.builder("idemtx.call.retries")
-                            .description("attempts after the first, after serialization failures or deadlocks")
-                            .tag("operation", op).register(meters))
-                    .increment(event.attempts() - 1);
+            op.retries.increment(event.attempts() - 1);
         }
     }
 

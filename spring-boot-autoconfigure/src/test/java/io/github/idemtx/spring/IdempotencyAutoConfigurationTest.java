@@ -161,6 +161,23 @@ class IdempotencyAutoConfigurationTest {
         }
     }
 
+    @Test
+    void withAMeterRegistryEveryInstanceReportsToIt() {
+        runner(freshSchema()).withBean(io.micrometer.core.instrument.MeterRegistry.class,
+                io.micrometer.core.instrument.simple.SimpleMeterRegistry::new).run(context -> {
+                    IdempotentTransactions transactions = context.getBean(IdempotentTransactions.class);
+                    transactions.strings().run(Scope.of("s"), IdempotencyKey.of("metered"), Fingerprint.sha256("f"), tx -> "ok");
+                    io.micrometer.core.instrument.MeterRegistry meters = context.getBean(io.micrometer.core.instrument.MeterRegistry.class);
+                    assertThat(meters.get("idemtx.call").tag("outcome", "executed").timer().count()).isEqualTo(1);
+                });
+        runner(freshSchema()).withPropertyValues("idemtx.metrics.enabled=false").withBean(io.micrometer.core.instrument.MeterRegistry.class,
+                io.micrometer.core.instrument.simple.SimpleMeterRegistry::new).run(context -> {
+                    context.getBean(IdempotentTransactions.class).strings()
+                            .run(Scope.of("s"), IdempotencyKey.of("unmetered"), Fingerprint.sha256("f"), tx -> "ok");
+                    assertThat(context.getBean(io.micrometer.core.instrument.MeterRegistry.class).find("idemtx.call").timer()).isNull();
+                });
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class OwnPolicy {
         @Bean

@@ -65,6 +65,40 @@ public class IdempotencyAutoConfiguration {
                 properties.getPurge().getLimit());
     }
 
+    /**
+     * With idemtx-micrometer and a {@code MeterRegistry} (Spring Boot's actuator makes one), every
+     * instance the factory makes reports to it, through the application's {@code ObservationRegistry}
+     * when there is one (so calls are also spans with Micrometer Tracing).
+     */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"io.github.idemtx.micrometer.MicrometerIdempotencyListener",
+            "io.micrometer.core.instrument.MeterRegistry"})
+    static class Metrics {
+
+        @Bean
+        @ConditionalOnProperty(prefix = "idemtx.metrics", name = "enabled", havingValue = "true", matchIfMissing = true)
+        IdempotentTransactionCustomizer idempotencyMetrics(ObjectProvider<io.micrometer.core.instrument.MeterRegistry> meters,
+                ObjectProvider<io.micrometer.observation.ObservationRegistry> observations) {
+            java.util.concurrent.atomic.AtomicReference<io.github.idemtx.micrometer.MicrometerIdempotencyListener> listener =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            return builder -> {
+                io.micrometer.core.instrument.MeterRegistry registry = meters.getIfUnique();
+                if (registry == null) {
+                    return;
+                }
+                builder.listener(listener.updateAndGet(l -> {
+                    if (l != null) {
+                        return l;
+                    }
+                    io.github.idemtx.micrometer.MicrometerIdempotencyListener.Builder b =
+                            io.github.idemtx.micrometer.MicrometerIdempotencyListener.builder(registry);
+                    observations.ifUnique(b::observations);
+                    return b.build();
+                }));
+            };
+        }
+    }
+
     private static String checkedSchema(IdempotencyProperties properties) {
         try {
             return IdempotencySchema.requireSchemaName(properties.getSchema());
