@@ -14,15 +14,15 @@ import java.util.Objects;
  * @param exception the exception's class name when {@code result} is {@link Result#FAILED}, else null
  * @param joined whether it ran in the caller's transaction
  * @param attempts transactions tried (more than 1 after serialization failures or deadlocks)
- * @param total from the start of the call to its end
- * @param claiming in the claim statements, waits excluded
- * @param waiting waiting on another holder of the key
- * @param work in the work (or, for an external effect, the remote call)
- * @param recording recording the outcome, the commit included
+ * @param totalNanos from the start of the call to its end ({@link #total()})
+ * @param claimingNanos in the claim statements, waits excluded ({@link #claiming()})
+ * @param waitingNanos waiting on another holder of the key ({@link #waiting()})
+ * @param workNanos in the work ({@link #work()})
+ * @param recordingNanos recording the outcome, the commit included ({@link #recording()})
  * @param scope whose call it was; not a metric tag by default (unbounded)
  */
-public record CallEvent(String operation, Result result, String exception, boolean joined, int attempts, Duration total,
-        Duration claiming, Duration waiting, Duration work, Duration recording, Scope scope) {
+public record CallEvent(String operation, Result result, String exception, boolean joined, int attempts, long totalNanos,
+        long claimingNanos, long waitingNanos, long workNanos, long recordingNanos, Scope scope) {
 
     /** How a call ended: one per {@link RemoteOutcome} case, or an exception. */
     public enum Result {
@@ -50,17 +50,37 @@ public record CallEvent(String operation, Result result, String exception, boole
     public CallEvent {
         Objects.requireNonNull(operation, "operation");
         Objects.requireNonNull(result, "result");
-        Objects.requireNonNull(total, "total");
-        Objects.requireNonNull(claiming, "claiming");
-        Objects.requireNonNull(waiting, "waiting");
-        Objects.requireNonNull(work, "work");
-        Objects.requireNonNull(recording, "recording");
+    }
+
+    /** From the start of the call to its end. */
+    public Duration total() {
+        return Duration.ofNanos(totalNanos);
+    }
+
+    /** In the claim statements, waits excluded. */
+    public Duration claiming() {
+        return Duration.ofNanos(claimingNanos);
+    }
+
+    /** Waiting on another holder of the key. */
+    public Duration waiting() {
+        return Duration.ofNanos(waitingNanos);
+    }
+
+    /** In the work (for an external effect: 0, the event carries the total only). */
+    public Duration work() {
+        return Duration.ofNanos(workNanos);
+    }
+
+    /** Recording the outcome, the commit included. */
+    public Duration recording() {
+        return Duration.ofNanos(recordingNanos);
     }
 
     @Override
     public String toString() {
         return "CallEvent[operation=" + operation + ", result=" + result + (exception == null ? "" : ", exception=" + exception)
-                + ", joined=" + joined + ", attempts=" + attempts + ", total=" + total + ", claiming=" + claiming
-                + ", waiting=" + waiting + ", work=" + work + ", recording=" + recording + "]";
+                + ", joined=" + joined + ", attempts=" + attempts + ", total=" + total() + ", claiming=" + claiming()
+                + ", waiting=" + waiting() + ", work=" + work() + ", recording=" + recording() + "]";
     }
 }

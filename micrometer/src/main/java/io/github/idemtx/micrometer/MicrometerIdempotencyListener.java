@@ -13,6 +13,7 @@ import io.micrometer.observation.ObservationRegistry;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -26,7 +27,7 @@ import java.util.function.Function;
  *   <caption>meters</caption>
  *   <tr><th>name</th><th>type</th><th>tags</th></tr>
  *   <tr><td>{@code idemtx.call}</td><td>timer (from the observation)</td><td>operation, outcome, joined, exception, error</td></tr>
- *   <tr><td>{@code idemtx.call.wait}</td><td>timer</td><td>operation, outcome: time waiting on another holder of the key</td></tr>
+ *   <tr><td>{@code idemtx.call.wait}</td><td>timer</td><td>operation, outcome: calls that waited on another holder of the key, and how long</td></tr>
  *   <tr><td>{@code idemtx.call.retries}</td><td>counter</td><td>operation: attempts after the first (40001, 40P01)</td></tr>
  *   <tr><td>{@code idemtx.purge.deleted}</td><td>counter</td><td>expired claims deleted</td></tr>
  *   <tr><td>{@code idemtx.purge}</td><td>timer</td><td>outcome ({@code ok} or {@code failed})</td></tr>
@@ -139,11 +140,13 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
                             "exception", event.exception() == null ? "none" : simpleName(event.exception()),
                             "error", event.exception() == null ? "none" : simpleName(event.exception()),
                             "scope", scopeTag.apply(event.scope())))
-                    .register(meters).record(event.total());
+                    .register(meters).record(event.totalNanos(), TimeUnit.NANOSECONDS);
         } else {
-            op.call(event.result(), event.joined(), event.exception()).record(event.total());
+            op.call(event.result(), event.joined(), event.exception()).record(event.totalNanos(), TimeUnit.NANOSECONDS);
         }
-        op.waits[event.result().ordinal()].record(event.waiting());
+        if (event.waitingNanos() > 0) {
+            op.waits[event.result().ordinal()].record(event.waitingNanos(), TimeUnit.NANOSECONDS);
+        }
         if (event.attempts() > 1) {
             op.retries.increment(event.attempts() - 1);
         }

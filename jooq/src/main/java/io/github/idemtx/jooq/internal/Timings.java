@@ -2,7 +2,6 @@ package io.github.idemtx.jooq.internal;
 
 import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.Scope;
-import java.time.Duration;
 
 /**
  * Where one call's time went, collected only when the instance has listeners. Confined to the
@@ -41,7 +40,7 @@ public final class Timings {
     }
 
     public CallEvent event(String operation, CallEvent.Result result, String exception, Scope scope) {
-        return new CallEvent(operation, result, exception, joined, attempts, Duration.ofNanos(System.nanoTime() - start),
-                Duration.ofNanos(claiming), Duration.ofNanos(waiting), Duration.ofNanos(work), Duration.ofNanos(recording), scope);
+        return new CallEvent(operation, result, exception, joined, attempts, System.nanoTime() - start, claiming, waiting, work,
+                recording, scope);
     }
 }
