@@ -111,20 +111,9 @@ public final class ExternalEffect<R, T> {
         if (!listeners.any()) {
             return flow.run(scope, key, fingerprint, request);
         }
-        String operation = "effect:" + name;
-        Object[] started = listeners.started(operation);
         io.github.idemtx.jooq.internal.Timings timings = new io.github.idemtx.jooq.internal.Timings();
         timings.attempt(false);
-        RemoteOutcome<T> outcome;
-        try {
-            outcome = flow.run(scope, key, fingerprint, request);
-        } catch (RuntimeException | Error e) {
-            listeners.finished(timings.event(operation, io.github.idemtx.core.CallEvent.Result.FAILED, e.getClass().getName(), scope),
-                    started);
-            throw e;
-        }
-        listeners.finished(timings.event(operation, io.github.idemtx.core.CallEvent.Result.of(outcome), null, scope), started);
-        return outcome;
+        return timings.observe(listeners, "effect:" + name, scope, () -> flow.run(scope, key, fingerprint, request));
     }
 
     /**

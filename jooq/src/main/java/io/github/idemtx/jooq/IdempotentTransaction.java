@@ -194,17 +194,9 @@ public final class IdempotentTransaction<T> {
         if (!listeners.any()) {
             return runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, null));
         }
-        Object[] started = listeners.started(OPERATION);
         Timings timings = new Timings();
-        Outcome<T> outcome;
-        try {
-            outcome = runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, timings));
-        } catch (RuntimeException | Error e) {
-            listeners.finished(timings.event(OPERATION, CallEvent.Result.FAILED, e.getClass().getName(), scope), started);
-            throw e;
-        }
-        listeners.finished(timings.event(OPERATION, CallEvent.Result.of(outcome), null, scope), started);
-        return outcome;
+        return timings.observe(listeners, OPERATION, scope,
+                () -> runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, timings)));
     }
 
     private static final String OPERATION = "transaction";

@@ -39,6 +39,24 @@ public final class Timings {
         recording += nanos;
     }
 
+    /**
+     * Runs {@code call} with {@code listeners} told of its start and of its end, with these timings,
+     * whatever it returns or throws (then rethrown unchanged).
+     */
+    public <O extends io.github.idemtx.core.RemoteOutcome<?>> O observe(io.github.idemtx.core.internal.Listeners listeners,
+            String operation, Scope scope, java.util.function.Supplier<O> call) {
+        Object[] started = listeners.started(operation);
+        O outcome;
+        try {
+            outcome = call.get();
+        } catch (RuntimeException | Error e) {
+            listeners.finished(event(operation, CallEvent.Result.FAILED, e.getClass().getName(), scope), started);
+            throw e;
+        }
+        listeners.finished(event(operation, CallEvent.Result.of(outcome), null, scope), started);
+        return outcome;
+    }
+
     public CallEvent event(String operation, CallEvent.Result result, String exception, Scope scope) {
         return new CallEvent(operation, result, exception, joined, attempts, System.nanoTime() - start, claiming, waiting, work,
                 recording, scope);
