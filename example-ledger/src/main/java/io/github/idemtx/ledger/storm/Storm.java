@@ -71,6 +71,8 @@ public final class Storm {
             StringBuilder out = new StringBuilder();
             out.append(String.format("%nstorm report%n"));
             out.append(String.format("  intents            %d (answers: %s)%n", intents, answers));
+            out.append(String.format("  %-18s %s%n", "", "422s are on purpose: one account in ten holds USD (currency_mismatch),"
+                    + " and transfers may exceed a balance (insufficient_funds)"));
             out.append(String.format("  requests sent      %d (replayed answers %d, 409s %d, 5xx %d, client timeouts %d)%n",
                     requests, replays, conflicts, serverErrors, timeouts));
             out.append(String.format("  faults injected    %d connection kills%n", faults));
@@ -167,6 +169,10 @@ public final class Storm {
         args.add("--tokens=" + tokenA + "=storm-tenant-a," + tokenB + "=storm-tenant-b");
         try (LedgerServer server = LedgerServer.startFresh(args.toArray(String[]::new))) {
             progress.println("storm: ledger on port " + server.port() + ", " + options);
+            if (options.faultsPerSecond() > 0) {
+                progress.println("storm: lines \"ledger: ... answered 503\" below are the injected connection kills doing their"
+                        + " job: the client retries with the same key; the report counts them as 5xx");
+            }
             return new Storm(new Target(URI.create("http://127.0.0.1:" + server.port()), server),
                     Map.of(tokenA, "storm-tenant-a", tokenB, "storm-tenant-b"), options, progress).run();
         }
