@@ -162,9 +162,14 @@ public final class ExternalEffect<R, T> {
                     if (onPass != null && pass.total() > 0) {
                         onPass.accept(pass);
                     }
-                } while (pass.total() == limit && !Thread.currentThread().isInterrupted());
-            } catch (RuntimeException e) {
-                // the claims stay in flight; the next tick tries again
+                    // again at once only while whole batches settle; failures wait for the next tick
+                } while (pass.total() == limit && pass.count("failed") == 0 && !Thread.currentThread().isInterrupted());
+            } catch (VirtualMachineError e) {
+                throw e;
+            } catch (Throwable e) {
+                // a scheduled task that throws is never run again: log and go on
+                System.getLogger("io.github.idemtx").log(System.Logger.Level.WARNING,
+                        "idemtx: a recovery pass of " + name + " failed; the next tick tries again", e);
             }
         }, 0, every.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         return () -> {

@@ -294,6 +294,78 @@ class ExternalEffectTest {
         assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ZERO, 10, null)).isInstanceOf(IllegalArgumentException.class);
     }
 
+    private long postedAmount(IdempotencyKey key) {
+        return Db.DSL_CONTEXT.resultQuery("select coalesce(sum(amount), -1)::bigint from " + Db.SCHEMA
+                + ".effect_posting where scope = ? and idem_key = ?", scope.value(), key.value()).fetchOne(0, Long.class);
+    }
+
+    @Test
+    void anOperatorsResolutionRunsTheLocalWritesWithTheClaimsOwnRequest() throws Exception {
+        ExternalEffect<Long, String> charges = effect(true);
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        bank.lookupUnknownRate = 1.0;
+        charges.run(scope, key, fingerprint, 4321L);
+        for (int pass = 0; pass < 40 && charges.needingReconciliation(10).isEmpty(); pass++) {
+            charges.recover(10);
+            Thread.sleep(25);
+        }
+        assertThat(charges.resolveApplied(scope, key, "ch_by_hand")).isTrue();
+        assertThat(postedAmount(key)).as("the posting has the request's amount").isEqualTo(4321L);
+    }
+
+    @Test
+    void whenTheLocalWritesAfterTheChargeFailTheAnswerIsKeptAndRecordedOnceTheyWork() throws Exception {
+        ExternalEffect<Long, String> charges = effect(true);
+        IdempotencyKey key = Db.freshKey();
+        bank.afterThrows = true;
+        RemoteOutcome<String> first = charges.run(scope, key, fingerprint, 61L);
+        assertThat(first).as("not an exception: the bank charged, the ledger could not post yet").isInstanceOf(RemoteOutcome.Unknown.class);
+        assertThat(count("effect_hold", key)).isEqualTo(1);
+        bank.afterThrows = false;
+        Thread.sleep(SCHEDULE.get(0).toMillis() + 10);
+        assertThat(charges.recover(10).count("found")).isEqualTo(1);
+        assertThat(postedAmount(key)).isEqualTo(61L);
+        assertThat(applications()).isEqualTo(1);
+        assertThat(bank.calls).as("found by lookup, not sent again").hasValue(1);
+    }
+
+    @Test
+    void aResultThatCanNeverBeStoredGoesToAnOperatorInsteadOfBeingLookedUpForever() {
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA).lease(LEASE).lookupSchedule(SCHEDULE)
+                .policy(IdempotencyPolicy.builder().maxResultBytes(8).build()).build(); // the request fits (8 bytes), no charge id does
+        IdempotencyKey key = Db.freshKey();
+        assertThat(charges.run(scope, key, fingerprint, 12L)).isInstanceOf(RemoteOutcome.NeedsReconciliation.class);
+        assertThat(charges.needingReconciliation(10)).extracting(ExternalEffect.Unsettled::key).contains(key);
+        assertThat(charges.recover(10).total()).as("never taken over again").isZero();
+    }
+
+    @Test
+    void aKeyUsedAgainAfterItsClaimExpiredIsANewChargeNotTheOldOneReplayedByTheBank() {
+        ExternalEffect<Long, String> charges = effect(false);
+        IdempotencyKey key = Db.freshKey();
+        String first = ((Outcome.Executed<String>) charges.run(scope, key, fingerprint, 70L)).value();
+        Db.expire(scope, key);
+        Db.DSL_CONTEXT.execute("delete from " + Db.SCHEMA + ".effect_posting where scope = ? and idem_key = ?", scope.value(), key.value());
+        RemoteOutcome<String> second = charges.run(scope, key, fingerprint, 70L);
+        assertThat(second).isInstanceOf(Outcome.Executed.class);
+        assertThat(((Outcome.Executed<String>) second).value()).isNotEqualTo(first);
+        assertThat(bank.charges).hasSize(2);
+    }
+
+    @Test
+    void aKeyOfAnotherEffectOrOfATransactionIsNotThisEffectsAnswer() {
+        IdempotencyKey key = Db.freshKey();
+        assertThat(effect(false).run(scope, key, fingerprint, 5L)).isInstanceOf(Outcome.Executed.class);
+        ExternalEffect<Long, String> refunds = ExternalEffect.builder(Db.dsl(), "refund", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA).lease(LEASE).build();
+        assertThat(refunds.run(scope, key, fingerprint, 5L)).isInstanceOf(Outcome.FingerprintMismatch.class);
+        IdempotencyKey txKey = Db.freshKey();
+        IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build().run(scope, txKey, fingerprint, tx -> "tx");
+        assertThat(effect(false).run(scope, txKey, fingerprint, 5L)).isInstanceOf(Outcome.FingerprintMismatch.class);
+    }
+
     @Test
     void insideACallersTransactionItIsRefusedBeforeAnything() {
         IdempotencyKey key = Db.freshKey();

@@ -51,6 +51,10 @@ final class FakeBank implements Remote<Long, String> {
     /** Charges created per downstream key (must never exceed 1). */
     final Map<String, AtomicInteger> applications = new ConcurrentHashMap<>();
     final AtomicInteger calls = new AtomicInteger();
+    /** Calls for a downstream key the bank had already applied (absorbed by its deduplication). */
+    final AtomicInteger duplicateSends = new AtomicInteger();
+    /** The local writes after a charge throw while this is set (a bug, a constraint). */
+    volatile boolean afterThrows;
     final AtomicInteger lookups = new AtomicInteger();
     final String schema;
 
@@ -128,6 +132,9 @@ final class FakeBank implements Remote<Long, String> {
     }
 
     private Charge apply(Intent<Long> intent) {
+        if (charges.containsKey(intent.downstreamKey())) {
+            duplicateSends.incrementAndGet();
+        }
         return charges.computeIfAbsent(intent.downstreamKey(), k -> {
             applications.computeIfAbsent(k, x -> new AtomicInteger()).incrementAndGet();
             return new Charge("ch_" + Math.abs((long) k.hashCode()) + "_" + intent.request(), k, intent.request(), System.nanoTime());
@@ -152,6 +159,9 @@ final class FakeBank implements Remote<Long, String> {
 
     @Override
     public void after(DSLContext tx, Intent<Long> intent, String chargeId) {
+        if (afterThrows) {
+            throw new IllegalStateException("the posting failed");
+        }
         double rate = faultRate;
         boolean die = rate > 0 ? ThreadLocalRandom.current().nextDouble() < rate / 6 : fault == Fault.DIE_IN_RECORD;
         if (die) {

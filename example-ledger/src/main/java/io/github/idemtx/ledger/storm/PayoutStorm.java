@@ -62,6 +62,14 @@ public final class PayoutStorm {
     private static final String TENANT = "payout-storm-tenant";
     private static final int ACCOUNTS = 12;
 
+    /**
+     * The downstream key of claim {@code c}, as ExternalEffect derives it (base64url SHA-256 of scope,
+     * 0, key, 0, created_at in epoch microseconds), without the {@code effect:} prefix.
+     */
+    static final String DOWNSTREAM_KEY_SQL = "rtrim(translate(encode(sha256(convert_to(c.scope, 'UTF8') || '\\x00'::bytea"
+            + " || convert_to(c.idem_key, 'UTF8') || '\\x00'::bytea"
+            + " || convert_to(((extract(epoch from c.created_at) * 1000000)::bigint)::text, 'UTF8')), 'base64'), '+/', '-_'), '=')";
+
     /** The storm's settings. */
     public record Options(int intents, int clients, int kills, long seed, String dbUrl, String dbUser, String dbPassword,
             String ledgerSchema, String bankSchema) {}
@@ -374,8 +382,7 @@ public final class PayoutStorm {
         // a claim is handed to reconciliation only after lookups of its downstream key went unanswered
         long unexplained = count("SELECT count(*) FROM " + l + ".idempotency_claim c WHERE c.effect = 'payout' AND c.state = 4"
                 + " AND NOT EXISTS (SELECT 1 FROM " + b + ".lookup k WHERE NOT k.answered AND k.idem_key = 'payout:'"
-                + " || rtrim(translate(encode(sha256(convert_to(c.scope, 'UTF8') || '\\x00'::bytea || convert_to(c.idem_key, 'UTF8')),"
-                + " 'base64'), '+/', '-_'), '='))");
+                + " || " + DOWNSTREAM_KEY_SQL + ")");
         invariants.put("every claim needing reconciliation is one whose bank lookups went unanswered", unexplained == 0);
         Map<String, Long> bankFigures = new LinkedHashMap<>();
         query("SELECT status, count(*) FROM " + b + ".charge GROUP BY status ORDER BY status", rs -> bankFigures.put(rs.getString(1) + " charges", rs.getLong(2)));

@@ -39,6 +39,8 @@ import org.jooq.exception.DataAccessException;
  */
 public final class EffectFlow<R, T> {
 
+    private static final System.Logger LOG = System.getLogger("io.github.idemtx");
+
     private final Configuration configuration;
     private final IdempotencyPolicy policy;
     private final TransactionOwnership ownership;
@@ -80,12 +82,13 @@ public final class EffectFlow<R, T> {
         long deadline = System.nanoTime() + policy.duplicateWait().toNanos();
         long pause = 10;
         while (true) {
+            long leaseStart = System.nanoTime(); // no later than the database's start of the lease
             Object claimed = inTransaction(scope, key, c -> {
-                Long fence = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest, lease.toMillis());
-                if (fence == null) {
+                EffectStatements.Claimed fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest, lease.toMillis());
+                if (fresh == null) {
                     return sql.read(c, scope, key);
                 }
-                Intent<R> intent = intent(scope, key, request, fence);
+                Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
                 before(c, intent);
                 return intent;
             }, true);
@@ -99,23 +102,26 @@ public final class EffectFlow<R, T> {
             if (claimed instanceof Intent<?> held) {
                 @SuppressWarnings("unchecked")
                 Intent<R> intent = (Intent<R>) held;
-                return callAndRecord(intent, false).outcome();
+                return callAndRecord(new Hold<>(intent, leaseStart, 0), false).outcome();
             }
             EffectStatements.Row row = (EffectStatements.Row) claimed;
             if (row == null) {
                 continue; // the row expired or was purged between the claim and the read
             }
-            if (!fingerprint.matches(row.fingerprint())) {
+            if (!fingerprint.matches(row.fingerprint()) || !effect.equals(row.effect())) {
+                // another request, or the key used by another effect or by IdempotentTransaction
                 return new Outcome.FingerprintMismatch<>();
             }
             if (row.state() != EffectStatements.IN_FLIGHT) {
                 return answer(scope, key, row);
             }
             if (row.leaseExpired()) {
+                long takeoverStart = System.nanoTime();
                 Long fence = inTransaction(scope, key, c -> sql.takeOver(c, scope, key, row.fence(), lease.toMillis()), false);
                 if (fence != null) {
                     R stored = requests.decode(scope, key, row.request());
-                    return settle(intent(scope, key, stored, fence), false, row.lookups()).outcome();
+                    return settle(new Hold<>(intent(scope, key, stored, fence, row.createdAt()), takeoverStart, row.lookups()), false)
+                            .outcome();
                 }
                 continue; // another caller or the recoverer took it over first
             }
@@ -134,10 +140,18 @@ public final class EffectFlow<R, T> {
         List<EffectStatements.Stuck> taken = inTransaction(null, null, c -> sql.scan(c, effect, limit, lease.toMillis()), false);
         return taken.stream().map(s -> {
             try {
+                // the batch's leases started together: renew this one before settling it, or a
+                // takeover by someone else may have happened while the others were settled
+                long renewed = System.nanoTime();
+                Long left = inTransaction(s.scope(), s.key(), c -> sql.renew(c, s.scope(), s.key(), s.fence(), lease.toMillis()), false);
+                if (left == null) {
+                    return Settled.LOST_FENCE;
+                }
                 R request = requests.decode(s.scope(), s.key(), s.request());
-                return settle(intent(s.scope(), s.key(), request, s.fence()), true, s.lookups()).how();
+                return settle(new Hold<>(intent(s.scope(), s.key(), request, s.fence(), s.createdAt()), renewed, s.lookups()), true)
+                        .how();
             } catch (RuntimeException e) {
-                // left in flight with its lease running: a later pass tries again
+                LOG.log(System.Logger.Level.WARNING, "idemtx: recovering a claim of " + effect + " failed; a later pass tries again", e);
                 return Settled.FAILED;
             }
         }).toList();
@@ -156,11 +170,11 @@ public final class EffectFlow<R, T> {
         byte[] stored = failure != null ? FailureEncoding.encode(failure) : results.encode(scope, key, result);
         short state = failure != null ? ClaimStatements.FAILED : ClaimStatements.SUCCEEDED;
         return inTransaction(scope, key, c -> {
-            byte[][] request = sql.resolve(c, scope, key, effect, state, stored, policy.ttl().toMillis());
-            if (request == null) {
+            EffectStatements.Resolved resolved = sql.resolve(c, scope, key, effect, state, stored, policy.ttl().toMillis());
+            if (resolved == null) {
                 return false;
             }
-            Intent<R> intent = intent(scope, key, requests.decode(scope, key, request[0]), 0);
+            Intent<R> intent = intent(scope, key, requests.decode(scope, key, resolved.request()), 0, resolved.createdAt());
             if (failure != null) {
                 local(() -> remote.refused(ClaimFlow.workContext(configuration, c), intent, failure), scope, key);
             } else {
@@ -172,29 +186,48 @@ public final class EffectFlow<R, T> {
 
     // ------------------------------------------------------------------ phases 2 and 3
 
+    /**
+     * A claim this call holds: its intent, when its lease began (by this JVM's clock, no later than
+     * the database's), and the lookups counted so far.
+     */
+    private record Hold<R>(Intent<R> intent, long leaseStart, int lookups) {}
+
     /** Phase 2 and 3: calls the remote with the claim held, records its answer or releases the lease. */
-    private Step<T> callAndRecord(Intent<R> intent, boolean resent) {
+    private Step<T> callAndRecord(Hold<R> hold, boolean resent) {
+        Intent<R> intent = hold.intent();
+        // the call must end before the lease does, or a takeover could overlap it: what is left of the
+        // lease, and if that is little (a slow before(), a lookup), the lease renewed first, fenced
+        long leaseNanos = lease.toNanos();
+        long left = hold.leaseStart() + leaseNanos * 4 / 5 - System.nanoTime();
+        if (left < leaseNanos / 2) {
+            long renewedAt = System.nanoTime();
+            Long ms = inTransaction(intent.scope(), intent.key(),
+                    c -> sql.renew(c, intent.scope(), intent.key(), intent.fence(), lease.toMillis()), false);
+            if (ms == null) {
+                return lostFence(intent); // taken over: this holder sends nothing
+            }
+            left = Math.min(leaseNanos, ms * 1_000_000L) * 4 / 5 - (System.nanoTime() - renewedAt);
+        }
         Reply<T> reply;
         try {
-            // the call must end before the lease does, or a takeover could overlap it
-            reply = remote.call(intent, Instant.now().plus(lease.multipliedBy(4).dividedBy(5)));
+            reply = remote.call(intent, Instant.now().plusNanos(Math.max(0, left)));
             if (reply == null) {
                 throw new IllegalStateException(remote.getClass().getName() + ".call returned null");
             }
         } catch (Exception e) {
-            return unknown(intent, "the remote call failed: " + e, false, 0);
+            return unknown(hold, "the remote call failed: " + e, false);
         }
         return switch (reply) {
-            case Reply.Applied<T> applied -> recordApplied(intent, applied.result(), resent ? Settled.RESENT : Settled.FOUND);
-            case Reply.Refused<T> refused -> recordRefused(intent, refused.failure());
+            case Reply.Applied<T> applied -> recordApplied(hold, applied.result(), resent ? Settled.RESENT : Settled.FOUND);
+            case Reply.Refused<T> refused -> recordRefused(hold, refused.failure());
         };
     }
 
     /** A takeover's path: look the request up before anything is sent again. */
-    private Step<T> settle(Intent<R> intent, boolean recoverer, int lookupsSoFar) {
+    private Step<T> settle(Hold<R> hold, boolean recoverer) {
         Lookup<T> lookup;
         try {
-            lookup = remote.lookup(intent);
+            lookup = remote.lookup(hold.intent());
             if (lookup == null) {
                 lookup = Lookup.unknown(remote.getClass().getName() + ".lookup returned null");
             }
@@ -202,43 +235,57 @@ public final class EffectFlow<R, T> {
             lookup = Lookup.unknown("the lookup failed: " + e);
         }
         return switch (lookup) {
-            case Lookup.Found<T> found -> recordApplied(intent, found.result(), Settled.FOUND);
-            case Lookup.Refused<T> refused -> recordRefused(intent, refused.failure());
+            case Lookup.Found<T> found -> recordApplied(hold, found.result(), Settled.FOUND);
+            case Lookup.Refused<T> refused -> recordRefused(hold, refused.failure());
             case Lookup.Absent<T> absent -> readAfterWrite
-                    ? callAndRecord(intent, true)
-                    : unknown(intent, "the remote has no record of it, but does not promise read-after-write", recoverer, lookupsSoFar);
-            case Lookup.Unknown<T> unknown -> unknown(intent, "the lookup did not answer: " + unknown.reason(), recoverer, lookupsSoFar);
+                    ? callAndRecord(hold, true)
+                    : unknown(hold, "the remote has no record of it, but does not promise read-after-write", recoverer);
+            case Lookup.Unknown<T> unknown -> unknown(hold, "the lookup did not answer: " + unknown.reason(), recoverer);
         };
     }
 
-    private Step<T> recordApplied(Intent<R> intent, T result, Settled how) {
+    private Step<T> recordApplied(Hold<R> hold, T result, Settled how) {
+        Intent<R> intent = hold.intent();
         byte[] stored;
         try {
             stored = results.encode(intent.scope(), intent.key(), result);
         } catch (RuntimeException e) {
-            // the remote applied it: nothing may be released; the claim stays in flight for an operator
-            unknown(intent, "the result could not be stored: " + e.getMessage(), false, 0);
-            throw e;
+            // the remote applied it and this will never be storable: an operator must settle it
+            LOG.log(System.Logger.Level.WARNING, "idemtx: the result of " + effect + " could not be stored;"
+                    + " the claim needs reconciliation", e);
+            return release(hold, "the result could not be stored: " + e.getMessage(), true, true);
         }
-        return record(intent, ClaimStatements.SUCCEEDED, stored, tx -> remote.after(tx, intent, result),
+        return record(hold, ClaimStatements.SUCCEEDED, stored, tx -> remote.after(tx, intent, result),
                 at -> new Outcome.Executed<>(result), how);
     }
 
-    private Step<T> recordRefused(Intent<R> intent, Failure failure) {
-        return record(intent, ClaimStatements.FAILED, FailureEncoding.encode(failure), tx -> remote.refused(tx, intent, failure),
+    private Step<T> recordRefused(Hold<R> hold, Failure failure) {
+        return record(hold, ClaimStatements.FAILED, FailureEncoding.encode(failure), tx -> remote.refused(tx, hold.intent(), failure),
                 at -> new Outcome.Rejected<>(failure, at, false), Settled.REFUSED);
     }
 
-    /** Phase 3: the fenced record and the local writes that go with it, in one transaction. */
-    private Step<T> record(Intent<R> intent, short state, byte[] stored, LocalWrites writes,
+    /**
+     * Phase 3: the fenced record and the local writes that go with it, in one transaction. If it
+     * fails (the local writes throw, the connection is lost), the remote's answer is not lost: the
+     * claim stays in flight, the failure counts as an unanswered lookup, and after the schedule it
+     * waits for an operator; the caller gets {@code Unknown}.
+     */
+    private Step<T> record(Hold<R> hold, short state, byte[] stored, LocalWrites writes,
             Function<Instant, RemoteOutcome<T>> answer, Settled how) {
-        Instant at = inTransaction(intent.scope(), intent.key(), c -> {
-            Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), state, stored, policy.ttl().toMillis());
-            if (recorded != null) {
-                local(() -> writes.write(ClaimFlow.workContext(configuration, c)), intent.scope(), intent.key());
-            }
-            return recorded;
-        }, false);
+        Intent<R> intent = hold.intent();
+        Instant at;
+        try {
+            at = inTransaction(intent.scope(), intent.key(), c -> {
+                Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), state, stored, policy.ttl().toMillis());
+                if (recorded != null) {
+                    local(() -> writes.write(ClaimFlow.workContext(configuration, c)), intent.scope(), intent.key());
+                }
+                return recorded;
+            }, false);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "idemtx: recording the answer of " + effect + " failed; it is looked up again", e);
+            return release(hold, "recording the answer failed: " + e, true, false);
+        }
         return at == null ? lostFence(intent) : new Step<>(answer.apply(at), how);
     }
 
@@ -248,16 +295,33 @@ public final class EffectFlow<R, T> {
     }
 
     /** The outcome is unknown: the lease ends now; the recoverer counts its lookups and may hand it to reconciliation. */
-    private Step<T> unknown(Intent<R> intent, String reason, boolean recoverer, int lookupsSoFar) {
-        int lookup = lookupsSoFar + 1;
-        boolean reconcile = recoverer && lookup > lookupSchedule.size();
-        Long next = recoverer && !reconcile ? lookupSchedule.get(lookup - 1).toMillis() : null;
-        boolean released = inTransaction(intent.scope(), intent.key(),
-                c -> sql.release(c, intent.scope(), intent.key(), intent.fence(), recoverer, next, reconcile), false);
+    private Step<T> unknown(Hold<R> hold, String reason, boolean recoverer) {
+        return release(hold, reason, recoverer, false);
+    }
+
+    /**
+     * Ends the lease, the claim staying in flight. {@code count} counts an unanswered lookup and
+     * schedules the next, handing the claim to reconciliation after the last; {@code reconcile} does
+     * so at once.
+     */
+    private Step<T> release(Hold<R> hold, String reason, boolean count, boolean reconcile) {
+        Intent<R> intent = hold.intent();
+        int lookup = hold.lookups() + 1;
+        boolean toOperator = reconcile || (count && lookup > lookupSchedule.size());
+        Long next = count && !toOperator ? lookupSchedule.get(lookup - 1).toMillis() : null;
+        boolean released;
+        try {
+            released = inTransaction(intent.scope(), intent.key(),
+                    c -> sql.release(c, intent.scope(), intent.key(), intent.fence(), count || toOperator, next, toOperator), false);
+        } catch (RuntimeException e) {
+            // the lease runs out by itself; a retry or the recoverer takes it over then
+            LOG.log(System.Logger.Level.WARNING, "idemtx: releasing a claim of " + effect + " failed; its lease runs out", e);
+            return new Step<>(new RemoteOutcome.Unknown<>(lease, reason), Settled.FAILED);
+        }
         if (!released) {
             return lostFence(intent);
         }
-        return reconcile
+        return toOperator
                 ? new Step<>(new RemoteOutcome.NeedsReconciliation<>(Instant.now()), Settled.RECONCILIATION)
                 : new Step<>(new RemoteOutcome.Unknown<>(policy.retryAfter(), reason), Settled.UNKNOWN);
     }
@@ -381,21 +445,34 @@ public final class EffectFlow<R, T> {
 
     // ------------------------------------------------------------------ intents
 
-    private Intent<R> intent(Scope scope, IdempotencyKey key, R request, long fence) {
-        return new Intent<>(scope, key, downstreamKey(scope, key), request, fence);
+    private Intent<R> intent(Scope scope, IdempotencyKey key, R request, long fence, Instant claimedAt) {
+        return new Intent<>(scope, key, downstreamKey(scope, key, claimedAt), request, fence);
     }
 
-    /** {@code effect:} and the base64url SHA-256 of scope, a 0 byte and key: stable, bounded, opaque. */
-    private String downstreamKey(Scope scope, IdempotencyKey key) {
+    /**
+     * {@code effect:} and the base64url SHA-256 of scope, key and the claim's start (its
+     * {@code created_at} in epoch microseconds), each after a 0 byte: the same for every attempt and
+     * takeover of one claim, different for the claim of the same key after the first expired (a
+     * remote that keeps keys longer than the TTL must not answer the new request with the old charge);
+     * bounded and opaque.
+     */
+    public static String downstreamKey(String effect, Scope scope, IdempotencyKey key, Instant claimedAt) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             sha.update(scope.value().getBytes(StandardCharsets.UTF_8));
             sha.update((byte) 0);
             sha.update(key.value().getBytes(StandardCharsets.UTF_8));
+            sha.update((byte) 0);
+            long micros = Math.addExact(Math.multiplyExact(claimedAt.getEpochSecond(), 1_000_000L), claimedAt.getNano() / 1_000);
+            sha.update(Long.toString(micros).getBytes(StandardCharsets.US_ASCII));
             return effect + ":" + Base64.getUrlEncoder().withoutPadding().encodeToString(sha.digest());
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing", e);
         }
+    }
+
+    private String downstreamKey(Scope scope, IdempotencyKey key, Instant claimedAt) {
+        return downstreamKey(effect, scope, key, claimedAt);
     }
 
     private static void sleep(long millis) {

@@ -37,6 +37,7 @@ public final class EffectStatements {
     private final String scanSql;
     private final String unsettledSql;
     private final String resolveSql;
+    private final String renewSql;
 
     public EffectStatements(String schema) {
         String t = "\"" + schema + "\".idempotency_claim";
@@ -48,9 +49,9 @@ public final class EffectStatements {
                 + " effect = excluded.effect, request = excluded.request, fence = coalesce(c.fence, 0) + 1,"
                 + " lease_until = excluded.lease_until, lookups = 0, next_lookup_at = null"
                 + " where c.expires_at <= clock_timestamp()"
-                + " returning c.fence";
+                + " returning c.fence, c.created_at";
         this.readSql = Kind.EFFECT_READ.tag() + "select state, fingerprint, result, completed_at, fence,"
-                + " coalesce(lease_until <= clock_timestamp(), false), request, lookups from " + t
+                + " coalesce(lease_until <= clock_timestamp(), false), request, lookups, effect, created_at from " + t
                 + " where scope = ? and idem_key = ? and expires_at > clock_timestamp()";
         this.takeOverSql = Kind.EFFECT_TAKEOVER.tag() + "update " + t + " set fence = fence + 1,"
                 + " lease_until = clock_timestamp() + ?" + MS
@@ -83,26 +84,42 @@ public final class EffectStatements {
                 + " and (next_lookup_at is null or next_lookup_at <= clock_timestamp())"
                 + " order by lease_until limit ? for update skip locked) as stuck"
                 + " where c.scope = stuck.scope and c.idem_key = stuck.idem_key"
-                + " returning c.scope, c.idem_key, c.request, c.fence, c.lookups";
+                + " returning c.scope, c.idem_key, c.request, c.fence, c.lookups, c.created_at";
         this.unsettledSql = Kind.EFFECT_SCAN.tag() + "select scope, idem_key, state, request, fence, lookups,"
-                + " completed_at, lease_until, next_lookup_at from " + t + " where effect = ? and state = ?"
+                + " completed_at, lease_until, next_lookup_at, created_at from " + t + " where effect = ? and state = ?"
                 + " order by scope, idem_key limit ?";
         this.resolveSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
                 + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
-                + " request = null, lease_until = null, next_lookup_at = null"
-                + " where scope = ? and idem_key = ? and effect = ? and state = 4 returning request, completed_at";
+                + " lease_until = null, next_lookup_at = null"
+                + " where scope = ? and idem_key = ? and effect = ? and state = 4 returning request, created_at";
+        // the holder's lease, renewed just before a remote call or a recoverer's settling: what is
+        // left of it in ms, or nothing when the fence was lost
+        this.renewSql = Kind.EFFECT_TAKEOVER.tag() + "update " + t + " set lease_until = clock_timestamp() + ?" + MS
+                + " where scope = ? and idem_key = ? and state = 3 and fence = ?"
+                + " returning (extract(epoch from lease_until - clock_timestamp()) * 1000)::bigint";
     }
 
-    /** A row of the key, as {@link #read} finds it. */
+    /**
+     * A row of the key, as {@link #read} finds it.
+     *
+     * @param effect the effect that wrote it (null: {@code IdempotentTransaction})
+     * @param createdAt when this claim began; with scope and key, what the downstream key is derived from
+     */
     public record Row(short state, byte[] fingerprint, byte[] result, Instant completedAt, long fence,
-            boolean leaseExpired, byte[] request, int lookups) {}
+            boolean leaseExpired, byte[] request, int lookups, String effect, Instant createdAt) {}
+
+    /** A resolved claim: the request it carried and when it began. */
+    public record Resolved(byte[] request, Instant createdAt) {}
+
+    /** A fresh claim: its fence and when it began. */
+    public record Claimed(long fence, Instant createdAt) {}
 
     /** A claim the recoverer took over, or one of the reconciliation list. */
     public record Stuck(Scope scope, IdempotencyKey key, short state, byte[] request, long fence, int lookups,
-            Instant since, Instant leaseUntil, Instant nextLookupAt) {}
+            Instant since, Instant leaseUntil, Instant nextLookupAt, Instant createdAt) {}
 
-    /** Claims a fresh or expired key in flight; the new fence, or null when a live row is there. */
-    public Long claim(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, String effect, byte[] request,
+    /** Claims a fresh or expired key in flight; its fence and start, or null when a live row is there. */
+    public Claimed claim(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, String effect, byte[] request,
             long leaseMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(claimSql)) {
             ps.setString(1, scope.value());
@@ -112,7 +129,7 @@ public final class EffectStatements {
             ps.setBytes(5, request);
             ps.setLong(6, leaseMillis);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getLong(1) : null;
+                return rs.next() ? new Claimed(rs.getLong(1), rs.getTimestamp(2).toInstant()) : null;
             }
         }
     }
@@ -129,7 +146,7 @@ public final class EffectStatements {
                 Timestamp completed = rs.getTimestamp(4);
                 return new Row(rs.getShort(1), rs.getBytes(2), rs.getBytes(3),
                         completed == null ? null : completed.toInstant(), rs.getLong(5), rs.getBoolean(6),
-                        rs.getBytes(7), rs.getInt(8));
+                        rs.getBytes(7), rs.getInt(8), rs.getString(9), rs.getTimestamp(10).toInstant());
             }
         }
     }
@@ -215,7 +232,7 @@ public final class EffectStatements {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     taken.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), IN_FLIGHT,
-                            rs.getBytes(3), rs.getLong(4), rs.getInt(5), null, null, null));
+                            rs.getBytes(3), rs.getLong(4), rs.getInt(5), null, null, null, rs.getTimestamp(6).toInstant()));
                 }
             }
             return taken;
@@ -232,15 +249,29 @@ public final class EffectStatements {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     rows.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), rs.getShort(3),
-                            rs.getBytes(4), rs.getLong(5), rs.getInt(6), instant(rs, 7), instant(rs, 8), instant(rs, 9)));
+                            rs.getBytes(4), rs.getLong(5), rs.getInt(6), instant(rs, 7), instant(rs, 8), instant(rs, 9),
+                            instant(rs, 10)));
                 }
             }
             return rows;
         }
     }
 
-    /** An operator's outcome for a claim needing reconciliation; its request, or null if it is not one. */
-    public byte[][] resolve(Connection c, Scope scope, IdempotencyKey key, String effect, short state, byte[] result,
+    /** The holder's lease renewed: the ms left of it, or null if the fence was lost. */
+    public Long renew(Connection c, Scope scope, IdempotencyKey key, long fence, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(renewSql)) {
+            ps.setLong(1, leaseMillis);
+            ps.setString(2, scope.value());
+            ps.setString(3, key.value());
+            ps.setLong(4, fence);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            }
+        }
+    }
+
+    /** An operator's outcome for a claim needing reconciliation: its request and start, or null if it is not one. */
+    public Resolved resolve(Connection c, Scope scope, IdempotencyKey key, String effect, short state, byte[] result,
             long ttlMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(resolveSql)) {
             ps.setShort(1, state);
@@ -250,7 +281,7 @@ public final class EffectStatements {
             ps.setString(5, key.value());
             ps.setString(6, effect);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? new byte[][] {rs.getBytes(1)} : null;
+                return rs.next() ? new Resolved(rs.getBytes(1), rs.getTimestamp(2).toInstant()) : null;
             }
         }
     }
