@@ -90,7 +90,7 @@ public final class EffectFlow<R, T> {
                 }
                 Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
                 before(c, intent);
-                return intent;
+                return new Fresh<>(intent, fresh.createdAt());
             }, true);
             if (claimed instanceof Rejected rejected) {
                 RemoteOutcome<T> failed = recordRefusalBeforeCall(scope, key, fingerprint, rejected.failure());
@@ -99,10 +99,10 @@ public final class EffectFlow<R, T> {
                 }
                 continue; // a duplicate claimed the key meanwhile: answer from its row
             }
-            if (claimed instanceof Intent<?> held) {
+            if (claimed instanceof Fresh<?> fresh) {
                 @SuppressWarnings("unchecked")
-                Intent<R> intent = (Intent<R>) held;
-                return callAndRecord(new Hold<>(intent, leaseStart, 0), false).outcome();
+                Intent<R> intent = (Intent<R>) fresh.intent();
+                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), leaseStart, 0), false).outcome();
             }
             EffectStatements.Row row = (EffectStatements.Row) claimed;
             if (row == null) {
@@ -117,11 +117,12 @@ public final class EffectFlow<R, T> {
             }
             if (row.leaseExpired()) {
                 long takeoverStart = System.nanoTime();
-                Long fence = inTransaction(scope, key, c -> sql.takeOver(c, scope, key, row.fence(), lease.toMillis()), false);
+                Long fence = inTransaction(scope, key,
+                        c -> sql.takeOver(c, scope, key, row.fence(), row.createdAt(), lease.toMillis()), false);
                 if (fence != null) {
                     R stored = requests.decode(scope, key, row.request());
-                    return settle(new Hold<>(intent(scope, key, stored, fence, row.createdAt()), takeoverStart, row.lookups()), false)
-                            .outcome();
+                    return settle(new Hold<>(intent(scope, key, stored, fence, row.createdAt()), row.createdAt(), takeoverStart,
+                            row.lookups()), false).outcome();
                 }
                 continue; // another caller or the recoverer took it over first
             }
@@ -143,13 +144,14 @@ public final class EffectFlow<R, T> {
                 // the batch's leases started together: renew this one before settling it, or a
                 // takeover by someone else may have happened while the others were settled
                 long renewed = System.nanoTime();
-                Long left = inTransaction(s.scope(), s.key(), c -> sql.renew(c, s.scope(), s.key(), s.fence(), lease.toMillis()), false);
+                Long left = inTransaction(s.scope(), s.key(),
+                        c -> sql.renew(c, s.scope(), s.key(), s.fence(), s.createdAt(), lease.toMillis()), false);
                 if (left == null) {
                     return Settled.LOST_FENCE;
                 }
                 R request = requests.decode(s.scope(), s.key(), s.request());
-                return settle(new Hold<>(intent(s.scope(), s.key(), request, s.fence(), s.createdAt()), renewed, s.lookups()), true)
-                        .how();
+                return settle(new Hold<>(intent(s.scope(), s.key(), request, s.fence(), s.createdAt()), s.createdAt(), renewed,
+                        s.lookups()), true).how();
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "idemtx: recovering a claim of " + effect + " failed; a later pass tries again", e);
                 return Settled.FAILED;
@@ -190,7 +192,10 @@ public final class EffectFlow<R, T> {
      * A claim this call holds: its intent, when its lease began (by this JVM's clock, no later than
      * the database's), and the lookups counted so far.
      */
-    private record Hold<R>(Intent<R> intent, long leaseStart, int lookups) {}
+    private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups) {}
+
+    /** Phase 1's fresh claim, carried out of its transaction. */
+    private record Fresh<R>(Intent<R> intent, Instant claimedAt) {}
 
     /** Phase 2 and 3: calls the remote with the claim held, records its answer or releases the lease. */
     private Step<T> callAndRecord(Hold<R> hold, boolean resent) {
@@ -202,7 +207,7 @@ public final class EffectFlow<R, T> {
         if (left < leaseNanos / 2) {
             long renewedAt = System.nanoTime();
             Long ms = inTransaction(intent.scope(), intent.key(),
-                    c -> sql.renew(c, intent.scope(), intent.key(), intent.fence(), lease.toMillis()), false);
+                    c -> sql.renew(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), lease.toMillis()), false);
             if (ms == null) {
                 return lostFence(intent); // taken over: this holder sends nothing
             }
@@ -276,7 +281,8 @@ public final class EffectFlow<R, T> {
         Instant at;
         try {
             at = inTransaction(intent.scope(), intent.key(), c -> {
-                Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), state, stored, policy.ttl().toMillis());
+                Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), state, stored,
+                        policy.ttl().toMillis());
                 if (recorded != null) {
                     local(() -> writes.write(ClaimFlow.workContext(configuration, c)), intent.scope(), intent.key());
                 }
@@ -312,7 +318,8 @@ public final class EffectFlow<R, T> {
         boolean released;
         try {
             released = inTransaction(intent.scope(), intent.key(),
-                    c -> sql.release(c, intent.scope(), intent.key(), intent.fence(), count || toOperator, next, toOperator), false);
+                    c -> sql.release(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), count || toOperator, next,
+                            toOperator), false);
         } catch (RuntimeException e) {
             // the lease runs out by itself; a retry or the recoverer takes it over then
             LOG.log(System.Logger.Level.WARNING, "idemtx: releasing a claim of " + effect + " failed; its lease runs out", e);

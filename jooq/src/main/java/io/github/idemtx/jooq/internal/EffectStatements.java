@@ -55,12 +55,12 @@ public final class EffectStatements {
                 + " where scope = ? and idem_key = ? and expires_at > clock_timestamp()";
         this.takeOverSql = Kind.EFFECT_TAKEOVER.tag() + "update " + t + " set fence = fence + 1,"
                 + " lease_until = clock_timestamp() + ?" + MS
-                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and lease_until <= clock_timestamp()"
+                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ? and lease_until <= clock_timestamp()"
                 + " returning fence";
         this.recordSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
                 + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
                 + " request = null, lease_until = null, next_lookup_at = null"
-                + " where scope = ? and idem_key = ? and state = 3 and fence = ? returning completed_at";
+                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ? returning completed_at";
         // a refusal before the remote call (a Rejection of the local writes), on a fresh or expired key
         this.failSql = Kind.EFFECT_RECORD.tag() + "insert into " + t + " as c (scope, idem_key, fingerprint, state,"
                 + " result, created_at, completed_at, expires_at, effect)"
@@ -76,7 +76,7 @@ public final class EffectStatements {
                 + " lease_until = clock_timestamp(), lookups = lookups + ?,"
                 + " next_lookup_at = case when ? is null then next_lookup_at else clock_timestamp() + ?" + MS + " end,"
                 + " completed_at = case when ? = 4 then clock_timestamp() else completed_at end"
-                + " where scope = ? and idem_key = ? and state = 3 and fence = ?";
+                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ?";
         this.scanSql = Kind.EFFECT_SCAN.tag() + "update " + t + " as c set fence = c.fence + 1,"
                 + " lease_until = clock_timestamp() + ?" + MS
                 + " from (select scope, idem_key from " + t + " where effect = ? and state = 3"
@@ -95,7 +95,7 @@ public final class EffectStatements {
         // the holder's lease, renewed just before a remote call or a recoverer's settling: what is
         // left of it in ms, or nothing when the fence was lost
         this.renewSql = Kind.EFFECT_TAKEOVER.tag() + "update " + t + " set lease_until = clock_timestamp() + ?" + MS
-                + " where scope = ? and idem_key = ? and state = 3 and fence = ?"
+                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ?"
                 + " returning (extract(epoch from lease_until - clock_timestamp()) * 1000)::bigint";
     }
 
@@ -152,12 +152,14 @@ public final class EffectStatements {
     }
 
     /** Takes over an in-flight claim whose lease has passed, if it still carries {@code fence}; the new fence or null. */
-    public Long takeOver(Connection c, Scope scope, IdempotencyKey key, long fence, long leaseMillis) throws SQLException {
+    public Long takeOver(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(takeOverSql)) {
             ps.setLong(1, leaseMillis);
             ps.setString(2, scope.value());
             ps.setString(3, key.value());
             ps.setLong(4, fence);
+            ps.setObject(5, at(claimedAt));
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getLong(1) : null;
             }
@@ -165,8 +167,8 @@ public final class EffectStatements {
     }
 
     /** Records the outcome if {@code fence} is still the claim's; when recorded, or null if the fence was lost. */
-    public Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, short state, byte[] result,
-            long ttlMillis) throws SQLException {
+    public Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, short state,
+            byte[] result, long ttlMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(recordSql)) {
             ps.setShort(1, state);
             ps.setBytes(2, result);
@@ -174,6 +176,7 @@ public final class EffectStatements {
             ps.setString(4, scope.value());
             ps.setString(5, key.value());
             ps.setLong(6, fence);
+            ps.setObject(7, at(claimedAt));
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getTimestamp(1).toInstant() : null;
             }
@@ -201,7 +204,7 @@ public final class EffectStatements {
      * lookups and schedules the next after {@code nextLookupMillis} (null: unchanged), and
      * {@code reconcile} hands the claim to reconciliation. False if the fence was lost.
      */
-    public boolean release(Connection c, Scope scope, IdempotencyKey key, long fence, boolean countLookup,
+    public boolean release(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, boolean countLookup,
             Long nextLookupMillis, boolean reconcile) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
             short state = reconcile ? NEEDS_RECONCILIATION : IN_FLIGHT;
@@ -218,6 +221,7 @@ public final class EffectStatements {
             ps.setString(6, scope.value());
             ps.setString(7, key.value());
             ps.setLong(8, fence);
+            ps.setObject(9, at(claimedAt));
             return ps.executeUpdate() == 1;
         }
     }
@@ -258,12 +262,14 @@ public final class EffectStatements {
     }
 
     /** The holder's lease renewed: the ms left of it, or null if the fence was lost. */
-    public Long renew(Connection c, Scope scope, IdempotencyKey key, long fence, long leaseMillis) throws SQLException {
+    public Long renew(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(renewSql)) {
             ps.setLong(1, leaseMillis);
             ps.setString(2, scope.value());
             ps.setString(3, key.value());
             ps.setLong(4, fence);
+            ps.setObject(5, at(claimedAt));
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getLong(1) : null;
             }
@@ -284,6 +290,14 @@ public final class EffectStatements {
                 return rs.next() ? new Resolved(rs.getBytes(1), rs.getTimestamp(2).toInstant()) : null;
             }
         }
+    }
+
+    /**
+     * A claim is its fence and its start together: fences start again at 1 for a new claim of the key
+     * (after an expiry, a purge or a refusal), so a holder stalled past all of that must not match.
+     */
+    private static java.time.OffsetDateTime at(Instant claimedAt) {
+        return java.time.OffsetDateTime.ofInstant(claimedAt, java.time.ZoneOffset.UTC);
     }
 
     private static Instant instant(ResultSet rs, int column) throws SQLException {
