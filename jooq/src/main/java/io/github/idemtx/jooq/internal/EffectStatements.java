@@ -154,16 +154,7 @@ public final class EffectStatements {
     /** Takes over an in-flight claim whose lease has passed, if it still carries {@code fence}; the new fence or null. */
     public Long takeOver(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(takeOverSql)) {
-            ps.setLong(1, leaseMillis);
-            ps.setString(2, scope.value());
-            ps.setString(3, key.value());
-            ps.setLong(4, fence);
-            ps.setObject(5, at(claimedAt));
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getLong(1) : null;
-            }
-        }
+        return leased(c, takeOverSql, scope, key, fence, claimedAt, leaseMillis);
     }
 
     /** Records the outcome if {@code fence} is still the claim's; when recorded, or null if the fence was lost. */
@@ -264,7 +255,13 @@ public final class EffectStatements {
     /** The holder's lease renewed: the ms left of it, or null if the fence was lost. */
     public Long renew(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(renewSql)) {
+        return leased(c, renewSql, scope, key, fence, claimedAt, leaseMillis);
+    }
+
+    /** A fenced statement that starts a lease of {@code leaseMillis} and returns one number, or null. */
+    private static Long leased(Connection c, String sql, Scope scope, IdempotencyKey key, long fence, Instant claimedAt,
+            long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setLong(1, leaseMillis);
             ps.setString(2, scope.value());
             ps.setString(3, key.value());
