@@ -38,13 +38,7 @@ record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schem
     }
 
     static LedgerConfig from(String[] args, Map<String, String> env) {
-        Map<String, String> flags = new LinkedHashMap<>();
-        for (String arg : args) {
-            if (!arg.startsWith("--") || !arg.contains("=")) {
-                throw new IllegalArgumentException("arguments are --name=value, got '" + arg + "'");
-            }
-            flags.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-        }
+        Map<String, String> flags = Flags.parse("arguments", args);
         String url = setting(flags, env, "db-url", "LEDGER_DB_URL", null);
         String user = setting(flags, env, "db-user", "LEDGER_DB_USER", null);
         String password = setting(flags, env, "db-password", "LEDGER_DB_PASSWORD", null);

@@ -151,14 +151,7 @@ public final class BankServer implements AutoCloseable {
 
     /** Starts a bank with {@code --name=value} flags. */
     public static BankServer start(String... args) throws IOException {
-        Map<String, String> flags = new HashMap<>();
-        for (String arg : args) {
-            if (!arg.startsWith("--") || !arg.contains("=")) {
-                throw new IllegalArgumentException("arguments are --name=value, got '" + arg + "'");
-            }
-            flags.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-        }
-        return new BankServer(flags);
+        return new BankServer(io.github.idemtx.ledger.Flags.parse("arguments", args));
     }
 
     public static void main(String[] args) throws Exception {

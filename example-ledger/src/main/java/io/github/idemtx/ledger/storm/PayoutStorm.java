@@ -2,6 +2,7 @@ package io.github.idemtx.ledger.storm;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.idemtx.ledger.Flags;
 import java.io.File;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -96,16 +97,8 @@ public final class PayoutStorm {
     }
 
     public static Options parse(String[] args) {
-        Map<String, String> flags = new LinkedHashMap<>();
-        for (String arg : args) {
-            if (arg.equals("--payouts")) {
-                continue;
-            }
-            if (!arg.startsWith("--") || !arg.contains("=")) {
-                throw new IllegalArgumentException("storm arguments are --name=value, got '" + arg + "'");
-            }
-            flags.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-        }
+        Map<String, String> flags = Flags.parse("storm arguments",
+                java.util.Arrays.stream(args).filter(a -> !a.equals("--payouts")).toArray(String[]::new));
         Set<String> known = Set.of("payouts", "intents", "clients", "kills", "seed", "db-url", "db-user", "db-password", "schema");
         for (String name : flags.keySet()) {
             if (!known.contains(name)) {
@@ -116,19 +109,11 @@ public final class PayoutStorm {
         if (!schema.matches("[a-z_][a-z0-9_]{0,50}")) {
             throw new IllegalArgumentException("--schema must be a plain lower-case identifier, was '" + schema + "'");
         }
-        return new Options(bounded(flags, "intents", 300, 1, 100_000), bounded(flags, "clients", 8, 1, 128),
-                bounded(flags, "kills", 8, 0, 1000), Long.parseLong(flags.getOrDefault("seed", Long.toString(System.nanoTime()))),
+        return new Options(Flags.intFlag(flags, "intents", 300, 1, 100_000), Flags.intFlag(flags, "clients", 8, 1, 128),
+                Flags.intFlag(flags, "kills", 8, 0, 1000), Long.parseLong(flags.getOrDefault("seed", Long.toString(System.nanoTime()))),
                 flags.getOrDefault("db-url", System.getenv().getOrDefault("LEDGER_DB_URL", "jdbc:postgresql://127.0.0.1:5432/postgres")),
                 flags.getOrDefault("db-user", System.getenv().getOrDefault("LEDGER_DB_USER", "postgres")),
                 flags.getOrDefault("db-password", System.getenv("LEDGER_DB_PASSWORD")), schema, schema + "_bank");
-    }
-
-    private static int bounded(Map<String, String> flags, String name, int fallback, int min, int max) {
-        int v = Integer.parseInt(flags.getOrDefault(name, Integer.toString(fallback)));
-        if (v < min || v > max) {
-            throw new IllegalArgumentException("--" + name + " must be between " + min + " and " + max + ", was " + v);
-        }
-        return v;
     }
 
     public static void main(String[] args) throws Exception {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.db.testing.Backends;
+import io.github.idemtx.ledger.Flags;
 import io.github.idemtx.ledger.LedgerServer;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -89,20 +90,14 @@ public final class Storm {
     }
 
     static Options parse(String[] args) {
-        Map<String, String> flags = new LinkedHashMap<>();
-        for (String arg : args) {
-            if (!arg.startsWith("--") || !arg.contains("=")) {
-                throw new IllegalArgumentException("storm arguments are --name=value, got '" + arg + "'");
-            }
-            flags.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-        }
+        Map<String, String> flags = Flags.parse("storm arguments", args);
         Options o = new Options(
-                intFlag(flags, "clients", 16, 1, 256),
-                intFlag(flags, "intents", 5000, 1, 10_000_000),
-                doubleFlag(flags, "faults", 5.0, 0, 1000),
-                intFlag(flags, "accounts", 100, 2, 10_000),
-                doubleFlag(flags, "duplicates", 0.3, 0, 1),
-                Duration.ofMillis(intFlag(flags, "timeout-ms", 1500, 50, 60_000)),
+                Flags.intFlag(flags, "clients", 16, 1, 256),
+                Flags.intFlag(flags, "intents", 5000, 1, 10_000_000),
+                Flags.doubleFlag(flags, "faults", 5.0, 0, 1000),
+                Flags.intFlag(flags, "accounts", 100, 2, 10_000),
+                Flags.doubleFlag(flags, "duplicates", 0.3, 0, 1),
+                Duration.ofMillis(Flags.intFlag(flags, "timeout-ms", 1500, 50, 60_000)),
                 Long.parseLong(flags.getOrDefault("seed", Long.toString(System.nanoTime()))));
         Set<String> known = Set.of("clients", "intents", "faults", "accounts", "duplicates", "timeout-ms", "seed");
         for (String name : flags.keySet()) {
@@ -664,39 +659,5 @@ public final class Storm {
         } catch (IOException e) {
             return "?";
         }
-    }
-
-    private static int intFlag(Map<String, String> flags, String name, int fallback, int min, int max) {
-        String v = flags.get(name);
-        if (v == null) {
-            return fallback;
-        }
-        int n;
-        try {
-            n = Integer.parseInt(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be a whole number, was '" + v + "'");
-        }
-        if (n < min || n > max) {
-            throw new IllegalArgumentException("--" + name + " must be between " + min + " and " + max + ", was " + n);
-        }
-        return n;
-    }
-
-    private static double doubleFlag(Map<String, String> flags, String name, double fallback, double min, double max) {
-        String v = flags.get(name);
-        if (v == null) {
-            return fallback;
-        }
-        double n;
-        try {
-            n = Double.parseDouble(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be a number, was '" + v + "'");
-        }
-        if (!(n >= min && n <= max)) {
-            throw new IllegalArgumentException("--" + name + " must be between " + min + " and " + max + ", was " + n);
-        }
-        return n;
     }
 }
