@@ -72,7 +72,9 @@ public final class ExternalEffect<R, T> {
         this.name = b.name;
         this.listeners = new io.github.idemtx.core.internal.Listeners(b.listeners);
         this.flow = new EffectFlow<>(b.dsl.configuration(), b.policy,
-                new TransactionOwnership(TransactionMode.OWN, b.detectors), new EffectStatements(b.schema), b.name,
+                TransactionOwnership.ownOnly(b.detectors, "an external effect commits its claim before the remote call"
+                        + " and its result after it, in transactions of its own,", "call it outside the transaction"),
+                new EffectStatements(b.schema), b.name,
                 b.requests, b.results, b.remote, b.lease, b.lookupSchedule, b.readAfterWrite);
     }
 
@@ -124,9 +126,7 @@ public final class ExternalEffect<R, T> {
      * @param limit from 1 to 10,000
      */
     public Recovery recover(int limit) {
-        if (limit < 1 || limit > 10_000) {
-            throw new IllegalArgumentException("limit must be between 1 and 10000, was " + limit);
-        }
+        checkLimit(limit);
         Map<String, Integer> counts = new TreeMap<>();
         for (EffectFlow.Settled s : flow.recover(limit)) {
             counts.merge(s.name().toLowerCase(java.util.Locale.ROOT), 1, Integer::sum);
@@ -146,9 +146,7 @@ public final class ExternalEffect<R, T> {
         if (every.isNegative() || every.isZero()) {
             throw new IllegalArgumentException("every must be positive, was " + every);
         }
-        if (limit < 1 || limit > 10_000) {
-            throw new IllegalArgumentException("limit must be between 1 and 10000, was " + limit);
-        }
+        checkLimit(limit);
         java.util.concurrent.ScheduledExecutorService scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "idemtx-recover-" + name);
             t.setDaemon(true);
@@ -180,6 +178,12 @@ public final class ExternalEffect<R, T> {
         };
     }
 
+    private static void checkLimit(int limit) {
+        if (limit < 1 || limit > 10_000) {
+            throw new IllegalArgumentException("limit must be between 1 and 10000, was " + limit);
+        }
+    }
+
     /** Claims of this effect that wait for an operator, at most {@code limit}, in key order. */
     public List<Unsettled<R>> needingReconciliation(int limit) {
         return unsettled(EffectStatements.NEEDS_RECONCILIATION, limit);
@@ -191,9 +195,7 @@ public final class ExternalEffect<R, T> {
     }
 
     private List<Unsettled<R>> unsettled(short state, int limit) {
-        if (limit < 1 || limit > 10_000) {
-            throw new IllegalArgumentException("limit must be between 1 and 10000, was " + limit);
-        }
+        checkLimit(limit);
         List<Unsettled<R>> out = new ArrayList<>();
         for (EffectStatements.Stuck s : flow.unsettled(state, limit)) {
             out.add(new Unsettled<>(s.scope(), s.key(), flow.decodeRequest(s.scope(), s.key(), s.request()), s.fence(),

@@ -26,7 +26,6 @@ import java.util.Base64;
 import java.util.List;
 import java.util.function.Function;
 import org.jooq.Configuration;
-import org.jooq.ConnectionProvider;
 import org.jooq.exception.DataAccessException;
 
 /**
@@ -343,13 +342,11 @@ public final class EffectFlow<R, T> {
     }
 
     private RemoteOutcome<T> answer(Scope scope, IdempotencyKey key, EffectStatements.Row row) {
-        return switch (row.state()) {
-            case ClaimStatements.SUCCEEDED -> new Outcome.Replayed<>(results.decode(scope, key, row.result()), row.completedAt());
-            case ClaimStatements.FAILED -> new Outcome.Rejected<>(StoredValues.decodeFailure(scope, key, row.result()),
-                    row.completedAt(), true);
-            case EffectStatements.NEEDS_RECONCILIATION -> new RemoteOutcome.NeedsReconciliation<>(row.completedAt());
-            default -> new Outcome.InProgress<>(policy.retryAfter());
-        };
+        if (row.state() == EffectStatements.NEEDS_RECONCILIATION) {
+            return new RemoteOutcome.NeedsReconciliation<>(row.completedAt());
+        }
+        Outcome<T> settled = results.settled(scope, key, row.state(), row.result(), row.completedAt());
+        return settled != null ? settled : new Outcome.InProgress<>(policy.retryAfter());
     }
 
     // ------------------------------------------------------------------ phase 1 helpers
@@ -359,13 +356,9 @@ public final class EffectFlow<R, T> {
     /** The local writes before the call; a Rejection is answered by recording it, anything else propagates. */
     private void before(Connection c, Intent<R> intent) {
         try {
-            remote.before(ClaimFlow.workContext(configuration, c), intent);
+            local(() -> remote.before(ClaimFlow.workContext(configuration, c), intent), intent.scope(), intent.key());
         } catch (Rejection r) {
             throw new RejectedBefore(r.failure());
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new WorkFailedException(intent.scope(), intent.key(), e);
         }
     }
 
@@ -413,20 +406,9 @@ public final class EffectFlow<R, T> {
      * rejection of the local writes into a {@link Rejected} result.
      */
     private <V> V inTransaction(Scope scope, IdempotencyKey key, SqlUnit<V> unit, boolean first) {
-        ConnectionProvider provider = configuration.connectionProvider();
         TransactionOwnership.Detected detected = first ? ownership.detect(configuration) : null;
-        Connection connection = provider.acquire();
-        if (connection == null) {
-            throw new DataAccessException("the DSLContext's ConnectionProvider returned no connection");
-        }
-        try {
+        return Jdbc.onConnection(configuration, connection -> {
             if (first) {
-                if (detected.answer() == io.github.idemtx.jooq.TransactionDetector.Detection.ACTIVE) {
-                    throw new io.github.idemtx.core.TransactionOwnershipException(scope, key, "refused before running"
-                            + " anything: an external effect commits its claim before the remote call and its result"
-                            + " after it, in transactions of its own, so it cannot run inside the caller's transaction ("
-                            + detected.by() + "); call it outside the transaction");
-                }
                 ownership.decide(configuration, detected, connection, scope, key);
             }
             Function<Boundary, V> attempt = boundary -> {
@@ -445,9 +427,7 @@ public final class EffectFlow<R, T> {
                 V rejected = (V) new Rejected(r.failure);
                 return rejected;
             }
-        } finally {
-            provider.release(connection);
-        }
+        });
     }
 
     // ------------------------------------------------------------------ intents

@@ -103,4 +103,21 @@ public final class Jdbc {
             throw new DataAccessException("cannot release the savepoint", e);
         }
     }
+
+    /**
+     * Applies {@code body} to a connection of {@code configuration}'s provider and releases it,
+     * whatever happens; a provider that hands out no connection is a DataAccessException.
+     */
+    public static <R> R onConnection(org.jooq.Configuration configuration, java.util.function.Function<Connection, R> body) {
+        org.jooq.ConnectionProvider provider = configuration.connectionProvider();
+        Connection connection = provider.acquire();
+        if (connection == null) {
+            throw new DataAccessException("the DSLContext's ConnectionProvider returned no connection");
+        }
+        try {
+            return body.apply(connection);
+        } finally {
+            provider.release(connection);
+        }
+    }
 }

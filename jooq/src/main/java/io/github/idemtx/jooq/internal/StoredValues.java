@@ -3,9 +3,11 @@ package io.github.idemtx.jooq.internal;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.IdempotencyException;
 import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.Scope;
+import java.time.Instant;
 
 /**
  * Results and failures as the claim table stores them: through the codec, within the policy's size
@@ -53,6 +55,18 @@ public final class StoredValues<T> {
         } catch (Exception e) {
             throw new IdempotencyException(scope, key, "the stored result could not be decoded with " + codec, e);
         }
+    }
+
+    /**
+     * The answer a settled row gives a later call: its result replayed, or its failure as a replayed
+     * rejection; null when {@code state} is not a settled one (the caller decides).
+     */
+    public Outcome<T> settled(Scope scope, IdempotencyKey key, short state, byte[] stored, Instant completedAt) {
+        return switch (state) {
+            case ClaimStatements.SUCCEEDED -> new Outcome.Replayed<>(decode(scope, key, stored), completedAt);
+            case ClaimStatements.FAILED -> new Outcome.Rejected<>(decodeFailure(scope, key, stored), completedAt, true);
+            default -> null;
+        };
     }
 
     /** The failure stored as {@code stored}. */

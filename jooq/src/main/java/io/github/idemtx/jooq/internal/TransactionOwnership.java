@@ -35,12 +35,31 @@ public final class TransactionOwnership {
 
     private final TransactionMode mode;
     private final List<TransactionDetector> detectors;
+    private final String ownBecause;
+    private final String ownFix;
 
     /**
      * @param explicit detectors set on the builder, asked first
      */
     public TransactionOwnership(TransactionMode mode, List<TransactionDetector> explicit) {
+        this(mode, explicit, "transactionMode is OWN", "use DETECT or JOIN");
+    }
+
+    /**
+     * For a caller that can only own its transactions ({@link TransactionMode#OWN}), with the reason
+     * and the fix its refusals name.
+     *
+     * @param ownBecause why it owns, e.g. "an external effect commits in transactions of its own"
+     * @param ownFix what the caller should do instead
+     */
+    public static TransactionOwnership ownOnly(List<TransactionDetector> explicit, String ownBecause, String ownFix) {
+        return new TransactionOwnership(TransactionMode.OWN, explicit, ownBecause, ownFix);
+    }
+
+    private TransactionOwnership(TransactionMode mode, List<TransactionDetector> explicit, String ownBecause, String ownFix) {
         this.mode = mode;
+        this.ownBecause = ownBecause;
+        this.ownFix = ownFix;
         List<TransactionDetector> all = new ArrayList<>(explicit);
         ServiceLoader.load(TransactionDetector.class, TransactionOwnership.class.getClassLoader()).forEach(all::add);
         all.add(new JooqTransactionDetector());
@@ -93,13 +112,13 @@ public final class TransactionOwnership {
         switch (mode) {
             case OWN -> {
                 if (detected.answer() == Detection.ACTIVE) {
-                    throw refuse(scope, key, "transactionMode is OWN but a transaction of the caller is open"
-                            + " (" + detected.by() + "): committing would split it; use DETECT or JOIN");
+                    throw refuse(scope, key, ownBecause + " but a transaction of the caller is open"
+                            + " (" + detected.by() + "): committing would split it; " + ownFix);
                 }
                 if (bound && !autoCommit) {
-                    throw refuse(scope, key, "transactionMode is OWN but the DSLContext is bound to a connection whose"
-                            + " transaction the caller manages (auto-commit off): committing would split it; use DETECT"
-                            + " or JOIN, or give a DSLContext over a DataSource");
+                    throw refuse(scope, key, ownBecause + " but the DSLContext is bound to a connection whose"
+                            + " transaction the caller manages (auto-commit off): committing would split it; " + ownFix
+                            + ", or give a DSLContext over a DataSource");
                 }
                 return Decision.OWN;
             }
