@@ -25,7 +25,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import org.jooq.Configuration;
-import org.jooq.ConnectionProvider;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
 import io.github.idemtx.core.CallEvent;
@@ -55,10 +54,13 @@ import io.github.idemtx.jooq.internal.Timings;
  *   <li>{@link Outcome.InProgress}: a concurrent call holding the key did not finish within
  *       {@link IdempotencyPolicy#duplicateWait()}; nothing ran.
  * </ul>
- * A concurrent duplicate waits for the call holding the key (on a transaction-level advisory lock
- * that call holds) and then replays its result; the claim row is written once, with the result,
- * and only becomes visible to others when the work commits, so nobody ever observes a half-done
- * call. Any other exception from the work rolls everything back, frees
+ * The claim row is written once, with the result, and only becomes visible to others when the work
+ * commits, so nobody ever observes a half-done call. How a call claims is its {@link ClaimMode}
+ * (default {@link ClaimMode#WORK_FIRST}): the work first, and the row's insert with the COMMIT is the
+ * claim (a duplicate's work may run too, but only one commits: the other is rolled back and replays
+ * the first's answer), or the key read first ({@link ClaimMode#READ_FIRST}: a concurrent duplicate
+ * waits for the call holding the key, on a transaction-level advisory lock that call holds, and then
+ * replays its result without running the work). Any other exception from the work rolls everything back, frees
  * the key and reaches the caller. Serialization failures and deadlocks re-run the whole unit, work
  * included, up to {@link IdempotencyPolicy#maxAttempts()} times with jittered backoff. A claim older
  * than {@link IdempotencyPolicy#ttl()} counts as absent and is taken over atomically.
@@ -94,11 +96,13 @@ import io.github.idemtx.jooq.internal.Timings;
  * until {@link RetriesExhaustedException}. Nothing commits twice.
  *
  * <h2>Cost</h2>
- * First execution: one statement claims the key (sent with {@code BEGIN}: it reads the key's row
- * and takes the key's advisory lock without waiting), the work's own statements, and one that
- * inserts the completed row, sent together with {@code COMMIT}; the work's transaction grows by one
- * round trip and one row. Replay: the claim statement and the end of the transaction; it takes no
- * lock and writes nothing. The library's statements (the claim, a duplicate's wait, the record)
+ * First execution in {@link ClaimMode#WORK_FIRST}: the work's own statements and one that inserts
+ * the completed row, sent together with {@code COMMIT}: the work's transaction grows by one row and
+ * no round trip. In {@link ClaimMode#READ_FIRST} one statement claims the key first (sent with
+ * {@code BEGIN}: it reads the key's row and takes the key's advisory lock without waiting): one round
+ * trip more. Replay in {@link ClaimMode#READ_FIRST}: the claim statement and the end of the
+ * transaction; it takes no lock and writes nothing. Replay in {@link ClaimMode#WORK_FIRST}: the
+ * work and the insert, both rolled back, then that same read. The library's statements (the claim, a duplicate's wait, the record)
  * run as plain JDBC on the transaction's connection, so jOOQ {@code ExecuteListener}s of the
  * {@code DSLContext} see the work's statements but not them.
  *
@@ -107,6 +111,9 @@ import io.github.idemtx.jooq.internal.Timings;
  * @param <T> the type of the work's result
  */
 public final class IdempotentTransaction<T> {
+
+    /** The default {@link ClaimMode}: {@link ClaimMode#WORK_FIRST}, a first execution at the cost of the bare work plus its row. */
+    public static final ClaimMode DEFAULT_CLAIM_MODE = ClaimMode.WORK_FIRST;
 
     private final DSLContext dsl;
     private final IdempotencyPolicy policy;
@@ -117,13 +124,15 @@ public final class IdempotentTransaction<T> {
     private final FailureTranslator translator;
     private final Listeners listeners;
     private final long waitNanos;
+    private final ClaimMode claimMode;
 
     private IdempotentTransaction(Builder<T> b) {
         this.dsl = b.dsl;
         this.policy = b.policy;
         this.schema = b.schema;
         this.sql = new ClaimStatements(b.schema);
-        this.flow = new ClaimFlow<>(b.dsl.configuration(), b.policy, b.codec, sql);
+        this.claimMode = b.claimMode;
+        this.flow = new ClaimFlow<>(b.dsl.configuration(), b.policy, b.codec, sql, b.claimMode);
         this.ownership = new TransactionOwnership(b.mode, b.detectors);
         this.translator = b.translator != null ? b.translator : discoveredTranslator();
         this.listeners = new Listeners(b.listeners);
@@ -156,6 +165,11 @@ public final class IdempotentTransaction<T> {
     /** The schema holding the claim table. */
     public String schema() {
         return schema;
+    }
+
+    /** In which order this instance claims and works in transactions of its own. */
+    public ClaimMode claimMode() {
+        return claimMode;
     }
 
     /** How this instance decides who owns the transaction. */
@@ -293,17 +307,9 @@ public final class IdempotentTransaction<T> {
 
     private <R> R onConnection(Scope scope, IdempotencyKey key, OnConnection<R> body) {
         Configuration configuration = dsl.configuration();
-        TransactionOwnership.Detected detected = ownership.detect(configuration);
-        ConnectionProvider provider = configuration.connectionProvider();
-        Connection connection = provider.acquire();
-        if (connection == null) {
-            throw new DataAccessException("the DSLContext's ConnectionProvider returned no connection");
-        }
-        try {
-            return body.apply(connection, ownership.decide(configuration, detected, connection, scope, key));
-        } finally {
-            provider.release(connection);
-        }
+        TransactionOwnership.Detected detected = ownership.detect(configuration); // before a connection is taken
+        return Jdbc.onConnection(configuration,
+                connection -> body.apply(connection, ownership.decide(configuration, detected, connection, scope, key)));
     }
 
     /** Builds an {@link IdempotentTransaction}. */
@@ -313,6 +319,7 @@ public final class IdempotentTransaction<T> {
         private IdempotencyPolicy policy = IdempotencyPolicy.defaults();
         private String schema = IdempotencySchema.DEFAULT_SCHEMA;
         private TransactionMode mode = TransactionMode.DETECT;
+        private ClaimMode claimMode = DEFAULT_CLAIM_MODE;
         private final List<TransactionDetector> detectors = new ArrayList<>();
         private FailureTranslator translator;
         private final List<IdempotencyListener> listeners = new ArrayList<>();
@@ -344,6 +351,16 @@ public final class IdempotentTransaction<T> {
          */
         public Builder<T> transactionMode(TransactionMode mode) {
             this.mode = Objects.requireNonNull(mode, "transactionMode must not be null");
+            return this;
+        }
+
+        /**
+         * In which order a call that owns its transaction claims the key and runs the work; default
+         * {@link IdempotentTransaction#DEFAULT_CLAIM_MODE} ({@link ClaimMode#WORK_FIRST}). Joined calls
+         * always read first.
+         */
+        public Builder<T> claimMode(ClaimMode claimMode) {
+            this.claimMode = Objects.requireNonNull(claimMode, "claimMode must not be null");
             return this;
         }
 

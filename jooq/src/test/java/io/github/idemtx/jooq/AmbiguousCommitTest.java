@@ -52,7 +52,7 @@ class AmbiguousCommitTest {
             config.addDataSourceProperty("gssEncMode", "disable");
             config.addDataSourceProperty("prepareThreshold", "0");
         });
-        idem = IdempotentTransaction.builder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
+        idem = Db.builder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
     }
 
@@ -108,7 +108,7 @@ class AmbiguousCommitTest {
 
             assertThat(retry).as("iteration %d", i)
                     .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(committed));
-            assertThat(runs).hasValue(1);
+            assertThat(runs).hasValue(Db.workFirst() ? 2 : 1); // WORK_FIRST: the replay ran the work, rolled back
             assertThat(Db.effects(scope, key)).isEqualTo(1);
             assertThat(Db.claims(scope, key)).isEqualTo(1);
         }

@@ -48,7 +48,7 @@ class BackendTerminationTest {
     private static IdempotentTransaction<String> idem;
     /** The retries: the shared pool, as a client's next attempt would come through a healthy connection. */
     private static final IdempotentTransaction<String> RETRY =
-            IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+            Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
     private static long completionNanos;
 
     private final Scope scope = Db.freshScope();
@@ -61,11 +61,17 @@ class BackendTerminationTest {
         volatile Future<Boolean> asyncKill;
         volatile long completionStarted;
         volatile long completionEnded;
+        /** The statement now running began the attempt: kill after it (AFTER_CLAIM). */
+        private final ThreadLocal<Boolean> killAfter = new ThreadLocal<>();
 
         @Override
         public void before(Sql statement) {
             String sql = statement.sql();
-            if (Faults.isClaim(sql) && armed.compareAndSet(Point.BEFORE_CLAIM, null)) {
+            boolean begins = Faults.beginsAttempt(statement);
+            if (begins && armed.get() == Point.AFTER_CLAIM) {
+                killAfter.set(Boolean.TRUE);
+            }
+            if (begins && armed.compareAndSet(Point.BEFORE_CLAIM, null)) {
                 killer.kill(Backends.pid(statement.connection()));
             } else if (Faults.isCompletionAndCommit(sql)) {
                 completionStarted = System.nanoTime();
@@ -88,7 +94,8 @@ class BackendTerminationTest {
         @Override
         public void after(Sql statement) {
             String sql = statement.sql();
-            if (Faults.isClaim(sql) && armed.compareAndSet(Point.AFTER_CLAIM, null)) {
+            if (Boolean.TRUE.equals(killAfter.get()) && armed.compareAndSet(Point.AFTER_CLAIM, null)) {
+                killAfter.remove();
                 killer.kill(Backends.pid(statement.connection()));
             } else if (Faults.isCompletionAndCommit(sql)) {
                 completionEnded = System.nanoTime();
@@ -105,7 +112,7 @@ class BackendTerminationTest {
             return t;
         });
         DSLContext dsl = SqlHook.around(DSL.using(Faults.unpooled(Faults.applicationName("kill")), SQLDialect.POSTGRES), TRAP);
-        idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        idem = Db.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
         // how long the completion and its COMMIT take here, to spread the in-flight kills over it
         Scope warmUp = Db.freshScope();
@@ -175,7 +182,9 @@ class BackendTerminationTest {
 
     @Test
     void aBackendKilledBeforeTheClaimLeavesNothingAndTheRetryExecutesOnce() {
-        killedAt(Point.BEFORE_CLAIM, 1);
+        // READ_FIRST: before the claim, so the work never began; WORK_FIRST: before the work's first
+        // statement (the attempt's first), which the work had already begun to send
+        killedAt(Point.BEFORE_CLAIM, Db.workFirst() ? 2 : 1);
     }
 
     @Test
@@ -241,7 +250,7 @@ class BackendTerminationTest {
                 String committed = "effect-" + effectId(key);
                 assertThat(retry).as("iteration %d: committed, so the retry replays", i)
                         .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(committed));
-                assertThat(runs).hasValue(1);
+                assertThat(runs).hasValue(Db.workFirst() ? 2 : 1); // WORK_FIRST: the retry ran, rolled back, replayed
                 if (first != null) {
                     assertThat(first).isEqualTo(new Outcome.Executed<>(committed));
                 }

@@ -65,7 +65,7 @@ class BankStormTest {
             config.addDataSourceProperty("ApplicationName", application);
         })) {
             DSLContext dsl = SqlHook.around(DSL.using(pool, SQLDialect.POSTGRES), injected);
-            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
+            IdempotentTransaction<String> idem = Db.builder(dsl, ResultCodec.utf8())
                     .policy(IdempotencyPolicy.builder().maxAttempts(4).backoff(Duration.ofMillis(1), Duration.ofMillis(10)).build())
                     .schema(Db.SCHEMA).build();
 

@@ -54,7 +54,7 @@ class ClaimRaceTest {
 
     @Test
     void aRowCommittedBetweenTheClaimAndTheRecordWinsAndTheCallReplaysIt() {
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(
+        IdempotentTransaction<String> idem = Db.builder(
                         SqlHook.around(Db.dsl(), slipsInBefore(Faults::isCompletionAndCommit, "theirs")), ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
         AtomicInteger runs = new AtomicInteger();
@@ -72,10 +72,10 @@ class ClaimRaceTest {
 
     @Test
     void anExpiredRowRenewedBetweenTheClaimAndTheTakeOverWinsAndTheCallReplaysIt() {
-        IdempotentTransaction<String> plain = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        IdempotentTransaction<String> plain = Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
         plain.run(scope, key, fingerprint, tx -> "old");
         Db.expire(scope, key);
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(
+        IdempotentTransaction<String> idem = Db.builder(
                         SqlHook.around(Db.dsl(), slipsInBefore(Faults::isUpsert, "renewed")), ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
 
@@ -89,10 +89,10 @@ class ClaimRaceTest {
     @Test
     void inAJoinedTransactionTheRaceReachesTheCallerAsASerializationFailureAndLeavesItUsable() {
         DSLContext hooked = SqlHook.around(Db.dsl(), slipsInBefore(Faults::isUpsert, "theirs"));
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(hooked, ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        IdempotentTransaction<String> idem = Db.builder(hooked, ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
         assertThatThrownBy(() -> hooked.transaction(cfg -> {
-            IdempotentTransaction<String> joined = IdempotentTransaction.builder(cfg.dsl(), ResultCodec.utf8())
+            IdempotentTransaction<String> joined = Db.builder(cfg.dsl(), ResultCodec.utf8())
                     .schema(Db.SCHEMA).build();
             try {
                 joined.run(scope, key, fingerprint, tx -> "mine-" + Db.writeEffect(tx, scope, key, "mine"));
@@ -110,9 +110,9 @@ class ClaimRaceTest {
 
     @Test
     void underRepeatableReadADuplicateThatWaitedRetriesBeforeRunningItsWorkAndReplays() throws Exception {
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
-        DSLContext repeatableRead = SqlHook.around(Db.dsl(), Faults.isolationAtClaim("REPEATABLE READ"));
-        IdempotentTransaction<String> strict = IdempotentTransaction.builder(repeatableRead, ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        DSLContext repeatableRead = SqlHook.around(Db.dsl(), Faults.isolationAtBegin("REPEATABLE READ"));
+        IdempotentTransaction<String> strict = Db.readFirst(repeatableRead, ResultCodec.utf8())
                 .policy(io.github.idemtx.core.IdempotencyPolicy.builder().backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build())
                 .schema(Db.SCHEMA).build();
         java.util.concurrent.CountDownLatch claimed = new java.util.concurrent.CountDownLatch(1);
@@ -142,7 +142,7 @@ class ClaimRaceTest {
 
     @Test
     void aLiveClaimAnswersWithoutItsLockSoAReplayIsNotHeldUpByAnotherSessionHoldingIt() throws Exception {
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(io.github.idemtx.core.IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(200)).build())
                 .schema(Db.SCHEMA).build();
         idem.run(scope, key, fingerprint, tx -> "stored");

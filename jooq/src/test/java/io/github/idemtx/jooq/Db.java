@@ -30,7 +30,42 @@ final class Db {
                 + " id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL, note text)");
     }
 
+    /**
+     * The {@link ClaimMode} this run's instances use: the library's default, or the one the surefire
+     * execution names in {@code idemtx.test.claimMode} (jooq/pom.xml runs the suites in both).
+     */
+    static final ClaimMode CLAIM_MODE = claimMode();
+
     private Db() {}
+
+    private static ClaimMode claimMode() {
+        String named = System.getProperty("idemtx.test.claimMode", "");
+        return named.isBlank() ? IdempotentTransaction.DEFAULT_CLAIM_MODE : ClaimMode.valueOf(named.trim());
+    }
+
+    /** {@link IdempotentTransaction#builder} in this run's claim mode. */
+    static <T> IdempotentTransaction.Builder<T> builder(DSLContext dsl, io.github.idemtx.core.ResultCodec<T> codec) {
+        return IdempotentTransaction.builder(dsl, codec).claimMode(CLAIM_MODE);
+    }
+
+    /**
+     * A builder in {@link ClaimMode#READ_FIRST} whatever the run's mode: for the tests of that
+     * mode's own mechanism (a duplicate waiting on the holder's advisory lock), which
+     * {@link ClaimMode#WORK_FIRST} does not have; WorkFirstTest covers that mode's waits.
+     */
+    static <T> IdempotentTransaction.Builder<T> readFirst(DSLContext dsl, io.github.idemtx.core.ResultCodec<T> codec) {
+        return IdempotentTransaction.builder(dsl, codec).claimMode(ClaimMode.READ_FIRST);
+    }
+
+    /** {@link IdempotentTransaction#create} in this run's claim mode. */
+    static <T> IdempotentTransaction<T> create(DSLContext dsl, io.github.idemtx.core.IdempotencyPolicy policy,
+            io.github.idemtx.core.ResultCodec<T> codec) {
+        return builder(dsl, codec).policy(policy).build();
+    }
+
+    static boolean workFirst() {
+        return CLAIM_MODE == ClaimMode.WORK_FIRST;
+    }
 
     static DSLContext dsl() {
         return DSL_CONTEXT;

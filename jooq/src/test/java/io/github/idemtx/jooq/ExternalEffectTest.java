@@ -362,7 +362,7 @@ class ExternalEffectTest {
                 .schema(Db.SCHEMA).lease(LEASE).build();
         assertThat(refunds.run(scope, key, fingerprint, 5L)).isInstanceOf(Outcome.FingerprintMismatch.class);
         IdempotencyKey txKey = Db.freshKey();
-        IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build().run(scope, txKey, fingerprint, tx -> "tx");
+        Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build().run(scope, txKey, fingerprint, tx -> "tx");
         assertThat(effect(false).run(scope, txKey, fingerprint, 5L)).isInstanceOf(Outcome.FingerprintMismatch.class);
     }
 

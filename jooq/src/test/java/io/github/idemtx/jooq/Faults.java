@@ -42,22 +42,48 @@ final class Faults {
         return Kind.of(sql) == Kind.AWAIT;
     }
 
+    /**
+     * Whether {@code sql}, about to be sent, opens its connection's transaction (pgjdbc sends BEGIN
+     * with it): the claim in {@link ClaimMode#READ_FIRST}, the work's first statement in
+     * {@link ClaimMode#WORK_FIRST}.
+     */
+    static boolean opensTransaction(SqlHook.Sql sql) {
+        try {
+            java.sql.Connection c = sql.connection();
+            return !c.getAutoCommit() && c.unwrap(org.postgresql.core.BaseConnection.class).getTransactionState()
+                    == org.postgresql.core.TransactionState.IDLE;
+        } catch (SQLException e) {
+            return false; // a dead connection opens nothing
+        }
+    }
+
+    /**
+     * Whether {@code sql} begins an attempt of the unit: the claim in {@link ClaimMode#READ_FIRST};
+     * in {@link ClaimMode#WORK_FIRST} the statement that opens the transaction, unless it is a claim
+     * (the read after a taken key, or the failure's re-claim).
+     */
+    static boolean beginsAttempt(SqlHook.Sql sql) {
+        return Db.workFirst() ? opensTransaction(sql) && !isClaim(sql.sql()) : isClaim(sql.sql());
+    }
+
     /** A pg_stat_activity condition: the session is running a statement of {@code kind}. */
     static String running(Kind kind) {
         return "query LIKE '" + kind.tag() + "%'";
     }
 
     /**
-     * A hook that runs each attempt's transaction at {@code level} (e.g. "SERIALIZABLE"), set just
-     * before the claim opens it with SET TRANSACTION: Connection.setTransactionIsolation would send
+     * A hook that runs each attempt's transaction at {@code level} (e.g. "SERIALIZABLE"), set with
+     * SET TRANSACTION just before the statement that opens it (the claim, or in
+     * {@link ClaimMode#WORK_FIRST} the work's first): Connection.setTransactionIsolation would send
      * SET SESSION CHARACTERISTICS, session state that behind a transaction-mode pooler reaches other
      * clients' transactions.
      */
-    static SqlHook isolationAtClaim(String level) {
+    static SqlHook isolationAtBegin(String level) {
         return new SqlHook() {
             @Override
             public void before(Sql sql) throws SQLException {
-                if (isClaim(sql.sql())) {
+                java.sql.Connection c = sql.connection();
+                if (opensTransaction(sql)) {
                     try (java.sql.Statement s = sql.connection().createStatement()) {
                         s.execute("SET TRANSACTION ISOLATION LEVEL " + level);
                     }

@@ -30,7 +30,7 @@ class HostileInputProperties {
     private static final String RUN = "hostile-" + UUID.randomUUID() + "-";
     private static final Set<String> ACCEPTED = ConcurrentHashMap.newKeySet();
 
-    private final IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+    private final IdempotentTransaction<String> idem = Db.builder(Db.dsl(), ResultCodec.utf8())
             .schema(Db.SCHEMA).build();
 
     @Provide

@@ -31,7 +31,7 @@ class IdempotentTransactionTest {
     private final IdempotencyPolicy policy = IdempotencyPolicy.builder()
             .deterministicFailure(InsufficientFunds.class)
             .build();
-    private final IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+    private final IdempotentTransaction<String> idem = Db.builder(Db.dsl(), ResultCodec.utf8())
             .policy(policy)
             .schema(Db.SCHEMA)
             .build();
@@ -59,9 +59,37 @@ class IdempotentTransactionTest {
             assertThat(r.value()).isEqualTo(value);
             assertThat(r.completedAt()).isAfter(before).isBefore(Instant.now().plusSeconds(5));
         });
-        assertThat(runs).hasValue(1);
+        // WORK_FIRST runs the replay's work before it learns the key was taken; nothing of it commits
+        assertThat(runs).hasValue(Db.workFirst() ? 2 : 1);
         assertThat(Db.effects(scope, key)).isEqualTo(1);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
+    }
+
+    @Test
+    void aReplayGetsTheRecordedAnswerEvenWhenTheWorkWouldNowThrow() {
+        idem.run(scope, key, fingerprint, tx -> "transfer-" + Db.writeEffect(tx, scope, key, "first"));
+
+        // the world changed since (an account closed, say): the work would fail today
+        Outcome<String> retry = idem.run(scope, key, fingerprint, tx -> {
+            Db.writeEffect(tx, scope, key, "second");
+            throw new IllegalStateException("account closed");
+        });
+
+        assertThat(retry).isInstanceOf(Outcome.Replayed.class);
+        assertThat(((Outcome.Replayed<String>) retry).value()).startsWith("transfer-");
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
+
+    @Test
+    void aMismatchIsReportedEvenWhenTheOtherRequestsWorkThrows() {
+        idem.run(scope, key, fingerprint, tx -> "ok-" + Db.writeEffect(tx, scope, key, "first"));
+
+        Outcome<String> other = idem.run(scope, key, Db.fingerprint("another request"), tx -> {
+            throw new IllegalArgumentException("no such account");
+        });
+
+        assertThat(other).isInstanceOf(Outcome.FingerprintMismatch.class);
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
     }
 
     @Test
@@ -79,7 +107,7 @@ class IdempotentTransactionTest {
         });
 
         assertThat(other).isInstanceOf(Outcome.FingerprintMismatch.class);
-        assertThat(runs).hasValue(0);
+        assertThat(runs).hasValue(Db.workFirst() ? 1 : 0); // WORK_FIRST: run, then rolled back
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }
 
@@ -152,7 +180,7 @@ class IdempotentTransactionTest {
 
     @Test
     void recordsARejectionThrownByTheWorkWithoutAnyPolicyEntry() {
-        IdempotentTransaction<String> plain = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> plain = Db.builder(Db.dsl(), ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
 
         Outcome<String> first = plain.run(scope, key, fingerprint, tx -> {
@@ -210,7 +238,7 @@ class IdempotentTransactionTest {
 
     @Test
     void rollsEverythingBackWhenTheEncodedResultIsOverTheCapAndSaysSo() {
-        IdempotentTransaction<String> small = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> small = Db.builder(Db.dsl(), ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder().maxResultBytes(10).build())
                 .schema(Db.SCHEMA).build();
 
@@ -245,7 +273,7 @@ class IdempotentTransactionTest {
                 return new String(bytes);
             }
         };
-        IdempotentTransaction<String> withBrokenCodec = IdempotentTransaction.builder(Db.dsl(), broken)
+        IdempotentTransaction<String> withBrokenCodec = Db.builder(Db.dsl(), broken)
                 .schema(Db.SCHEMA).build();
 
         assertThatThrownBy(() -> withBrokenCodec.run(scope, key, fingerprint, tx -> {
@@ -262,7 +290,7 @@ class IdempotentTransactionTest {
     @Test
     void reportsAStoredResultTheCodecCannotDecodeAsAnIdempotencyException() {
         idem.run(scope, key, fingerprint, tx -> "stored as text");
-        IdempotentTransaction<Integer> strict = IdempotentTransaction.builder(Db.dsl(), new ResultCodec<Integer>() {
+        IdempotentTransaction<Integer> strict = Db.builder(Db.dsl(), new ResultCodec<Integer>() {
             @Override
             public byte[] encode(Integer value) {
                 return value.toString().getBytes();
@@ -376,7 +404,7 @@ class IdempotentTransactionTest {
     @Test
     void commitsItsOwnTransactionOnAPoolWhoseConnectionsHaveAutoCommitOff() throws Exception {
         try (com.zaxxer.hikari.HikariDataSource manual = Db.DATABASE.newPool(2, config -> config.setAutoCommit(false))) {
-            IdempotentTransaction<String> onManualPool = IdempotentTransaction.builder(
+            IdempotentTransaction<String> onManualPool = Db.builder(
                     org.jooq.impl.DSL.using(manual, org.jooq.SQLDialect.POSTGRES), ResultCodec.utf8())
                     .schema(Db.SCHEMA).build();
 
@@ -394,7 +422,7 @@ class IdempotentTransactionTest {
 
     @Test
     void aClaimExpiresATtlAfterItCompletedNotAfterItWasMade() throws Exception {
-        IdempotentTransaction<String> shortLived = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> shortLived = Db.readFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder().ttl(java.time.Duration.ofSeconds(1)).build())
                 .schema(Db.SCHEMA).build();
         java.util.concurrent.CountDownLatch claimed = new java.util.concurrent.CountDownLatch(1);
@@ -444,7 +472,7 @@ class IdempotentTransactionTest {
                 }
             }
         });
-        IdempotentTransaction<String> dying = IdempotentTransaction.builder(killingAtCommit, ResultCodec.utf8())
+        IdempotentTransaction<String> dying = Db.builder(killingAtCommit, ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
 
         assertThatThrownBy(() -> dying.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
@@ -473,7 +501,7 @@ class IdempotentTransactionTest {
                 }
             }
         });
-        IdempotentTransaction<String> dying = IdempotentTransaction.builder(killingBeforeCommit, ResultCodec.utf8())
+        IdempotentTransaction<String> dying = Db.builder(killingBeforeCommit, ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
 
         assertThatThrownBy(() -> dying.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))

@@ -26,7 +26,7 @@ class JoinedTransactionTest {
     private final Fingerprint fingerprint = Db.fingerprint("joined");
 
     private static IdempotentTransaction<String> idem(DSLContext dsl) {
-        return IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        return Db.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
     }
 
     @Test
@@ -101,7 +101,7 @@ class JoinedTransactionTest {
 
     @Test
     void inProgressInsideAnOpenTransactionLeavesItUsable() throws Exception {
-        IdempotentTransaction<String> impatient = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> impatient = Db.readFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
                 .schema(Db.SCHEMA).build();
         CountDownLatch claimed = new CountDownLatch(1);
@@ -116,7 +116,7 @@ class JoinedTransactionTest {
             assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
 
             Db.dsl().transaction(cfg -> {
-                Outcome<String> waiting = IdempotentTransaction.builder(cfg.dsl(), ResultCodec.utf8())
+                Outcome<String> waiting = Db.readFirst(cfg.dsl(), ResultCodec.utf8())
                         .policy(impatient.policy()).schema(Db.SCHEMA).build()
                         .run(scope, key, fingerprint, tx -> "duplicate");
                 assertThat(waiting).isInstanceOf(Outcome.InProgress.class);
@@ -140,7 +140,7 @@ class JoinedTransactionTest {
         ExecutorService threads = Executors.newFixedThreadPool(2);
         try {
             Future<Outcome<String>> a = threads.submit(() -> Db.dsl().transactionResult(cfg -> {
-                Outcome<String> o = IdempotentTransaction.builder(cfg.dsl(), ResultCodec.utf8()).policy(impatient)
+                Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8()).policy(impatient)
                         .schema(Db.SCHEMA).build()
                         .run(scope, key, fingerprint, tx -> {
                             claimed.countDown();
@@ -151,7 +151,9 @@ class JoinedTransactionTest {
                 return o;
             }));
             assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
-            Future<Outcome<String>> b = threads.submit(() -> idem(Db.dsl()).run(scope, key, fingerprint, tx -> {
+            // B reads first: it waits on A's lock (the mechanism this test is about)
+            Future<Outcome<String>> b = threads.submit(() -> Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build()
+                    .run(scope, key, fingerprint, tx -> {
                 releaseB.await();
                 return "B-" + Db.writeEffect(tx, scope, key, "B");
             }));
@@ -170,7 +172,7 @@ class JoinedTransactionTest {
     void aJoinedClaimsTtlCountsFromTheCallersCommitSoItIsNeverBornExpired() {
         IdempotencyPolicy shortLived = IdempotencyPolicy.builder().ttl(Duration.ofSeconds(1)).build();
         Db.dsl().transaction(cfg -> {
-            Outcome<String> first = IdempotentTransaction.builder(cfg.dsl(), ResultCodec.utf8()).policy(shortLived)
+            Outcome<String> first = Db.builder(cfg.dsl(), ResultCodec.utf8()).policy(shortLived)
                     .schema(Db.SCHEMA).build()
                     .run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "inside"));
             assertThat(first).isInstanceOf(Outcome.Executed.class);
@@ -181,7 +183,7 @@ class JoinedTransactionTest {
                 + " expires_at - completed_at > interval '1.4 seconds' FROM " + Db.SCHEMA
                 + ".idempotency_claim WHERE scope = ? AND idem_key = ?", scope.value(), key.value()).fetchSingle().intoArray();
         assertThat(row).as("completed, live, expiry counted from the commit").containsExactly(1, true, true);
-        IdempotentTransaction<String> retry = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).policy(shortLived)
+        IdempotentTransaction<String> retry = Db.builder(Db.dsl(), ResultCodec.utf8()).policy(shortLived)
                 .schema(Db.SCHEMA).build();
         assertThat(retry.run(scope, key, fingerprint, tx -> "again-" + Db.writeEffect(tx, scope, key, "twice")))
                 .as("a retry right after the commit replays").isInstanceOf(Outcome.Replayed.class);

@@ -52,7 +52,7 @@ class OneDeadlineTest {
         List<Connection> holders = new ArrayList<>();
         ExecutorService threads = Executors.newCachedThreadPool();
         try (HikariDataSource pool = Db.DATABASE.newPool(2, c -> c.setTransactionIsolation(isolation))) {
-            IdempotentTransaction<String> waiter = IdempotentTransaction.builder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
+            IdempotentTransaction<String> waiter = Db.readFirst(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
                     .schema(Db.SCHEMA).policy(IdempotencyPolicy.builder().duplicateWait(WAIT).build()).build();
             holders.add(holdLock(lockId));
 

@@ -29,7 +29,7 @@ class RejectionOnDeadConnectionTest {
 
     @Test
     void aRejectionThatCannotBeRecordedBecauseTheConnectionDiedSurfacesAsAConnectionError() {
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(
+        IdempotentTransaction<String> idem = Db.builder(
                 DSL.using(Faults.unpooled(Faults.applicationName("reject")), SQLDialect.POSTGRES), ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
         RuntimeException thrown = null;
@@ -53,7 +53,7 @@ class RejectionOnDeadConnectionTest {
                 .isInstanceOf(DataAccessException.class)
                 .matches(Faults::isConnectionError, "is a connection error");
         // the key is free: the retry decides afresh
-        IdempotentTransaction<String> healthy = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        IdempotentTransaction<String> healthy = Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
         assertThat(healthy.run(scope, key, fingerprint, tx -> "funds arrived meanwhile"))
                 .isEqualTo(new Outcome.Executed<>("funds arrived meanwhile"));
     }

@@ -66,7 +66,7 @@ class RetryTest {
         Injector inWork = new Injector(RetryTest::isWorkInsert, "40001", n -> n == 1);
         Injector atCompletion = new Injector(Faults::isRecord, "40P01", n -> n == 1);
         Injector atClaim = new Injector(Faults::isClaim, "40001", n -> n == 3);
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(with(inWork, atCompletion, atClaim), ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.builder(with(inWork, atCompletion, atClaim), ResultCodec.utf8())
                 .policy(fastRetries).schema(Db.SCHEMA).build();
         AtomicInteger runs = new AtomicInteger();
 
@@ -75,9 +75,10 @@ class RetryTest {
             return "effect-" + Db.writeEffect(tx, scope, key, "x");
         });
 
-        // attempt 1 fails in the work, 2 at completion, 3 at the claim, 4 succeeds
+        // attempt 1 fails in the work, 2 at completion, 3 at the claim, 4 succeeds; WORK_FIRST sends no
+        // claim before the work: attempt 3 succeeds
         assertThat(outcome).isInstanceOf(Outcome.Executed.class);
-        assertThat(inWork.injected.get() + atCompletion.injected.get() + atClaim.injected.get()).isEqualTo(3);
+        assertThat(inWork.injected.get() + atCompletion.injected.get() + atClaim.injected.get()).isEqualTo(Db.workFirst() ? 2 : 3);
         assertThat(runs).hasValue(3);
         assertThat(Db.effects(scope, key)).isEqualTo(1);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
@@ -86,7 +87,7 @@ class RetryTest {
     @Test
     void givesUpWhenTheBudgetIsSpentWithAnErrorSayingHowManyAttemptsAndLeavesNothing() {
         Injector always = new Injector(RetryTest::isWorkInsert, "40001", n -> true);
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(with(always), ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.builder(with(always), ResultCodec.utf8())
                 .policy(fastRetries.toBuilder().maxAttempts(3).build()).schema(Db.SCHEMA).build();
         AtomicInteger runs = new AtomicInteger();
 
@@ -106,7 +107,7 @@ class RetryTest {
         assertThat(Db.effects(scope, key)).isZero();
         assertThat(Db.claims(scope, key)).isZero();
 
-        IdempotentTransaction<String> healthy = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> healthy = Db.builder(Db.dsl(), ResultCodec.utf8())
                 .schema(Db.SCHEMA).build();
         assertThat(healthy.run(scope, key, fingerprint, tx -> "now")).isEqualTo(new Outcome.Executed<>("now"));
     }
@@ -114,7 +115,7 @@ class RetryTest {
     @Test
     void retriesASerializationFailureTheWorkWrappedInItsOwnException() {
         Injector once = new Injector(RetryTest::isWorkInsert, "40001", n -> n == 1);
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(with(once), ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.builder(with(once), ResultCodec.utf8())
                 .policy(fastRetries).schema(Db.SCHEMA).build();
 
         Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> {
@@ -132,7 +133,7 @@ class RetryTest {
     @Test
     void doesNotRetryOtherDatabaseErrors() {
         Injector uniqueViolation = new Injector(RetryTest::isWorkInsert, "23505", n -> true);
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(with(uniqueViolation), ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.builder(with(uniqueViolation), ResultCodec.utf8())
                 .policy(fastRetries).schema(Db.SCHEMA).build();
 
         assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
@@ -145,9 +146,9 @@ class RetryTest {
     void aRealSerializationFailureUnderSerializableIsRetriedToExactlyOneEffect() throws Exception {
         // Every call reads the count of effects in its scope and writes one more: under SERIALIZABLE
         // concurrent calls conflict (40001), and the retries must still leave one effect per key.
-        // Each attempt's transaction is made SERIALIZABLE just before the claim opens it (Faults.isolationAtClaim).
+        // Each attempt's transaction is made SERIALIZABLE just before the claim opens it (Faults.isolationAtBegin).
         AtomicInteger serializationFailures = new AtomicInteger();
-        DSLContext serializable = with(Faults.isolationAtClaim("SERIALIZABLE"), new SqlHook() {
+        DSLContext serializable = with(Faults.isolationAtBegin("SERIALIZABLE"), new SqlHook() {
             @Override
             public void failed(Sql sql, SQLException error) {
                 // not idempotency_await's: under SERIALIZABLE it gives up with 40001 whenever a duplicate waited
@@ -156,7 +157,7 @@ class RetryTest {
                 }
             }
         });
-        IdempotentTransaction<String> idem = IdempotentTransaction.builder(serializable, ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.builder(serializable, ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder().maxAttempts(50).backoff(Duration.ofMillis(1), Duration.ofMillis(20)).build())
                 .schema(Db.SCHEMA).build();
         java.util.List<IdempotencyKey> keys = java.util.stream.Stream.generate(Db::freshKey).limit(8).toList();

@@ -31,7 +31,7 @@ class RollingUpgradeTest {
     private final IdempotencyKey key = Db.freshKey();
     private final Fingerprint fingerprint = Db.fingerprint("upgrade me");
     private final IdempotentTransaction<String> idem =
-            IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+            Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
     /** What V1's claim function answered. */
     private record V1Claim(boolean claimed, short state, byte[] result) {}

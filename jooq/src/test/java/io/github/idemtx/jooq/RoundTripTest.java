@@ -12,7 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
 
-/** What the library sends besides the work's own statements. */
+/** What the library sends besides the work's own statements, in each {@link ClaimMode}. */
 class RoundTripTest {
 
     private final List<String> statements = new CopyOnWriteArrayList<>();
@@ -22,15 +22,17 @@ class RoundTripTest {
             statements.add(sql.sql());
         }
     });
-    private final IdempotentTransaction<String> idem = IdempotentTransaction.builder(recorded, ResultCodec.utf8())
-            .schema(Db.SCHEMA).build();
     private final Scope scope = Db.freshScope();
     private final IdempotencyKey key = Db.freshKey();
     private final Fingerprint fingerprint = Db.fingerprint("count me");
 
+    private IdempotentTransaction<String> idem(ClaimMode mode) {
+        return IdempotentTransaction.builder(recorded, ResultCodec.utf8()).schema(Db.SCHEMA).claimMode(mode).build();
+    }
+
     @Test
-    void aFirstExecutionAddsOneClaimStatementAndOneCompletionSentWithCommit() {
-        idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
+    void readFirstAFirstExecutionAddsOneClaimStatementAndOneCompletionSentWithCommit() {
+        idem(ClaimMode.READ_FIRST).run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
 
         assertThat(statements).hasSize(3);
         assertThat(statements.get(0)).matches(Faults::isClaim, "the claim").contains("pg_try_advisory_xact_lock");
@@ -40,7 +42,8 @@ class RoundTripTest {
     }
 
     @Test
-    void aReplayIsOneStatement() {
+    void readFirstAReplayIsOneStatement() {
+        IdempotentTransaction<String> idem = idem(ClaimMode.READ_FIRST);
         idem.run(scope, key, fingerprint, tx -> "stored");
         statements.clear();
 
@@ -48,5 +51,33 @@ class RoundTripTest {
 
         assertThat(replay).isInstanceOf(Outcome.Replayed.class);
         assertThat(statements).singleElement().asString().matches(Faults::isClaim, "the claim");
+    }
+
+    @Test
+    void workFirstAFirstExecutionAddsOnlyTheCompletionSentWithCommit() {
+        idem(ClaimMode.WORK_FIRST).run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
+
+        assertThat(statements).hasSize(2);
+        assertThat(statements.get(0)).contains(".effect");
+        assertThat(statements.get(1)).matches(Faults::isCompletionAndCommit, "the record sent with COMMIT")
+                .contains("insert into").contains("idempotency_claim").contains("set_config('lock_timeout'")
+                .endsWith("; commit");
+    }
+
+    @Test
+    void workFirstAReplayRunsTheWorkThenReadsTheKeyAndCommitsNothingOfIt() {
+        IdempotentTransaction<String> idem = idem(ClaimMode.WORK_FIRST);
+        idem.run(scope, key, fingerprint, tx -> "stored-" + Db.writeEffect(tx, scope, key, "x"));
+        statements.clear();
+
+        Outcome<String> replay = idem.run(scope, key, fingerprint, tx -> "again-" + Db.writeEffect(tx, scope, key, "y"));
+
+        assertThat(replay).isInstanceOf(Outcome.Replayed.class);
+        assertThat(((Outcome.Replayed<String>) replay).value()).startsWith("stored-");
+        assertThat(statements).hasSize(3);
+        assertThat(statements.get(0)).contains(".effect");
+        assertThat(statements.get(1)).matches(Faults::isCompletionAndCommit, "the insert that finds the key taken");
+        assertThat(statements.get(2)).matches(Faults::isClaim, "the read of the stored answer");
+        assertThat(Db.effects(scope, key)).as("the replay's own write was rolled back").isEqualTo(1);
     }
 }

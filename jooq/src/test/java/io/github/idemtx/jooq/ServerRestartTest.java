@@ -86,7 +86,7 @@ class ServerRestartTest {
         dsl = DSL.using(pool, SQLDialect.POSTGRES);
         dsl.execute("CREATE TABLE " + EFFECT
                 + " (id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL)");
-        idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(SCHEMA).build();
+        idem = Db.builder(dsl, ResultCodec.utf8()).schema(SCHEMA).build();
     }
 
     @AfterEach

@@ -37,7 +37,7 @@ class SessionStateTest {
     void noOutcomeLeavesSessionStateOnAnyServerConnection() throws Exception {
         try (HikariDataSource pool = Db.DATABASE.newPool(8)) {
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
-            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
+            IdempotentTransaction<String> idem = Db.builder(dsl, ResultCodec.utf8())
                     .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
                     .schema(Db.SCHEMA).build();
 
@@ -63,7 +63,7 @@ class SessionStateTest {
             assertThat(inProgressWhileHeld(idem)).isInstanceOf(Outcome.InProgress.class);
 
             IdempotencyKey joined = Db.freshKey();
-            dsl.transaction(cfg -> assertThat(IdempotentTransaction.builder(cfg.dsl(), ResultCodec.utf8())
+            dsl.transaction(cfg -> assertThat(Db.builder(cfg.dsl(), ResultCodec.utf8())
                     .schema(Db.SCHEMA).build()
                     .run(scope, joined, fingerprint, tx -> "joined")).isInstanceOf(Outcome.Executed.class));
 
@@ -83,11 +83,22 @@ class SessionStateTest {
         CountDownLatch release = new CountDownLatch(1);
         ExecutorService holder = Executors.newSingleThreadExecutor();
         try {
-            Future<Outcome<String>> first = holder.submit(() -> idem.run(scope, key, fingerprint, tx -> {
-                claimed.countDown();
-                release.await();
-                return "holder";
-            }));
+            // READ_FIRST: the holder holds the key's lock while it works; WORK_FIRST: the holder is a
+            // joined call whose row stays uncommitted until its caller commits, and the duplicate's
+            // insert waits on it under the transaction-local lock_timeout it sets
+            Future<Outcome<String>> first = holder.submit(() -> Db.workFirst()
+                    ? Db.dsl().transactionResult(cfg -> {
+                        Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build()
+                                .run(scope, key, fingerprint, tx -> "holder");
+                        claimed.countDown();
+                        release.await();
+                        return o;
+                    })
+                    : idem.run(scope, key, fingerprint, tx -> {
+                        claimed.countDown();
+                        release.await();
+                        return "holder";
+                    }));
             assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
             Outcome<String> duplicate = idem.run(scope, key, fingerprint, tx -> "duplicate");
             release.countDown();

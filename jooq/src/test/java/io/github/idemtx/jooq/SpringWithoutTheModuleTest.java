@@ -38,7 +38,7 @@ class SpringWithoutTheModuleTest {
     private final TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(Db.POOL));
 
     private IdempotentTransaction<String> idem(TransactionMode mode) {
-        return IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).transactionMode(mode).build();
+        return Db.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).transactionMode(mode).build();
     }
 
     @Test

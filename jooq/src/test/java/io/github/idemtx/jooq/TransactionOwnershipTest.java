@@ -104,7 +104,7 @@ class TransactionOwnershipTest {
     private final Fingerprint fingerprint = Db.fingerprint("ownership");
 
     private static IdempotentTransaction<String> idem(DSLContext dsl) {
-        return IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        return Db.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
     }
 
     private static void close(DataSource ds) {
@@ -404,7 +404,7 @@ class TransactionOwnershipTest {
         IdempotencyKey key = Db.freshKey();
         AtomicBoolean ran = new AtomicBoolean();
         Db.dsl().transaction(cfg -> {
-            IdempotentTransaction<String> own = IdempotentTransaction.builder(cfg.dsl(), ResultCodec.utf8())
+            IdempotentTransaction<String> own = Db.builder(cfg.dsl(), ResultCodec.utf8())
                     .schema(Db.SCHEMA).transactionMode(TransactionMode.OWN).build();
             assertThatThrownBy(() -> own.run(scope, key, fingerprint, tx -> {
                 ran.set(true);
@@ -421,7 +421,7 @@ class TransactionOwnershipTest {
     @Test
     void joinStatedWithoutATransactionIsRefused() {
         IdempotencyKey key = Db.freshKey();
-        IdempotentTransaction<String> join = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> join = Db.builder(Db.dsl(), ResultCodec.utf8())
                 .schema(Db.SCHEMA).transactionMode(TransactionMode.JOIN).build();
         assertThatThrownBy(() -> join.run(scope, key, fingerprint, tx -> "x"))
                 .isInstanceOf(TransactionOwnershipException.class)
@@ -436,7 +436,7 @@ class TransactionOwnershipTest {
         try (Connection c = Db.POOL.getConnection()) {
             c.setAutoCommit(false);
             DSLContext dsl = DSL.using(new OneConnection(c), SQLDialect.POSTGRES);
-            IdempotentTransaction<String> join = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
+            IdempotentTransaction<String> join = Db.builder(dsl, ResultCodec.utf8())
                     .schema(Db.SCHEMA).transactionMode(TransactionMode.JOIN).build();
             assertThat(join.run(scope, key, fingerprint, tx -> "j-" + Db.writeEffect(tx, scope, key, "x")))
                     .isInstanceOf(Outcome.Executed.class);
@@ -472,7 +472,7 @@ class TransactionOwnershipTest {
         IdempotencyKey key = Db.freshKey();
         try (Connection c = Db.POOL.getConnection()) {
             c.setAutoCommit(false);
-            IdempotentTransaction<String> idem = IdempotentTransaction.builder(
+            IdempotentTransaction<String> idem = Db.builder(
                             DSL.using(new OneConnection(c), SQLDialect.POSTGRES), ResultCodec.utf8())
                     .schema(Db.SCHEMA).detector(cfg -> TransactionDetector.Detection.ACTIVE).build();
             assertThat(idem.run(scope, key, fingerprint, tx -> "j-" + Db.writeEffect(tx, scope, key, "x")))

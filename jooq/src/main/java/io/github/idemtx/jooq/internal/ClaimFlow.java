@@ -3,14 +3,13 @@ package io.github.idemtx.jooq.internal;
 import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
-import io.github.idemtx.core.IdempotencyException;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
-import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.WorkFailedException;
+import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.jooq.TransactionalWork;
 import io.github.idemtx.jooq.internal.ClaimStatements.Claim;
 import java.sql.Connection;
@@ -52,18 +51,123 @@ public final class ClaimFlow<T> {
     private final StoredValues<T> values;
     private final ClaimStatements sql;
     private final long ttlMillis;
+    private final boolean workFirst;
 
-    /** @param configuration the configuration the work's {@code tx} is derived from */
-    public ClaimFlow(Configuration configuration, IdempotencyPolicy policy, ResultCodec<T> codec, ClaimStatements sql) {
+    /**
+     * @param configuration the configuration the work's {@code tx} is derived from
+     * @param mode the order of claim and work in transactions of the library's own
+     */
+    public ClaimFlow(Configuration configuration, IdempotencyPolicy policy, ResultCodec<T> codec, ClaimStatements sql,
+            ClaimMode mode) {
         this.configuration = configuration;
         this.policy = policy;
         this.values = new StoredValues<>(codec, policy.maxResultBytes());
         this.sql = sql;
         this.ttlMillis = policy.ttl().toMillis();
+        this.workFirst = mode == ClaimMode.WORK_FIRST;
     }
 
-    /** One attempt: claim, work, record, end the boundary. */
+    /**
+     * One attempt, ending the boundary: in {@link ClaimMode#WORK_FIRST} (own transactions only) the
+     * work, then the completed row with COMMIT as the claim; otherwise claim, work, record.
+     */
     public Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
+        return workFirst && !boundary.joined()
+                ? attemptWorkFirst(connection, call, boundary)
+                : attemptReadFirst(connection, call, boundary);
+    }
+
+    /**
+     * The work, then the completed row's INSERT with COMMIT, which claims the key. When the key
+     * turns out to be taken, this attempt's writes are rolled back and the key is read and answered
+     * (or, expired or gone, claimed) as {@link ClaimMode#READ_FIRST} does, in a new transaction.
+     */
+    private Outcome<T> attemptWorkFirst(Connection connection, Call call, Boundary boundary) {
+        Timings timings = call.timings();
+        if (timings != null) {
+            timings.attempt(false);
+        }
+        long mark = timings == null ? 0 : System.nanoTime();
+        T value;
+        try {
+            value = execute(call, transactionContext(connection));
+        } catch (Exception e) {
+            if (!SqlStates.isRetryable(e) && policy.classify(e).isEmpty()) {
+                Outcome<T> answered = answeredDespite(connection, call, boundary, e);
+                if (answered != null) {
+                    return answered;
+                }
+            }
+            return workFailed(connection, call, boundary, e, mark);
+        }
+        if (timings != null) {
+            long now = System.nanoTime();
+            timings.work(now - mark);
+            mark = now;
+        }
+        ClaimStatements.RecordedFirst recorded = null;
+        try {
+            recorded = sql.claimByRecord(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
+                    encode(call, value), ttlMillis, call.waitLeftMillis());
+        } catch (SQLException e) {
+            if (SqlStates.isConnectionLoss(e)) {
+                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+            }
+            throw new DataAccessException("recording the outcome of the idempotency key failed (SQLSTATE "
+                    + e.getSQLState() + ")", e);
+        } finally {
+            if (timings != null) {
+                long spent = System.nanoTime() - mark;
+                if (recorded == ClaimStatements.RecordedFirst.TIMED_OUT) {
+                    timings.waiting(spent); // all of it was the wait on another call's uncommitted row
+                } else {
+                    timings.recording(spent);
+                }
+            }
+        }
+        switch (recorded) {
+            case COMMITTED -> {
+                keep(boundary, call); // a no-op: the insert carried the COMMIT
+                return new Outcome.Executed<>(value);
+            }
+            case TIMED_OUT -> {
+                boundary.abandon();
+                return new Outcome.InProgress<>(policy.retryAfter());
+            }
+            case TAKEN -> {
+                boundary.abandon(); // nothing of this attempt commits
+                return attemptReadFirst(connection, call, boundary);
+            }
+            default -> throw new IllegalStateException(String.valueOf(recorded));
+        }
+    }
+
+    /**
+     * The work threw {@code e}, which is not a deterministic failure, before this call knew whether
+     * the key was already answered. A retry of a completed key must get the recorded answer whatever
+     * the work does against today's data, so: roll back, read the key (no waiting), and return its
+     * answer and end the boundary when it has one; null (the boundary ended, {@code e} to be thrown)
+     * when it has none.
+     */
+    private Outcome<T> answeredDespite(Connection connection, Call call, Boundary boundary, Exception e) {
+        SQLException rollbackFailure = boundary.undoWork();
+        if (rollbackFailure != null) {
+            return null; // the connection is gone: e is thrown, with this suppressed, by workFailed's undo
+        }
+        Claim claimed;
+        try {
+            claimed = sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(), 0, null);
+        } catch (SQLException probe) {
+            e.addSuppressed(probe);
+            boundary.abandon();
+            return null;
+        }
+        boundary.abandon(); // read only; a lock it took is released
+        return claimed instanceof Claim.Answered answered ? answer(call, answered) : null;
+    }
+
+    /** Claim (read the key, take its lock), work, record, end the boundary. */
+    private Outcome<T> attemptReadFirst(Connection connection, Call call, Boundary boundary) {
         Timings timings = call.timings();
         if (timings != null) {
             timings.attempt(boundary.joined());
@@ -93,35 +197,7 @@ public final class ClaimFlow<T> {
         try {
             value = execute(call, transactionContext(connection));
         } catch (Exception e) {
-            if (timings != null) {
-                long now = System.nanoTime();
-                timings.work(now - mark);
-                mark = now;
-            }
-            // undo the work's writes first: the key is free while the policy classifies
-            SQLException rollbackFailure = boundary.undoWork();
-            Optional<Failure> failure = deterministicFailure(e);
-            if (rollbackFailure != null) {
-                if (failure.isPresent()) {
-                    throw notRecorded(e, rollbackFailure);
-                }
-                RuntimeException thrown = unchecked(call, e);
-                thrown.addSuppressed(rollbackFailure);
-                throw thrown;
-            }
-            if (failure.isEmpty()) {
-                throw unchecked(call, e);
-            }
-            Outcome<T> outcome = recordFailure(connection, call, failure.get(), boundary.joined());
-            if (outcome instanceof Outcome.Rejected<T>) {
-                keep(boundary, call);
-            } else {
-                boundary.abandon(); // a duplicate's outcome, or the bound ran out and aborted the claim
-            }
-            if (timings != null) {
-                timings.recording(System.nanoTime() - mark);
-            }
-            return outcome;
+            return workFailed(connection, call, boundary, e, mark);
         }
         if (timings != null) {
             long now = System.nanoTime();
@@ -143,6 +219,44 @@ public final class ClaimFlow<T> {
             timings.recording(System.nanoTime() - mark);
         }
         return new Outcome.Executed<>(value);
+    }
+
+    /**
+     * The work threw {@code e} (it began at {@code mark}, when timed): its writes are undone; a
+     * deterministic failure is recorded (claiming the key again, which the rollback released) and
+     * answered, anything else is thrown.
+     */
+    private Outcome<T> workFailed(Connection connection, Call call, Boundary boundary, Exception e, long mark) {
+        Timings timings = call.timings();
+        if (timings != null) {
+            long now = System.nanoTime();
+            timings.work(now - mark);
+            mark = now;
+        }
+        // undo the work's writes first: the key is free while the policy classifies
+        SQLException rollbackFailure = boundary.undoWork();
+        Optional<Failure> failure = deterministicFailure(e);
+        if (rollbackFailure != null) {
+            if (failure.isPresent()) {
+                throw notRecorded(e, rollbackFailure);
+            }
+            RuntimeException thrown = unchecked(call, e);
+            thrown.addSuppressed(rollbackFailure);
+            throw thrown;
+        }
+        if (failure.isEmpty()) {
+            throw unchecked(call, e);
+        }
+        Outcome<T> outcome = recordFailure(connection, call, failure.get(), boundary.joined());
+        if (outcome instanceof Outcome.Rejected<T>) {
+            keep(boundary, call);
+        } else {
+            boundary.abandon(); // a duplicate's outcome, or the bound ran out and aborted the claim
+        }
+        if (timings != null) {
+            timings.recording(System.nanoTime() - mark);
+        }
+        return outcome;
     }
 
     /** Ends the boundary keeping its writes; a connection lost while a COMMIT was in flight is reported as such. */
@@ -202,11 +316,8 @@ public final class ClaimFlow<T> {
         if (!call.fingerprint().matches(claim.fingerprint())) {
             return new Outcome.FingerprintMismatch<>();
         }
-        return switch (claim.state()) {
-            case ClaimStatements.SUCCEEDED -> new Outcome.Replayed<>(decode(call, claim.result()), claim.completedAt());
-            case ClaimStatements.FAILED -> new Outcome.Rejected<>(decodeFailure(call, claim.result()), claim.completedAt(), true);
-            default -> new Outcome.InProgress<>(policy.retryAfter());
-        };
+        Outcome<T> settled = values.settled(call.scope(), call.key(), claim.state(), claim.result(), claim.completedAt());
+        return settled != null ? settled : new Outcome.InProgress<>(policy.retryAfter()); // a V1 caller's running row
     }
 
     @SuppressWarnings("unchecked")
@@ -258,13 +369,5 @@ public final class ClaimFlow<T> {
 
     private byte[] encode(Call call, T value) {
         return values.encode(call.scope(), call.key(), value);
-    }
-
-    private T decode(Call call, byte[] stored) {
-        return values.decode(call.scope(), call.key(), stored);
-    }
-
-    private static Failure decodeFailure(Call call, byte[] stored) {
-        return StoredValues.decodeFailure(call.scope(), call.key(), stored);
     }
 }

@@ -50,6 +50,7 @@ public final class ClaimStatements {
     private final String claimSql;
     private final String awaitSql;
     private final String insertAndCommitSql;
+    private final String claimByRecordSql;
     private final String upsertSql;
     private final String purgeSql;
 
@@ -88,6 +89,20 @@ public final class ClaimStatements {
                         DSL.field("clock_timestamp() + ? * interval '1 millisecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
                                 DSL.val((Long) null)));
         this.insertAndCommitSql = Kind.RECORD_AND_COMMIT.tag + render.render(insert) + "; commit";
+        // ClaimMode.WORK_FIRST: the same row and COMMIT in one round trip, as the claim itself. The
+        // WHERE sets lock_timeout (transaction-local) before the row is produced and inserted, so a
+        // wait on a concurrent holder's uncommitted row is bounded by what is left of the call's wait
+        // (55P03 past it); the COMMIT, or the rollback of a failed insert, ends the setting with the
+        // transaction. (A condition, not a derived table: jOOQ 3.19, which Spring Boot brings,
+        // renders a derived table's column reference differently.)
+        this.claimByRecordSql = Kind.RECORD_AND_COMMIT.tag + render.render(render.insertInto(c)
+                .columns(c.SCOPE, c.IDEM_KEY, c.FINGERPRINT, c.STATE, c.RESULT, c.CREATED_AT, c.COMPLETED_AT, c.EXPIRES_AT)
+                .select(DSL.select(DSL.val((String) null), DSL.val((String) null), DSL.val((byte[]) null),
+                                DSL.val((Short) null), DSL.val((byte[]) null),
+                                DSL.field("now()", SQLDataType.TIMESTAMPWITHTIMEZONE), CLOCK,
+                                DSL.field("clock_timestamp() + ? * interval '1 millisecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
+                                        DSL.val((Long) null)))
+                        .where(DSL.condition("set_config('lock_timeout', ?, true) is not null", DSL.val((String) null))))) + "; commit";
         IdempotencyClaim excluded = c.as("excluded");
         this.upsertSql = Kind.RECORD.tag + render.render(insert
                 .onConflict(c.SCOPE, c.IDEM_KEY)
@@ -124,7 +139,10 @@ public final class ClaimStatements {
         CLAIM("claim"),
         /** Step 2: waits, bounded, for the key's holder. */
         AWAIT("await"),
-        /** Step 3 for a fresh key: the plain INSERT, sent together with COMMIT. */
+        /**
+         * Step 3 for a fresh key: the plain INSERT, sent together with COMMIT; in
+         * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST} the same insert (with its wait bound) is the claim.
+         */
         RECORD_AND_COMMIT("record+commit"),
         /** Step 3 otherwise: the upsert (expired row, failure, savepoint, a caller's transaction). */
         RECORD("record"),
@@ -317,6 +335,43 @@ public final class ClaimStatements {
                 }
                 return rs.getObject(1, OffsetDateTime.class).toInstant();
             }
+        }
+    }
+
+    /** What {@link #claimByRecord} found. */
+    public enum RecordedFirst {
+        /** The row is in and the transaction committed, in the one round trip. */
+        COMMITTED,
+        /** A row with the key is there (committed, live or expired): nothing committed, roll back and read it. */
+        TAKEN,
+        /** A concurrent holder's row stayed uncommitted for the whole wait left (SQLSTATE 55P03): roll back. */
+        TIMED_OUT
+    }
+
+    /**
+     * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST}: inserts the completed row of a key nobody
+     * was seen to hold, together with COMMIT, after the work ran in the transaction open on
+     * {@code connection}; the insert is the claim. Waits at most {@code waitMs} (at least 1 ms) on a
+     * concurrent holder's uncommitted row. After {@code TAKEN} or {@code TIMED_OUT} the transaction
+     * is aborted and must be rolled back.
+     *
+     * @throws SQLException as the driver reports it (a lost connection: the commit's outcome is unknown)
+     */
+    public RecordedFirst claimByRecord(Connection connection, String scope, String key, byte[] fingerprint, byte[] result,
+            long ttlMs, int waitMs) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement(claimByRecordSql)) {
+            bind(ps, scope, key, fingerprint, SUCCEEDED, result, ttlMs);
+            ps.setString(7, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
+            ps.executeUpdate();
+            return RecordedFirst.COMMITTED;
+        } catch (SQLException e) {
+            if (isDuplicateClaim(e)) {
+                return RecordedFirst.TAKEN;
+            }
+            if (SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                return RecordedFirst.TIMED_OUT;
+            }
+            throw e;
         }
     }
 
