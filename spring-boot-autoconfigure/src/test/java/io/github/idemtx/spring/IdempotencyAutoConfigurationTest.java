@@ -92,6 +92,17 @@ class IdempotencyAutoConfigurationTest {
     }
 
     @Test
+    void theClaimModeComesFromTheProperty() {
+        runner(freshSchema()).run(context -> assertThat(context.getBean(IdempotentTransactions.class).strings().claimMode())
+                .isEqualTo(io.github.idemtx.jooq.ClaimMode.WORK_FIRST));
+        runner(freshSchema()).withPropertyValues("idemtx.claim-mode=read-first").run(context ->
+                assertThat(context.getBean(IdempotentTransactions.class).strings().claimMode())
+                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.READ_FIRST));
+        runner(freshSchema()).withPropertyValues("idemtx.claim-mode=sometimes").run(context ->
+                assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.claim-mode"));
+    }
+
+    @Test
     void anOutOfRangePropertyStopsTheStartWithItsName() {
         runner(freshSchema()).withPropertyValues("idemtx.max-attempts=0").run(context ->
                 assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("maxAttempts"));

@@ -5,6 +5,9 @@ import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.spring.IdempotentTransactionCustomizer;
 import io.github.idemtx.spring.IdempotentTransactions;
 import javax.sql.DataSource;
+import io.github.idemtx.jooq.ClaimMode;
+import java.util.ArrayList;
+import java.util.List;
 import org.jooq.DSLContext;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -53,8 +56,14 @@ public class IdempotencyAutoConfiguration {
             ObjectProvider<IdempotencySchemaMigration> migration, BeanFactory beans,
             ObjectProvider<IdempotentTransactionCustomizer> customizers) {
         migration.ifAvailable(m -> { }); // the table is there before the first call
-        return new IdempotentTransactions(dsl, policy, checkedSchema(properties), beans,
-                customizers.orderedStream().toList());
+        ClaimMode claimMode = properties.getClaimMode();
+        if (claimMode == null) {
+            throw new IllegalArgumentException("idemtx.claim-mode: must be WORK_FIRST or READ_FIRST");
+        }
+        List<IdempotentTransactionCustomizer> all = new ArrayList<>();
+        all.add(builder -> builder.claimMode(claimMode)); // first, so an application's customizer can override it
+        all.addAll(customizers.orderedStream().toList());
+        return new IdempotentTransactions(dsl, policy, checkedSchema(properties), beans, all);
     }
 
     @Bean

@@ -2,6 +2,8 @@ package io.github.idemtx.spring.autoconfigure;
 
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.jooq.ClaimMode;
+import io.github.idemtx.jooq.IdempotentTransaction;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -35,6 +37,13 @@ public class IdempotencyProperties {
 
     /** Largest encoded result stored with a key, in bytes. */
     private int maxResultBytes = IdempotencyPolicy.DEFAULT_MAX_RESULT_BYTES;
+
+    /**
+     * In which order a call that owns its transaction claims the key and runs the work: WORK_FIRST
+     * (the work, then the claim row with the COMMIT) or READ_FIRST (the key read and locked first).
+     * Calls inside a Spring transaction always read first.
+     */
+    private ClaimMode claimMode = IdempotentTransaction.DEFAULT_CLAIM_MODE;
 
     private final Migration migration = new Migration();
 
@@ -135,6 +144,14 @@ public class IdempotencyProperties {
 
     public void setSchema(String schema) {
         this.schema = schema;
+    }
+
+    public ClaimMode getClaimMode() {
+        return claimMode;
+    }
+
+    public void setClaimMode(ClaimMode claimMode) {
+        this.claimMode = claimMode;
     }
 
     public Duration getTtl() {
