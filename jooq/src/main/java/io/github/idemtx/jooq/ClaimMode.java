@@ -3,7 +3,7 @@ package io.github.idemtx.jooq;
 /**
  * In which order {@link IdempotentTransaction#run} claims the key and runs the work, when it owns
  * the transaction. Set on {@link IdempotentTransaction.Builder#claimMode}; the default is
- * {@link #WORK_FIRST}. Both modes give every situation the same answer (one effect per key, the
+ * {@link #READ_FIRST}. Both modes give every situation the same answer (one effect per key, the
  * first answer replayed, a mismatch refused, a deterministic failure recorded): they differ in
  * what a call costs and in whether a duplicate's work may run (and be rolled back) before the
  * duplicate learns that the key was taken.
@@ -15,31 +15,37 @@ package io.github.idemtx.jooq;
 public enum ClaimMode {
 
     /**
-     * Run the work first; the completed claim row, inserted together with {@code COMMIT} in one
-     * round trip, is the claim. A first execution costs the work's own statements and that one
-     * round trip, the least a durable claim in the same transaction can cost. If the row's key was
-     * taken (the insert meets the primary key), nothing of this attempt commits: it is rolled back
-     * and the key is then read and answered as in {@link #READ_FIRST} (replay, mismatch, the
-     * recorded rejection; an expired row is taken over). A concurrent duplicate that reaches its
-     * insert while the holder's commit is in flight waits for it, bounded by the call's
-     * {@link io.github.idemtx.core.IdempotencyPolicy#duplicateWait() duplicateWait}.
-     *
-     * <p>So a retry of a completed key runs the work once more before it replays (about three times
-     * the cost of a {@link #READ_FIRST} replay in the bench), and concurrent duplicates may each run
-     * the work; only one commits. That is safe for work that writes only through {@code tx}, which
-     * the library requires in any mode: serialization failures already re-run the work. Choose
-     * {@link #READ_FIRST} for work that must not run twice even speculatively: expensive work, work
-     * with effects outside the transaction (better: {@link ExternalEffect}), or where retries are
-     * a large share of calls (the README gives the measured break-even).
+     * The default. Read the key first (one statement, sent with {@code BEGIN}) and take its
+     * transaction-level advisory lock; run the work only when the key is free, then insert the
+     * completed row with {@code COMMIT}. A first execution costs one round trip more than
+     * {@link #WORK_FIRST}; a replay is that one read, with no lock taken, nothing written and the
+     * work not run; a concurrent duplicate waits on the holder's lock without running its work, and
+     * is answered {@code InProgress} once {@link io.github.idemtx.core.IdempotencyPolicy#duplicateWait()
+     * duplicateWait} runs out, however long the holder's work is blocked.
      */
-    WORK_FIRST,
+    READ_FIRST,
 
     /**
-     * Read the key first (one statement, sent with {@code BEGIN}) and take its transaction-level
-     * advisory lock; run the work only when the key is free, then insert the completed row with
-     * {@code COMMIT}. A first execution costs one round trip more than {@link #WORK_FIRST}; a replay
-     * is that one read, with no lock taken and nothing written; a concurrent duplicate waits on the
-     * holder's lock (bounded by {@code duplicateWait}) without running its work.
+     * Run the work first; the completed claim row, inserted together with {@code COMMIT} in one
+     * round trip, is the claim. A first execution costs the work's own statements and that one
+     * round trip: the least a durable claim in the same transaction can cost. If the key was taken
+     * (the insert meets the primary key), nothing of this attempt commits: the rollback and the read
+     * of the row that took it go together in one round trip, and the call is answered as in
+     * {@link #READ_FIRST} (replay, mismatch, the recorded rejection; an expired row is claimed and the
+     * work runs again under the key's lock). A duplicate whose insert meets the holder's uncommitted
+     * row waits for it within {@code duplicateWait}.
+     *
+     * <p>What that costs: a retry of a completed key runs the work once more before it replays
+     * (5 round trips instead of 2 for the bench's transfer); concurrent duplicates each run the work
+     * and only one commits; and a duplicate is not told {@code InProgress} while the holder's work
+     * runs: its own work runs beside it, and waits on the same business rows' locks as the holder,
+     * as long as the holder does. A work that throws on a key already answered gets that answer.
+     * Choose it for work that is cheap, writes only through {@code tx} (which the library requires in
+     * any mode: serialization failures already re-run the work) and whose retries are a small share
+     * of calls: the README gives the measured break-even. Keep {@link #READ_FIRST} for expensive work,
+     * work with effects outside the transaction (better: {@link ExternalEffect}), hot rows that
+     * speculative retries would contend for, and clients that rely on a prompt 409 for in-flight
+     * duplicates.
      */
-    READ_FIRST
+    WORK_FIRST
 }

@@ -55,12 +55,12 @@ import io.github.idemtx.jooq.internal.Timings;
  *       {@link IdempotencyPolicy#duplicateWait()}; nothing ran.
  * </ul>
  * The claim row is written once, with the result, and only becomes visible to others when the work
- * commits, so nobody ever observes a half-done call. How a call claims is its {@link ClaimMode}
- * (default {@link ClaimMode#WORK_FIRST}): the work first, and the row's insert with the COMMIT is the
- * claim (a duplicate's work may run too, but only one commits: the other is rolled back and replays
- * the first's answer), or the key read first ({@link ClaimMode#READ_FIRST}: a concurrent duplicate
- * waits for the call holding the key, on a transaction-level advisory lock that call holds, and then
- * replays its result without running the work). Any other exception from the work rolls everything back, frees
+ * commits, so nobody ever observes a half-done call. How a call claims is its {@link ClaimMode}:
+ * by default the key is read first ({@link ClaimMode#READ_FIRST}: a concurrent duplicate waits for
+ * the call holding the key, on a transaction-level advisory lock that call holds, and then replays
+ * its result without running the work), or the work runs first and the row's insert with the COMMIT
+ * is the claim ({@link ClaimMode#WORK_FIRST}: one round trip less; a duplicate's work may run too, but
+ * only one commits, the other is rolled back and replays the first's answer). Any other exception from the work rolls everything back, frees
  * the key and reaches the caller. Serialization failures and deadlocks re-run the whole unit, work
  * included, up to {@link IdempotencyPolicy#maxAttempts()} times with jittered backoff. A claim older
  * than {@link IdempotencyPolicy#ttl()} counts as absent and is taken over atomically.
@@ -112,8 +112,12 @@ import io.github.idemtx.jooq.internal.Timings;
  */
 public final class IdempotentTransaction<T> {
 
-    /** The default {@link ClaimMode}: {@link ClaimMode#WORK_FIRST}, a first execution at the cost of the bare work plus its row. */
-    public static final ClaimMode DEFAULT_CLAIM_MODE = ClaimMode.WORK_FIRST;
+    /**
+     * The default {@link ClaimMode}: {@link ClaimMode#READ_FIRST}, under which a replay never runs
+     * the work and a concurrent duplicate is answered {@code InProgress} within
+     * {@link IdempotencyPolicy#duplicateWait()} even while the holder's work is blocked.
+     */
+    public static final ClaimMode DEFAULT_CLAIM_MODE = ClaimMode.READ_FIRST;
 
     private final DSLContext dsl;
     private final IdempotencyPolicy policy;
@@ -356,7 +360,7 @@ public final class IdempotentTransaction<T> {
 
         /**
          * In which order a call that owns its transaction claims the key and runs the work; default
-         * {@link IdempotentTransaction#DEFAULT_CLAIM_MODE} ({@link ClaimMode#WORK_FIRST}). Joined calls
+         * {@link IdempotentTransaction#DEFAULT_CLAIM_MODE} ({@link ClaimMode#READ_FIRST}). Joined calls
          * always read first.
          */
         public Builder<T> claimMode(ClaimMode claimMode) {

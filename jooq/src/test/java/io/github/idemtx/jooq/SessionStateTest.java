@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The library leaves nothing on a connection for the next transaction: every kind of outcome, then
@@ -33,11 +34,12 @@ class SessionStateTest {
     private final Scope scope = Db.freshScope();
     private final Fingerprint fingerprint = Db.fingerprint("leave nothing behind");
 
-    @Test
-    void noOutcomeLeavesSessionStateOnAnyServerConnection() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class) // both modes in every execution, through PgBouncer too
+    void noOutcomeLeavesSessionStateOnAnyServerConnection(ClaimMode mode) throws Exception {
         try (HikariDataSource pool = Db.DATABASE.newPool(8)) {
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
-            IdempotentTransaction<String> idem = Db.builder(dsl, ResultCodec.utf8())
+            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8()).claimMode(mode)
                     .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
                     .schema(Db.SCHEMA).build();
 
@@ -86,7 +88,7 @@ class SessionStateTest {
             // READ_FIRST: the holder holds the key's lock while it works; WORK_FIRST: the holder is a
             // joined call whose row stays uncommitted until its caller commits, and the duplicate's
             // insert waits on it under the transaction-local lock_timeout it sets
-            Future<Outcome<String>> first = holder.submit(() -> Db.workFirst()
+            Future<Outcome<String>> first = holder.submit(() -> idem.claimMode() == ClaimMode.WORK_FIRST
                     ? Db.dsl().transactionResult(cfg -> {
                         Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build()
                                 .run(scope, key, fingerprint, tx -> "holder");

@@ -41,9 +41,10 @@ class WorkFirstTest {
     }
 
     @Test
-    void isTheDefault() {
+    void isChosenOnTheBuilderAndReadFirstIsTheDefault() {
         assertThat(IdempotentTransaction.create(Db.dsl(), IdempotencyPolicy.defaults(), ResultCodec.utf8()).claimMode())
-                .isEqualTo(ClaimMode.WORK_FIRST).isEqualTo(IdempotentTransaction.DEFAULT_CLAIM_MODE);
+                .isEqualTo(ClaimMode.READ_FIRST).isEqualTo(IdempotentTransaction.DEFAULT_CLAIM_MODE);
+        assertThat(workFirst().build().claimMode()).isEqualTo(ClaimMode.WORK_FIRST);
     }
 
     @Test

@@ -94,10 +94,10 @@ class IdempotencyAutoConfigurationTest {
     @Test
     void theClaimModeComesFromTheProperty() {
         runner(freshSchema()).run(context -> assertThat(context.getBean(IdempotentTransactions.class).strings().claimMode())
-                .isEqualTo(io.github.idemtx.jooq.ClaimMode.WORK_FIRST));
-        runner(freshSchema()).withPropertyValues("idemtx.claim-mode=read-first").run(context ->
+                .isEqualTo(io.github.idemtx.jooq.ClaimMode.READ_FIRST));
+        runner(freshSchema()).withPropertyValues("idemtx.claim-mode=work-first").run(context ->
                 assertThat(context.getBean(IdempotentTransactions.class).strings().claimMode())
-                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.READ_FIRST));
+                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.WORK_FIRST));
         runner(freshSchema()).withPropertyValues("idemtx.claim-mode=sometimes").run(context ->
                 assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.claim-mode"));
     }

@@ -135,7 +135,19 @@ public final class ClaimFlow<T> {
                 return new Outcome.InProgress<>(policy.retryAfter());
             }
             case TAKEN -> {
-                boundary.abandon(); // nothing of this attempt commits
+                // nothing of this attempt commits; a live row answers, else claim it as READ_FIRST does
+                Claim.Answered answered;
+                try {
+                    answered = sql.rollbackAndRead(connection, call.scope().value(), call.key().value(),
+                            call.fingerprint().bytes());
+                } catch (SQLException e) {
+                    throw new DataAccessException("reading the claim of the idempotency key failed (SQLSTATE "
+                            + e.getSQLState() + ")", e);
+                }
+                if (answered != null) {
+                    boundary.abandon(); // a no-op: no transaction is open
+                    return answer(call, answered);
+                }
                 return attemptReadFirst(connection, call, boundary);
             }
             default -> throw new IllegalStateException(String.valueOf(recorded));

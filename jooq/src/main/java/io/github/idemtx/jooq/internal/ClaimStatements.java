@@ -51,6 +51,7 @@ public final class ClaimStatements {
     private final String awaitSql;
     private final String insertAndCommitSql;
     private final String claimByRecordSql;
+    private final String rereadSql;
     private final String upsertSql;
     private final String purgeSql;
 
@@ -95,6 +96,16 @@ public final class ClaimStatements {
         // (55P03 past it); the COMMIT, or the rollback of a failed insert, ends the setting with the
         // transaction. (A condition, not a derived table: jOOQ 3.19, which Spring Boot brings,
         // renders a derived table's column reference differently.)
+        // After that insert met the key: ROLLBACK of the aborted transaction and the read of the live
+        // row that took the key, in one round trip (the SELECT runs on its own, outside any
+        // transaction: pgjdbc sends no BEGIN while the transaction is aborted)
+        this.rereadSql = Kind.REREAD.tag + "rollback; " + render.render(render
+                .select(c.STATE, c.FINGERPRINT,
+                        DSL.when(c.FINGERPRINT.eq(DSL.val((byte[]) null)), c.RESULT).as("result"), c.COMPLETED_AT)
+                .from(c)
+                .where(c.SCOPE.eq(DSL.val((String) null)))
+                .and(c.IDEM_KEY.eq(DSL.val((String) null)))
+                .and(c.EXPIRES_AT.gt(CLOCK)));
         this.claimByRecordSql = Kind.RECORD_AND_COMMIT.tag + render.render(render.insertInto(c)
                 .columns(c.SCOPE, c.IDEM_KEY, c.FINGERPRINT, c.STATE, c.RESULT, c.CREATED_AT, c.COMPLETED_AT, c.EXPIRES_AT)
                 .select(DSL.select(DSL.val((String) null), DSL.val((String) null), DSL.val((byte[]) null),
@@ -159,7 +170,12 @@ public final class ClaimStatements {
         /** External effect: ends the lease of a claim whose outcome is unknown. */
         EFFECT_RELEASE("effect-release"),
         /** External effect: the recoverer's batch, and the lists of unsettled claims. */
-        EFFECT_SCAN("effect-scan");
+        EFFECT_SCAN("effect-scan"),
+        /**
+         * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST} after its insert met the key: the
+         * rollback and the read of the live row, sent together.
+         */
+        REREAD("reread");
 
         private static final String PREFIX = "/* idemtx:";
 
@@ -372,6 +388,37 @@ public final class ClaimStatements {
                 return RecordedFirst.TIMED_OUT;
             }
             throw e;
+        }
+    }
+
+    /**
+     * After {@link #claimByRecord} answered {@code TAKEN}: rolls the aborted transaction back and
+     * reads the live row with the key, in one round trip, leaving no transaction open. Null when no
+     * live row is there (it expired, or a purge or a rollback removed it): claim the key then.
+     *
+     * @throws SQLException as the driver reports it
+     */
+    public Claim.Answered rollbackAndRead(Connection connection, String scope, String key, byte[] fingerprint)
+            throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement(rereadSql)) {
+            ps.setBytes(1, fingerprint);
+            ps.setString(2, scope);
+            ps.setString(3, key);
+            boolean isResult = ps.execute();
+            while (!isResult && ps.getUpdateCount() != -1) {
+                isResult = ps.getMoreResults(); // past the ROLLBACK's update count
+            }
+            if (!isResult) {
+                throw new SQLException("the read after the rollback returned no result");
+            }
+            try (ResultSet rs = ps.getResultSet()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                OffsetDateTime completedAt = rs.getObject(4, OffsetDateTime.class);
+                return new Claim.Answered((short) Math.abs(rs.getShort(1)), rs.getBytes(2), rs.getBytes(3),
+                        completedAt == null ? null : completedAt.toInstant());
+            }
         }
     }
 

@@ -39,8 +39,8 @@ public class IdempotencyProperties {
     private int maxResultBytes = IdempotencyPolicy.DEFAULT_MAX_RESULT_BYTES;
 
     /**
-     * In which order a call that owns its transaction claims the key and runs the work: WORK_FIRST
-     * (the work, then the claim row with the COMMIT) or READ_FIRST (the key read and locked first).
+     * In which order a call that owns its transaction claims the key and runs the work: READ_FIRST
+     * (the key read and locked first) or WORK_FIRST (the work, then the claim row with the COMMIT).
      * Calls inside a Spring transaction always read first.
      */
     private ClaimMode claimMode = IdempotentTransaction.DEFAULT_CLAIM_MODE;
