@@ -1,5 +1,6 @@
 package io.github.idemtx.ledger;
 
+import io.github.idemtx.jooq.ClaimMode;
 import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -23,12 +24,14 @@ import java.util.Properties;
  *   <li>{@code LEDGER_TOKENS} ({@code --tokens}): {@code token=tenant,token=tenant}; unset, two demo
  *       tenants get random tokens, printed at start.
  *   <li>{@code LEDGER_POOL_SIZE} ({@code --pool-size}): connections, default 24.
+ *   <li>{@code LEDGER_CLAIM_MODE} ({@code --claim-mode}): {@code READ_FIRST} (the library's default) or
+ *       {@code WORK_FIRST}; see {@link ClaimMode}.
  *   <li>{@code LEDGER_BANK_URL} ({@code --bank-url}): the bank payouts go to (see {@code BankServer});
  *       unset, {@code POST /payouts} answers 503.
  * </ul>
  */
 record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schema, int port,
-        Map<String, String> tokens, boolean demoTokens, int poolSize, String bankUrl) {
+        Map<String, String> tokens, boolean demoTokens, int poolSize, String bankUrl, ClaimMode claimMode) {
 
     static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
 
@@ -47,6 +50,14 @@ record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schem
         int poolSize = intSetting(flags, env, "pool-size", "LEDGER_POOL_SIZE", 24, 1, 500);
         String tokenSpec = setting(flags, env, "tokens", "LEDGER_TOKENS", null);
         String bankUrl = setting(flags, env, "bank-url", "LEDGER_BANK_URL", null);
+        String mode = setting(flags, env, "claim-mode", "LEDGER_CLAIM_MODE",
+                io.github.idemtx.jooq.IdempotentTransaction.DEFAULT_CLAIM_MODE.name());
+        ClaimMode claimMode;
+        try {
+            claimMode = ClaimMode.valueOf(mode.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("LEDGER_CLAIM_MODE (--claim-mode) must be READ_FIRST or WORK_FIRST, was '" + mode + "'");
+        }
         if (bankUrl != null && !bankUrl.matches("https?://[^\\s/]+(:[0-9]+)?/?")) {
             throw new IllegalArgumentException("LEDGER_BANK_URL (--bank-url) must be like http://127.0.0.1:8090, was '" + bankUrl + "'");
         }
@@ -70,7 +81,7 @@ record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schem
             user = user == null ? "postgres" : user;
         }
         return new LedgerConfig(url, user, password, schema, port, tokens, demo, poolSize,
-                bankUrl == null ? null : bankUrl.replaceAll("/$", ""));
+                bankUrl == null ? null : bankUrl.replaceAll("/$", ""), claimMode);
     }
 
     /** Whether a PostgreSQL answers at {@code url}. */
@@ -91,14 +102,14 @@ record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schem
     }
 
     LedgerConfig withDatabase(String url, String user, String password) {
-        return new LedgerConfig(url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl);
+        return new LedgerConfig(url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl, claimMode);
     }
 
     @Override
     public String toString() {
         // never the password nor the tokens
         return "LedgerConfig[db=" + dbUrl + ", user=" + dbUser + ", schema=" + schema + ", port=" + port
-                + ", tenants=" + tokens.values() + ", poolSize=" + poolSize + "]";
+                + ", tenants=" + tokens.values() + ", poolSize=" + poolSize + ", claimMode=" + claimMode + "]";
     }
 
     private static String setting(Map<String, String> flags, Map<String, String> env, String flag, String var, String fallback) {

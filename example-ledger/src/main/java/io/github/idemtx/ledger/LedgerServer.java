@@ -110,6 +110,7 @@ public final class LedgerServer implements AutoCloseable {
             this.idempotent = IdempotentTransaction.builder(dsl, StoredResponseCodec.defaults())
                     .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofSeconds(2)).build())
                     .schema(config.schema())
+                    .claimMode(config.claimMode())
                     .listener(listener)
                     .build();
             // payouts: a demo-scale lease and lookup schedule (the library's defaults are 30 s and 1, 2, 4 minutes)

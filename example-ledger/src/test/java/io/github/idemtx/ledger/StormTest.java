@@ -2,17 +2,21 @@ package io.github.idemtx.ledger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.ledger.storm.Storm;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 class StormTest {
 
-    @Test
-    void aShortStormWithConnectionKillsKeepsEveryInvariant() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class)
+    void aShortStormWithConnectionKillsKeepsEveryInvariant(ClaimMode mode) throws Exception {
         Storm.Options options = new Storm.Options(8, 800, 20.0, 20, 0.3, Duration.ofMillis(1500), 42L);
         try {
-            Storm.Report report = Storm.runAgainstNewLedger(LedgerFixture.args("storm"), options, System.out);
+            Storm.Report report = Storm.runAgainstNewLedger(LedgerFixture.args("storm", "--claim-mode=" + mode), options, System.out);
             System.out.print(report.render());
 
             assertThat(report.invariants()).isNotEmpty().allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());

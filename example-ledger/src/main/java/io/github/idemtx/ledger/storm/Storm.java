@@ -101,9 +101,10 @@ public final class Storm {
                 Long.parseLong(flags.getOrDefault("seed", Long.toString(System.nanoTime()))));
         Set<String> known = Set.of("clients", "intents", "faults", "accounts", "duplicates", "timeout-ms", "seed");
         for (String name : flags.keySet()) {
-            if (!known.contains(name) && !name.startsWith("db-") && !name.equals("schema") && !name.equals("pool-size")) {
+            if (!known.contains(name) && !name.startsWith("db-") && !name.equals("schema") && !name.equals("pool-size")
+                    && !name.equals("claim-mode")) {
                 throw new IllegalArgumentException("unknown storm flag --" + name + "; known: " + known
-                        + " and the ledger's --db-url, --db-user, --db-password, --schema, --pool-size");
+                        + " and the ledger's --db-url, --db-user, --db-password, --schema, --pool-size, --claim-mode");
             }
         }
         return o;
@@ -143,7 +144,8 @@ public final class Storm {
         Options options = parse(args);
         List<String> ledgerArgs = new ArrayList<>();
         for (String arg : args) {
-            if (arg.startsWith("--db-") || arg.startsWith("--schema=") || arg.startsWith("--pool-size=")) {
+            if (arg.startsWith("--db-") || arg.startsWith("--schema=") || arg.startsWith("--pool-size=")
+                    || arg.startsWith("--claim-mode=")) {
                 ledgerArgs.add(arg);
             }
         }
