@@ -146,7 +146,7 @@ public final class Bench {
         log.accept(String.format(Locale.ROOT, "bench: %s, schema %s, strategies %s, threads %s, %d round(s); about %s",
                 o.dbUrl(), schema, o.strategies(), o.threads(), o.rounds(), estimate(o)));
 
-        try (HikariDataSource pool = db.pool("bench", o.maxThreads() + 1, null); Driver driver = new Driver(o.maxThreads(), new CpuProbe(pool, "idemtx-bench"))) {
+        try (HikariDataSource pool = db.pool("bench", o.poolSize(), null); Driver driver = new Driver(o.maxThreads(), new CpuProbe(pool, "idemtx-bench"))) {
             environment(env, pool, o);
             log.accept("machine: " + env.get("summary"));
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES, BenchContext.SETTINGS);
@@ -166,7 +166,7 @@ public final class Bench {
                 long each = o.globalWarmup().toNanos() / Math.max(1, o.strategies().size());
                 log.accept("warm-up: " + o.globalWarmup().toMillis() / 1000.0 + " s over " + o.strategies().size() + " strategies at " + mainMax + " threads");
                 List<String> warm = new ArrayList<>(o.strategies());
-                if (warm.contains(Strategies.REPLAY) && !warm.contains(Strategies.CLAIM)) {
+                if ((warm.contains(Strategies.REPLAY) || warm.contains(Strategies.REPLAY_WORK_FIRST)) && !warm.contains(Strategies.CLAIM)) {
                     warm.add(0, Strategies.CLAIM); // replay needs completed keys
                 }
                 for (String name : warm) {
@@ -317,7 +317,7 @@ public final class Bench {
         env.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));
         env.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
         env.put("load_average_start", os.getSystemLoadAverage());
-        env.put("pool_size", o.maxThreads() + 1);
+        env.put("pool_size", o.poolSize());
         Map<String, Object> pg = new LinkedHashMap<>();
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
             try (ResultSet rs = s.executeQuery("SELECT version()")) {

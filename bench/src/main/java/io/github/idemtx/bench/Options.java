@@ -36,11 +36,13 @@ record Options(
         Path out,
         boolean keepSchema,
         boolean quiet,
-        List<String> phases) {
+        List<String> phases,
+        int poolSize) {
 
     static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
     static final List<String> ALL_STRATEGIES =
-            List.of(Strategies.BARE, Strategies.CLAIM, Strategies.REPLAY, Strategies.THREE_TX, Strategies.FLOOR, Strategies.BURST);
+            List.of(Strategies.BARE, Strategies.CLAIM, Strategies.CLAIM_READ_FIRST, Strategies.REPLAY, Strategies.REPLAY_WORK_FIRST,
+                    Strategies.THREE_TX, Strategies.FLOOR, Strategies.BURST);
 
     /** Strategies run only when named: the external-effect mode against a remote stub of fixed latency. */
     static final List<String> OPTIONAL_STRATEGIES = List.of(Strategies.REMOTE_BARE, Strategies.REMOTE_EFFECT, Strategies.CLAIM_METRICS);
@@ -70,7 +72,9 @@ record Options(
               --schema NAME         schema to recreate and work in (default idemtx_bench; dropped at the end)
               --keep-schema         do not drop the schema at the end
               --strategies LIST     comma-separated, from %s (default all); also remote-bare,remote-effect (an external effect against a 2 ms remote stub) and claim+metrics (claim observed by Micrometer)
-              --threads LIST        client thread counts (default 1,8)
+              --threads LIST        client thread counts (default 1,8,32)
+              --pool-size N         connections the clients share (default: the largest thread count up to 8,
+                                    plus one for the purge; 32 clients on it queue for a connection)
               --rounds N            interleaved rounds; medians are over rounds (default 10: many short
                                     rounds resist bursts of other load better than a few long ones)
               --warmup DUR          unrecorded warm-up at the start of each segment (default 250ms)
@@ -81,7 +85,7 @@ record Options(
               --table-rows LIST     growth phase: claim ratio with the claim table empty and holding these
                                     many preloaded rows (half expired, half live), e.g. 1000000,10000000;
                                     also runs the purge beside `claim` (default: none, phase skipped)
-              --growth-threads LIST thread counts of the growth phase (default: --threads)
+              --growth-threads LIST thread counts of the growth phase (default 1,8)
               --growth-rounds N     rounds of the growth phase at each table size (default 6)
               --accounts N          ledger accounts (default 10000)
               --purge-limit N       purgeExpired(limit) per call in the purge runs (default 1000)
@@ -137,7 +141,7 @@ record Options(
                         + ", and when named: " + OPTIONAL_STRATEGIES);
             }
         }
-        String threadsText = take(flags, "threads", "1,8");
+        String threadsText = take(flags, "threads", "1,8,32");
         List<Integer> threads = ints(threadsText);
         int rounds = positive("rounds", Integer.parseInt(take(flags, "rounds", quick ? "1" : "10")));
         Duration warmup = duration(take(flags, "warmup", "250ms"));
@@ -154,7 +158,7 @@ record Options(
             tableRows.add(rows);
         }
         tableRows.sort(null);
-        List<Integer> growthThreads = ints(take(flags, "growth-threads", threadsText));
+        List<Integer> growthThreads = ints(take(flags, "growth-threads", "1,8"));
         int growthRounds = positive("growth-rounds", Integer.parseInt(take(flags, "growth-rounds", quick ? "1" : "6")));
         int accounts = positive("accounts", Integer.parseInt(take(flags, "accounts", "10000")));
         if (accounts < 2) {
@@ -173,12 +177,14 @@ record Options(
                 throw new IllegalArgumentException("unknown phase '" + p + "'; known: main, profile, growth");
             }
         }
+        int largest = java.util.stream.Stream.concat(threads.stream(), growthThreads.stream()).mapToInt(Integer::intValue).max().orElse(1);
+        int poolSize = positive("pool-size", Integer.parseInt(take(flags, "pool-size", String.valueOf(Math.min(largest, 8) + 1))));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag(s) " + flags.keySet() + "\n" + usage());
         }
         return new Options(url, user, password, schema, List.copyOf(strategies), List.copyOf(threads), rounds, warmup,
                 duration, warmupOps, ops, globalWarmup, List.copyOf(tableRows), List.copyOf(growthThreads), growthRounds, accounts,
-                purgeLimit, burstWait, profileOps, Path.of(outText), keep, quiet, List.copyOf(phases));
+                purgeLimit, burstWait, profileOps, Path.of(outText), keep, quiet, List.copyOf(phases), poolSize);
     }
 
     static String usage() {

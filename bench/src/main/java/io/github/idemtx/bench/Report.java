@@ -190,6 +190,37 @@ final class Report {
                     spread(MAIN, Strategies.CLAIM, Strategies.FLOOR, t)));
         }
         for (int t : mainThreads()) {
+            Double v = ratio(MAIN, Strategies.CLAIM_READ_FIRST, Strategies.FLOOR, t);
+            if (v != null) {
+                goals.add(new Goal("claim-read-first/floor at " + t + " client" + (t == 1 ? "" : "s"), "reported", v, null,
+                        "the READ_FIRST mode, one round trip more", spread(MAIN, Strategies.CLAIM_READ_FIRST, Strategies.FLOOR, t)));
+            }
+        }
+        int eightClients = mainThreads().contains(8) ? 8 : -1;
+        Group claim8 = group(MAIN, Strategies.CLAIM, eightClients);
+        Group floor8 = group(MAIN, Strategies.FLOOR, eightClients);
+        if (claim8 != null && floor8 != null) {
+            double p99 = claim8.percentileMs(99) / floor8.percentileMs(99);
+            goals.add(new Goal("claim p99 / floor p99 at 8 clients", "<= 1.15", p99, p99 <= 1.15,
+                    String.format(Locale.ROOT, "%.2f ms vs %.2f ms (merged histograms)", claim8.percentileMs(99), floor8.percentileMs(99))));
+        }
+        for (int t : mainThreads()) {
+            Double v = ratio(MAIN, Strategies.REPLAY_WORK_FIRST, Strategies.BARE, t);
+            if (v != null) {
+                goals.add(new Goal("replay-work-first/bare at " + t + " client" + (t == 1 ? "" : "s"), "reported", v, null,
+                        "a retry in WORK_FIRST: the work and its insert rolled back, then the read",
+                        spread(MAIN, Strategies.REPLAY_WORK_FIRST, Strategies.BARE, t)));
+            }
+        }
+        for (int t : mainThreads()) {
+            Double share = breakEvenRetryShare(t);
+            if (share != null) {
+                goals.add(new Goal("retry share at which WORK_FIRST and READ_FIRST cost the same, " + t + " client"
+                        + (t == 1 ? "" : "s"), "reported", share, null,
+                        "below it WORK_FIRST costs less per call; from the medians of claim, claim-read-first, replay, replay-work-first"));
+            }
+        }
+        for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.CLAIM_METRICS, Strategies.CLAIM, t);
             if (v != null) {
                 goals.add(new Goal("claim+metrics/claim at " + t + " client" + (t == 1 ? "" : "s"), ">= 0.98", v, v >= 0.98,
@@ -230,6 +261,27 @@ final class Report {
                     "not measured in this run (--table-rows 1000000,10000000)"));
         }
         return goals;
+    }
+
+    /**
+     * The share p of retries (calls for a key that already completed) at which both claim modes cost
+     * the same time per call: (1-p)/claim + p/replay-work-first = (1-p)/claim-read-first + p/replay, with
+     * each strategy's median throughput at {@code threads}; null unless all four ran and the modes differ.
+     */
+    Double breakEvenRetryShare(int threads) {
+        Group wf = group(MAIN, Strategies.CLAIM, threads);
+        Group rf = group(MAIN, Strategies.CLAIM_READ_FIRST, threads);
+        Group wfReplay = group(MAIN, Strategies.REPLAY_WORK_FIRST, threads);
+        Group rfReplay = group(MAIN, Strategies.REPLAY, threads);
+        if (wf == null || rf == null || wfReplay == null || rfReplay == null) {
+            return null;
+        }
+        double freshGain = 1 / rf.ops() - 1 / wf.ops(); // what WORK_FIRST saves per fresh key
+        double retryLoss = 1 / wfReplay.ops() - 1 / rfReplay.ops(); // what it costs per retry
+        if (!(freshGain > 0) || !(retryLoss > 0)) {
+            return null;
+        }
+        return freshGain / (freshGain + retryLoss);
     }
 
     // ------------------------------------------------------------------ console
