@@ -1,4 +1,4 @@
-package io.github.idemtx.jooq;
+package io.github.idemtx.db.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -44,22 +44,22 @@ import org.testcontainers.utility.DockerImageName;
  * <p>{@link #close()} stops the server (immediately) and deletes everything; a JVM shutdown hook
  * does the same if a test never gets to close it. Not thread-safe: one thread drives a cluster.
  */
-final class ThrowawayCluster implements AutoCloseable {
+public final class ThrowawayCluster implements AutoCloseable {
 
     /** How {@link #stop} shuts the server down, as {@code pg_ctl stop -m}. */
-    enum StopMode {
+    public enum StopMode {
         /** Disconnects the clients, rolling back their transactions, then writes a shutdown checkpoint. */
         FAST,
         /** Kills every server process at once, like a crash: the next start replays the WAL. */
         IMMEDIATE;
 
-        String pgCtlName() {
+        public String pgCtlName() {
             return name().toLowerCase(Locale.ROOT);
         }
     }
 
-    static final String BIN_ENV = "IDEMPOTENCY_TEST_PG_BIN";
-    static final String USER = "postgres";
+    public static final String BIN_ENV = "IDEMPOTENCY_TEST_PG_BIN";
+    public static final String USER = "postgres";
     private static final long COMMAND_TIMEOUT_SECONDS = 120;
 
     private final Backend backend;
@@ -73,7 +73,7 @@ final class ThrowawayCluster implements AutoCloseable {
     }
 
     /** Initialises a new cluster and starts it; the caller closes it. */
-    static ThrowawayCluster start() {
+    public static ThrowawayCluster start() {
         Backend backend = localBinaries().<Backend>map(LocalBackend::new).orElseGet(() -> {
             if (dockerAnswers()) {
                 return new ContainerBackend();
@@ -98,30 +98,30 @@ final class ThrowawayCluster implements AutoCloseable {
     }
 
     /** The JDBC URL of the {@code postgres} database; the same across restarts. */
-    String jdbcUrl() {
+    public String jdbcUrl() {
         return backend.jdbcUrl();
     }
 
-    String user() {
+    public String user() {
         return USER;
     }
 
     /** Where the cluster runs, for messages. */
-    String description() {
+    public String description() {
         return backend.description();
     }
 
-    boolean running() {
+    public boolean running() {
         return running;
     }
 
     /** The directory holding the cluster on this machine; empty when it runs in a container. */
-    Optional<Path> directory() {
+    public Optional<Path> directory() {
         return backend.directory();
     }
 
     /** Stops the server with {@code pg_ctl stop -m <mode>}, waiting until it is down. */
-    void stop(StopMode mode) {
+    public void stop(StopMode mode) {
         requireOpen();
         if (!running) {
             throw new IllegalStateException("the server is not running");
@@ -131,7 +131,7 @@ final class ThrowawayCluster implements AutoCloseable {
     }
 
     /** Starts the server again on the same data directory and port, waiting until it accepts connections. */
-    void startAgain() {
+    public void startAgain() {
         requireOpen();
         if (running) {
             throw new IllegalStateException("the server is already running");
@@ -141,7 +141,7 @@ final class ThrowawayCluster implements AutoCloseable {
     }
 
     /** The server's log so far (the last {@code maxChars} characters), for failure messages. */
-    String logTail(int maxChars) {
+    public String logTail(int maxChars) {
         String log = backend.log();
         return log.length() <= maxChars ? log : "..." + log.substring(log.length() - maxChars);
     }
@@ -182,7 +182,7 @@ final class ThrowawayCluster implements AutoCloseable {
     // ---------------------------------------------------------------- resolution
 
     /** The directory holding initdb and pg_ctl, if this machine can run them for us. */
-    static Optional<Path> localBinaries() {
+    public static Optional<Path> localBinaries() {
         if (runningAsRoot() && !(userExists(USER) && onPath("runuser"))) {
             return Optional.empty();
         }
