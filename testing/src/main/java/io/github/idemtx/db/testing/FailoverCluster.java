@@ -233,13 +233,16 @@ public final class FailoverCluster implements AutoCloseable {
         int port = primary.port() == ports[0] ? ports[1] : ports[0];
         LocalServer next = new LocalServer(bin, "idemtx-pg-standby-", port);
         standby = next;
-        // never synchronous_standby_names here: promoted, it would wait for a standby that is not there
+        // never synchronous_standby_names here: promoted, it would wait for a standby that is not there;
+        // wal_retrieve_retry_interval: the primary gone, the default 5 s between attempts to reach it can
+        // hold up a promotion that long
         next.baseBackupOf(primary, STANDBY, """
                 synchronous_commit = %s
                 synchronous_standby_names = ''
                 primary_conninfo = 'host=127.0.0.1 port=%d user=%s application_name=%s'
                 primary_slot_name = '%s'
                 hot_standby = on
+                wal_retrieve_retry_interval = 100ms
                 """.formatted(synchronousCommit, primary.port(), ThrowawayCluster.USER, STANDBY, STANDBY));
         next.touch("standby.signal");
         next.pgCtl("start", "-w", "-t", "90");
