@@ -12,7 +12,6 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.Container;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
@@ -71,7 +70,7 @@ public final class ThrowawayCluster implements AutoCloseable {
     /** Initialises a new cluster and starts it; the caller closes it. */
     public static ThrowawayCluster start() {
         Backend backend = localBinaries().<Backend>map(LocalBackend::new).orElseGet(() -> {
-            if (dockerAnswers()) {
+            if (TestDatabase.dockerAnswers()) {
                 return new ContainerBackend();
             }
             throw new IllegalStateException("""
@@ -249,14 +248,6 @@ public final class ThrowawayCluster implements AutoCloseable {
             }
         }
         return false;
-    }
-
-    private static boolean dockerAnswers() {
-        try {
-            return DockerClientFactory.instance().isDockerAvailable();
-        } catch (RuntimeException | LinkageError e) {
-            return false;
-        }
     }
 
     // ---------------------------------------------------------------- backends
