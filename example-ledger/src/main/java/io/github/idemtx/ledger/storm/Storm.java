@@ -350,7 +350,7 @@ public final class Storm {
     private final FailoverPlan plan;
     private final List<FailoverCluster.Failover> failovers = Collections.synchronizedList(new ArrayList<>());
     private volatile RuntimeException failoverError;
-    /** Set when a failover failed: there may be no primary left, so the clients stop instead of retrying forever. */
+    /** Set when a kill and promotion failed: there may be no primary left, so the clients stop instead of retrying forever. */
     private volatile boolean aborted;
 
     private Storm(Target target, Map<String, String> tokens, Options options, java.io.PrintStream progress) {
@@ -644,6 +644,7 @@ public final class Storm {
      * primary before the next one.
      */
     private void injectFailovers(AtomicBoolean running, AtomicInteger done) {
+        boolean promoting = false;
         try {
             for (int k = 1; k <= plan.failovers(); k++) {
                 int due = (int) ((long) options.intents() * k / (plan.failovers() + 1));
@@ -653,7 +654,9 @@ public final class Storm {
                 if (!running.get()) {
                     return;
                 }
+                promoting = true;
                 FailoverCluster.Failover f = cluster.failover();
+                promoting = false;
                 failovers.add(f);
                 faults.incrementAndGet();
                 progress.printf("storm: failover %d/%d after %d intents: the primary on port %d SIGKILLed, the standby on %d"
@@ -669,8 +672,8 @@ public final class Storm {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             failoverError = e;
-            aborted = true;
-            progress.println("storm: a failover failed, the clients stop: " + e + "\n" + cluster.logTail(3000));
+            aborted = promoting; // no primary may be left; a standby that would not attach leaves the primary serving
+            progress.println("storm: a failover failed" + (promoting ? ", the clients stop: " : ": ") + e + "\n" + cluster.logTail(3000));
         }
     }
 

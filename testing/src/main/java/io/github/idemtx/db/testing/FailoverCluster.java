@@ -133,8 +133,8 @@ public final class FailoverCluster implements AutoCloseable {
 
     /** pgjdbc's multi-host URL of the {@code postgres} database on both ports, always reaching the primary. */
     public String url() {
-        // hostRecheckSeconds: how long pgjdbc trusts what it learnt of a host (down, standby); the
-        // default 10 s would keep sending new connections to the dead host's slot after a failover
+        // hostRecheckSeconds: how long pgjdbc trusts what it learnt of a host (down, or a standby)
+        // before asking it again; 10 s by default, short here since a failover changes the roles
         return "jdbc:postgresql://127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1]
                 + "/postgres?targetServerType=primary&hostRecheckSeconds=1";
     }
