@@ -3,7 +3,8 @@ package io.github.idemtx.jooq;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.idemtx.jooq.ThrowawayCluster.StopMode;
+import io.github.idemtx.db.testing.ThrowawayCluster;
+import io.github.idemtx.db.testing.ThrowawayCluster.StopMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.db.testing.Backends;
+import io.github.idemtx.db.testing.FailoverCluster;
+import io.github.idemtx.db.testing.FailoverCluster.Replication;
 import io.github.idemtx.ledger.Flags;
 import io.github.idemtx.ledger.LedgerServer;
 import java.io.IOException;
@@ -30,6 +32,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -59,10 +62,47 @@ public final class Storm {
     public record Options(int clients, int intents, double faultsPerSecond, int accountsPerTenant,
             double duplicateRate, Duration clientTimeout, long seed) {}
 
-    /** What the storm saw and found. */
+    /**
+     * {@code --failover}: the ledger's database is a primary and a standby of the storm's own
+     * ({@link FailoverCluster}), the ledger on pgjdbc's multi-host URL; {@code failovers} times during
+     * the load the primary is SIGKILLed and the standby promoted (a new standby is copied from it
+     * before the next one). No connection kills then: the primary's death is the fault.
+     */
+    public record FailoverPlan(Replication replication, String synchronousCommit, int failovers) {}
+
+    /**
+     * What the failovers did and cost: {@code lostExecuted} 201s and {@code lostOther} other final
+     * answers the promoted primary no longer holds (measured before any key is sent again), and
+     * what sending every key once more afterwards answered ({@code "same answer"}, {@code "executed
+     * again"}: a 201 with another transfer, {@code "another answer"}).
+     */
+    public record FailoverSummary(String setUp, int planned, List<FailoverCluster.Failover> failovers, int finalAnswers,
+            int lostExecuted, int lostOther, Map<String, Integer> resent) {
+        public int lost() {
+            return lostExecuted + lostOther;
+        }
+
+        public int executedAgain() {
+            return resent.getOrDefault(EXECUTED_AGAIN, 0);
+        }
+    }
+
+    static final String SAME_ANSWER = "same answer";
+    static final String EXECUTED_AGAIN = "executed again";
+    static final String ANOTHER_ANSWER = "another answer";
+
+    /**
+     * The checks that hold only if every acknowledged commit survives a failover: with asynchronous
+     * replication they are measured ({@link Report#measured}), not required.
+     */
+    private static final List<String> DURABILITY_CHECKS = List.of("no final answer lost", "every key sent again",
+            "every acknowledged intent took effect exactly once", "every answer for a key was byte-identical",
+            "the library's executed count");
+
+    /** What the storm saw and found; {@code failover} is null without {@code --failover}. */
     public record Report(int intents, long requests, long replays, long conflicts, long serverErrors, long timeouts,
             long faults, double seconds, long p50Micros, long p99Micros, Map<String, Boolean> invariants,
-            Map<String, Integer> answers, Map<String, Long> library) {
+            Map<String, Integer> answers, Map<String, Long> library, FailoverSummary failover, Map<String, Boolean> measured) {
 
         public boolean passed() {
             return invariants.values().stream().allMatch(Boolean::booleanValue);
@@ -76,7 +116,17 @@ public final class Storm {
                     + " and transfers may exceed a balance (insufficient_funds)"));
             out.append(String.format("  requests sent      %d (replayed answers %d, 409s %d, 5xx %d, client timeouts %d)%n",
                     requests, replays, conflicts, serverErrors, timeouts));
-            out.append(String.format("  faults injected    %d connection kills%n", faults));
+            if (failover == null) {
+                out.append(String.format("  faults injected    %d connection kills%n", faults));
+            } else {
+                out.append(String.format("  faults injected    %d of %d failovers (%s): the primary SIGKILLed, the standby promoted"
+                        + " in %s ms; the standby's lag sampled just before each kill: %s bytes%n", failover.failovers().size(),
+                        failover.planned(), failover.setUp(), failover.failovers().stream().map(f -> Long.toString(f.promoteMillis())).toList(),
+                        failover.failovers().stream().map(f -> Long.toString(f.standbyLagBytes())).toList()));
+                out.append(String.format("  answers lost       %d of %d final answers missing on the promoted primary (%d were 201s, %d others)%n",
+                        failover.lost(), failover.finalAnswers(), failover.lostExecuted(), failover.lostOther()));
+                out.append(String.format("  keys sent again    every key once more after the load: %s%n", failover.resent()));
+            }
             out.append(String.format("  throughput         %.0f intents/s, %.0f requests/s over %.1f s%n",
                     intents / seconds, requests / seconds, seconds));
             out.append(String.format("  latency            p50 %.1f ms, p99 %.1f ms%n", p50Micros / 1000.0, p99Micros / 1000.0));
@@ -84,13 +134,59 @@ public final class Storm {
                 out.append(String.format("  library (/metrics) %s%n", library));
             }
             invariants.forEach((name, ok) -> out.append(String.format("  %-4s %s%n", ok ? "PASS" : "FAIL", name)));
+            if (!measured.isEmpty()) {
+                out.append(String.format("  measured, not required (asynchronous replication promises none of these across a failover):%n"));
+                measured.forEach((name, ok) -> out.append(String.format("  %-4s %s%n", ok ? "held" : "LOST", name)));
+            }
             out.append(passed() ? "  all invariants hold\n" : "  SOME INVARIANTS FAILED\n");
             return out.toString();
         }
     }
 
+    /** The flags; a bare {@code --failover} means {@code --failover=true}. */
+    private static Map<String, String> flags(String[] args) {
+        return Flags.parse("storm arguments",
+                Arrays.stream(args).map(a -> a.equals("--failover") ? "--failover=true" : a).toArray(String[]::new));
+    }
+
+    private static final List<String> FAILOVER_FLAGS = List.of("failover", "replication", "failovers", "synchronous-commit");
+
+    /** The {@code --failover} flags, or null without {@code --failover}; refused, naming the flag, when they do not fit. */
+    static FailoverPlan parseFailover(String[] args) {
+        Map<String, String> flags = flags(args);
+        String on = flags.getOrDefault("failover", "false");
+        if (!on.equals("true") && !on.equals("false")) {
+            throw new IllegalArgumentException("--failover takes no value (or true or false), was '" + on + "'");
+        }
+        if (on.equals("false")) {
+            for (String name : FAILOVER_FLAGS.subList(1, FAILOVER_FLAGS.size())) {
+                if (flags.containsKey(name)) {
+                    throw new IllegalArgumentException("--" + name + " needs --failover");
+                }
+            }
+            return null;
+        }
+        for (String name : List.of("db-url", "db-user", "db-password", "faults", "base-url", "token")) {
+            if (flags.containsKey(name)) {
+                throw new IllegalArgumentException("--failover runs a primary and a standby of its own and kills the primary:"
+                        + " --" + name + " cannot be given with it");
+            }
+        }
+        Replication replication = Replication.parse("--replication", flags.getOrDefault("replication", "sync"));
+        String synchronousCommit = flags.getOrDefault("synchronous-commit", "on");
+        if (!FailoverCluster.SYNCHRONOUS_COMMITS.contains(synchronousCommit)) {
+            throw new IllegalArgumentException("--synchronous-commit must be one of " + new java.util.TreeSet<>(FailoverCluster.SYNCHRONOUS_COMMITS)
+                    + ", was '" + synchronousCommit + "'");
+        }
+        if (replication == Replication.ASYNC && flags.containsKey("synchronous-commit")) {
+            throw new IllegalArgumentException("--synchronous-commit says how far a commit waits for a synchronous standby:"
+                    + " it needs --replication=sync");
+        }
+        return new FailoverPlan(replication, synchronousCommit, Flags.intFlag(flags, "failovers", 1, 1, 100));
+    }
+
     static Options parse(String[] args) {
-        Map<String, String> flags = Flags.parse("storm arguments", args);
+        Map<String, String> flags = flags(args);
         Options o = new Options(
                 Flags.intFlag(flags, "clients", 16, 1, 256),
                 Flags.intFlag(flags, "intents", 5000, 1, 10_000_000),
@@ -101,9 +197,9 @@ public final class Storm {
                 Long.parseLong(flags.getOrDefault("seed", Long.toString(System.nanoTime()))));
         Set<String> known = Set.of("clients", "intents", "faults", "accounts", "duplicates", "timeout-ms", "seed");
         for (String name : flags.keySet()) {
-            if (!known.contains(name) && !name.startsWith("db-") && !name.equals("schema") && !name.equals("pool-size")
-                    && !name.equals("claim-mode")) {
-                throw new IllegalArgumentException("unknown storm flag --" + name + "; known: " + known
+            if (!known.contains(name) && !FAILOVER_FLAGS.contains(name) && !name.startsWith("db-") && !name.equals("schema")
+                    && !name.equals("pool-size") && !name.equals("claim-mode")) {
+                throw new IllegalArgumentException("unknown storm flag --" + name + "; known: " + known + ", " + FAILOVER_FLAGS
                         + " and the ledger's --db-url, --db-user, --db-password, --schema, --pool-size, --claim-mode");
             }
         }
@@ -132,7 +228,11 @@ public final class Storm {
                 rest.add(arg);
             }
         }
+        FailoverPlan failover = parseFailover(args);
         if (baseUrl != null || token != null) {
+            if (failover != null) {
+                throw new IllegalArgumentException("--failover runs a ledger of its own: --base-url and --token cannot be given with it");
+            }
             if (baseUrl == null || token == null || !baseUrl.matches("https?://\\S+")) {
                 throw new IllegalArgumentException("a running ledger needs both --base-url=http://host:port and --token=<a tenant's token>");
             }
@@ -152,13 +252,38 @@ public final class Storm {
         if (ledgerArgs.stream().noneMatch(a -> a.startsWith("--schema="))) {
             ledgerArgs.add("--schema=ledger_storm");
         }
-        Report report = runAgainstNewLedger(ledgerArgs.toArray(String[]::new), options, System.out);
+        Report report = failover == null ? runAgainstNewLedger(ledgerArgs.toArray(String[]::new), options, System.out)
+                : runWithFailover(ledgerArgs.toArray(String[]::new), options, failover, System.out);
         System.out.print(report.render());
         System.exit(report.passed() ? 0 : 1);
     }
 
     /** Starts a fresh ledger from {@code ledgerArgs} (its schema recreated), storms it, stops it. */
     public static Report runAgainstNewLedger(String[] ledgerArgs, Options options, java.io.PrintStream progress) throws Exception {
+        return runAgainstNewLedger(ledgerArgs, options, null, null, progress);
+    }
+
+    /**
+     * Starts a primary and a standby of its own ({@link FailoverCluster}, as {@code plan} says) and a
+     * fresh ledger on them (pgjdbc's multi-host URL, {@code ledgerArgs} for the rest: schema, pool
+     * size), storms it while the primary is killed and the standby promoted {@code plan.failovers()}
+     * times, sends every key once more, checks, and removes both servers.
+     */
+    public static Report runWithFailover(String[] ledgerArgs, Options options, FailoverPlan plan, java.io.PrintStream progress)
+            throws Exception {
+        try (FailoverCluster cluster = FailoverCluster.start(plan.replication(), plan.synchronousCommit())) {
+            progress.println("storm: " + cluster.description());
+            List<String> args = new ArrayList<>(Arrays.asList(ledgerArgs));
+            args.add("--db-url=" + cluster.url());
+            args.add("--db-user=" + cluster.user());
+            Options noConnectionKills = new Options(options.clients(), options.intents(), 0, options.accountsPerTenant(),
+                    options.duplicateRate(), options.clientTimeout(), options.seed());
+            return runAgainstNewLedger(args.toArray(String[]::new), noConnectionKills, cluster, plan, progress);
+        }
+    }
+
+    private static Report runAgainstNewLedger(String[] ledgerArgs, Options options, FailoverCluster cluster, FailoverPlan plan,
+            java.io.PrintStream progress) throws Exception {
         String tokenA = "storm-token-a-" + Long.toHexString(options.seed());
         String tokenB = "storm-token-b-" + Long.toHexString(options.seed());
         List<String> args = new ArrayList<>(Arrays.asList(ledgerArgs));
@@ -166,11 +291,14 @@ public final class Storm {
         args.add("--tokens=" + tokenA + "=storm-tenant-a," + tokenB + "=storm-tenant-b");
         try (LedgerServer server = LedgerServer.startFresh(args.toArray(String[]::new))) {
             progress.println("storm: ledger on port " + server.port() + ", " + options);
-            if (options.faultsPerSecond() > 0) {
+            if (cluster != null) {
+                progress.println("storm: lines \"ledger: ... answered 503\" below are requests that met the dead primary or"
+                        + " found no primary yet: the client retries with the same key; the report counts them as 5xx");
+            } else if (options.faultsPerSecond() > 0) {
                 progress.println("storm: lines \"ledger: ... answered 503\" below are the injected connection kills doing their"
                         + " job: the client retries with the same key; the report counts them as 5xx");
             }
-            return new Storm(new Target(URI.create("http://127.0.0.1:" + server.port()), server),
+            return new Storm(new Target(URI.create("http://127.0.0.1:" + server.port()), server, cluster, plan),
                     Map.of(tokenA, "storm-tenant-a", tokenB, "storm-tenant-b"), options, progress).run();
         }
     }
@@ -182,7 +310,7 @@ public final class Storm {
     public static Report runAgainstRunningLedger(URI baseUrl, String token, Options options, java.io.PrintStream progress)
             throws Exception {
         progress.println("storm: ledger at " + baseUrl + ", " + options);
-        return new Storm(new Target(baseUrl, null), Map.of(token, "the token's tenant"), options, progress).run();
+        return new Storm(new Target(baseUrl, null, null, null), Map.of(token, "the token's tenant"), options, progress).run();
     }
 
     private record Intent(int index, String token, String tenant, String path, Map<String, String> body, IdempotencyKey key) {}
@@ -195,9 +323,10 @@ public final class Storm {
 
     /**
      * The ledger stormed: its base URL and, when the storm started it, its database (for the
-     * database-side checks and the connection kills); null for a ledger it did not start.
+     * database-side checks and the connection kills); null for a ledger it did not start. With
+     * {@code --failover}, the primary and standby under it and the plan; else null.
      */
-    private record Target(URI base, LedgerServer server) {}
+    private record Target(URI base, LedgerServer server, FailoverCluster cluster, FailoverPlan plan) {}
 
     private final LedgerServer server;
     private final Map<String, String> tokens;
@@ -218,6 +347,12 @@ public final class Storm {
     private final Map<Integer, Answer> finalAnswers = new ConcurrentHashMap<>();
 
     private final Map<String, BigDecimal> setUpBalances = new ConcurrentHashMap<>();
+    private final FailoverCluster cluster;
+    private final FailoverPlan plan;
+    private final List<FailoverCluster.Failover> failovers = Collections.synchronizedList(new ArrayList<>());
+    private volatile RuntimeException failoverError;
+    /** Set when a kill and promotion failed: there may be no primary left, so the clients stop instead of retrying forever. */
+    private volatile boolean aborted;
 
     private Storm(Target target, Map<String, String> tokens, Options options, java.io.PrintStream progress) {
         this.server = target.server();
@@ -227,6 +362,8 @@ public final class Storm {
         this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
                 .executor(Executors.newVirtualThreadPerTaskExecutor()).build();
         this.base = target.base();
+        this.cluster = target.cluster();
+        this.plan = target.plan();
     }
 
     private Report run() throws Exception {
@@ -257,9 +394,16 @@ public final class Storm {
         long replaysBefore = replays.get();
 
         AtomicBoolean running = new AtomicBoolean(true);
-        Thread faultInjector = Thread.ofPlatform().name("storm-faults").start(() -> injectFaults(running));
         AtomicInteger next = new AtomicInteger();
         AtomicInteger done = new AtomicInteger();
+        Thread faultInjector = Thread.ofPlatform().name("storm-faults")
+                .start(() -> {
+                    if (cluster != null) {
+                        injectFailovers(running, done);
+                    } else {
+                        injectFaults(running);
+                    }
+                });
         long start = System.nanoTime();
         Thread reporter = Thread.ofPlatform().daemon().name("storm-progress").start(() -> {
             while (running.get()) {
@@ -290,15 +434,34 @@ public final class Storm {
             reporter.interrupt();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
+        FailoverSummary failover = cluster == null ? null : afterFailovers(intents);
         Map<String, Boolean> invariants = server == null ? checkOverHttp(intents) : check(intents, transfersBefore);
         Map<String, Long> library = new java.util.TreeMap<>(libraryCounts());
         metricsBefore.forEach((k, v) -> library.merge(k, -v, Long::sum));
         if (!library.isEmpty()) {
             checkMetrics(library, replays.get() - replaysBefore, invariants);
         }
+        Map<String, Boolean> measured = new LinkedHashMap<>();
+        if (failover != null) {
+            invariants.put("every failover worked (" + failovers.size() + " of " + plan.failovers() + " planned"
+                    + (failovers.size() < plan.failovers() ? ", the load ended before the rest: more --intents for more" : "")
+                    + (failoverError == null ? "" : "; failed: " + failoverError) + ")", failoverError == null && !failovers.isEmpty());
+            invariants.put("no final answer lost in the failovers (" + failover.lost() + " of " + failover.finalAnswers() + ")",
+                    failover.lost() == 0);
+            invariants.put("every key sent again after the failovers got its first answer back ("
+                    + failover.resent().getOrDefault(SAME_ANSWER, 0) + " of " + intents.size() + ")",
+                    failover.resent().getOrDefault(SAME_ANSWER, 0) == intents.size());
+            if (plan.replication() == Replication.ASYNC) {
+                for (String name : List.copyOf(invariants.keySet())) {
+                    if (DURABILITY_CHECKS.stream().anyMatch(name::startsWith)) {
+                        measured.put(name, invariants.remove(name));
+                    }
+                }
+            }
+        }
         return new Report(intents.size(), requests.get(), replays.get(), conflicts.get(), serverErrors.get(), timeouts.get(),
                 faults.get(), seconds, latency.getValueAtPercentile(50), latency.getValueAtPercentile(99),
-                invariants, answerCounts(), library);
+                invariants, answerCounts(), library, failover, measured);
     }
 
     // ---------------------------------------------------------------- clients
@@ -325,7 +488,7 @@ public final class Storm {
     private void perform(Intent intent) {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         List<Answer> answers = new ArrayList<>();
-        while (answers.isEmpty()) {
+        while (answers.isEmpty() && !aborted) {
             int copies = random.nextDouble() < options.duplicateRate() ? 2 + random.nextInt(2) : 1;
             List<CompletableFuture<Answer>> inFlight = new ArrayList<>();
             for (int c = 0; c < copies; c++) {
@@ -341,15 +504,20 @@ public final class Storm {
                 pause(random);
             }
         }
+        if (answers.isEmpty()) {
+            return; // aborted: no final answer, which the checks report
+        }
         if (random.nextInt(100) < 20) { // a late retry: the client never saw the answer
             Answer late = null;
-            while (late == null) {
+            while (late == null && !aborted) {
                 late = send(intent.token(), intent.path(), intent.body(), intent.key()).join();
                 if (late == null) {
                     pause(random);
                 }
             }
-            answers.add(late);
+            if (late != null) {
+                answers.add(late);
+            }
         }
         Answer first = answers.get(0);
         for (Answer a : answers) {
@@ -469,6 +637,109 @@ public final class Storm {
         }
         props.setProperty("ApplicationName", "storm");
         return DriverManager.getConnection(server.dbUrl(), props);
+    }
+
+    /**
+     * Kills the primary and promotes the standby {@code plan.failovers()} times, evenly spread over
+     * the intents (when {@code done} reaches each share); copies a new standby from the promoted
+     * primary before the next one.
+     */
+    private void injectFailovers(AtomicBoolean running, AtomicInteger done) {
+        boolean promoting = false;
+        try {
+            for (int k = 1; k <= plan.failovers(); k++) {
+                int due = (int) ((long) options.intents() * k / (plan.failovers() + 1));
+                while (done.get() < due && running.get()) {
+                    Thread.sleep(2);
+                }
+                if (!running.get()) {
+                    return;
+                }
+                promoting = true;
+                FailoverCluster.Failover f = cluster.failover();
+                promoting = false;
+                failovers.add(f);
+                faults.incrementAndGet();
+                progress.printf("storm: failover %d/%d after %d intents: the primary on port %d SIGKILLed, the standby on %d"
+                        + " promoted in %d ms (%d bytes behind just before)%n", k, plan.failovers(), done.get(), f.killedPort(),
+                        f.promotedPort(), f.promoteMillis(), f.standbyLagBytes());
+                if (k < plan.failovers()) {
+                    long t = System.nanoTime();
+                    cluster.attachStandby();
+                    progress.printf("storm: a new standby streams from it after %d ms%n", (System.nanoTime() - t) / 1_000_000);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            failoverError = e;
+            aborted = promoting; // no primary may be left; a standby that would not attach leaves the primary serving
+            progress.println("storm: a failover failed" + (promoting ? ", the clients stop: " : ": ") + e + "\n" + cluster.logTail(3000));
+        }
+    }
+
+    /**
+     * After the failovers: which final answers the promoted primary no longer holds (a 201 whose
+     * transfer is gone, or any answer whose key has no recorded claim), then every key sent once
+     * more, as by a client that never saw its answer, each compared with the first answer.
+     */
+    private FailoverSummary afterFailovers(List<Intent> intents) throws Exception {
+        Set<String> transfers = transferIds();
+        Set<String> recorded = new HashSet<>();
+        try (Connection c = sideConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT idem_key FROM " + server.schema() + ".idempotency_claim WHERE state IN (1, 2)")) {
+            while (rs.next()) {
+                recorded.add(rs.getString(1));
+            }
+        }
+        int lostExecuted = 0;
+        int lostOther = 0;
+        for (Intent intent : intents) {
+            Answer first = finalAnswers.get(intent.index());
+            if (first == null) {
+                continue;
+            }
+            boolean created = first.status() == 201;
+            if (!recorded.contains(intent.key().value())
+                    || (created && !transfers.contains(MAPPER.readTree(first.body()).get("id").asText()))) {
+                if (created) {
+                    lostExecuted++;
+                } else {
+                    lostOther++;
+                }
+            }
+        }
+        Map<String, Integer> resent = new ConcurrentHashMap<>();
+        try (ExecutorService clients = Executors.newFixedThreadPool(options.clients())) {
+            List<CompletableFuture<Void>> futures = new ArrayList<>();
+            for (Intent intent : intents) {
+                Answer first = finalAnswers.get(intent.index());
+                if (first == null) {
+                    continue;
+                }
+                futures.add(CompletableFuture.runAsync(() -> {
+                    Answer again = null;
+                    while (again == null && !aborted) {
+                        again = send(intent.token(), intent.path(), intent.body(), intent.key()).join();
+                        if (again == null) {
+                            pause(ThreadLocalRandom.current());
+                        }
+                    }
+                    String how = again == null ? "no answer" : again.sameAs(first) ? SAME_ANSWER
+                            : again.status() == 201 && first.status() == 201 ? EXECUTED_AGAIN : ANOTHER_ANSWER;
+                    resent.merge(how, 1, Integer::sum);
+                    if (again != null && !again.sameAs(first)) {
+                        mismatchedReplays.incrementAndGet();
+                        progress.println("storm: intent " + intent.index() + " sent again after the failovers answered "
+                                + again.status() + " " + new String(again.body()) + ", first " + first.status() + " " + new String(first.body()));
+                    }
+                }, clients));
+            }
+            CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).join();
+        }
+        return new FailoverSummary(cluster.description().replaceAll(", primary .*", ""), plan.failovers(), List.copyOf(failovers),
+                (int) intents.stream().filter(i -> finalAnswers.containsKey(i.index())).count(), lostExecuted, lostOther,
+                new TreeMap<>(resent));
     }
 
     // ---------------------------------------------------------------- checks

@@ -135,7 +135,8 @@ public final class TestDatabase {
         }
     }
 
-    private static boolean dockerAnswers() {
+    /** Whether a Docker answers, for Testcontainers (also {@link ThrowawayCluster}'s fallback). */
+    static boolean dockerAnswers() {
         try {
             return DockerClientFactory.instance().isDockerAvailable();
         } catch (RuntimeException | LinkageError e) {

@@ -1,13 +1,10 @@
-package io.github.idemtx.jooq;
+package io.github.idemtx.db.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.UserPrincipalLookupService;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -15,7 +12,6 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.Container;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
@@ -44,23 +40,22 @@ import org.testcontainers.utility.DockerImageName;
  * <p>{@link #close()} stops the server (immediately) and deletes everything; a JVM shutdown hook
  * does the same if a test never gets to close it. Not thread-safe: one thread drives a cluster.
  */
-final class ThrowawayCluster implements AutoCloseable {
+public final class ThrowawayCluster implements AutoCloseable {
 
     /** How {@link #stop} shuts the server down, as {@code pg_ctl stop -m}. */
-    enum StopMode {
+    public enum StopMode {
         /** Disconnects the clients, rolling back their transactions, then writes a shutdown checkpoint. */
         FAST,
         /** Kills every server process at once, like a crash: the next start replays the WAL. */
         IMMEDIATE;
 
-        String pgCtlName() {
+        public String pgCtlName() {
             return name().toLowerCase(Locale.ROOT);
         }
     }
 
-    static final String BIN_ENV = "IDEMPOTENCY_TEST_PG_BIN";
-    static final String USER = "postgres";
-    private static final long COMMAND_TIMEOUT_SECONDS = 120;
+    public static final String BIN_ENV = "IDEMPOTENCY_TEST_PG_BIN";
+    public static final String USER = "postgres";
 
     private final Backend backend;
     private final Thread cleanupHook;
@@ -73,9 +68,9 @@ final class ThrowawayCluster implements AutoCloseable {
     }
 
     /** Initialises a new cluster and starts it; the caller closes it. */
-    static ThrowawayCluster start() {
+    public static ThrowawayCluster start() {
         Backend backend = localBinaries().<Backend>map(LocalBackend::new).orElseGet(() -> {
-            if (dockerAnswers()) {
+            if (TestDatabase.dockerAnswers()) {
                 return new ContainerBackend();
             }
             throw new IllegalStateException("""
@@ -98,30 +93,30 @@ final class ThrowawayCluster implements AutoCloseable {
     }
 
     /** The JDBC URL of the {@code postgres} database; the same across restarts. */
-    String jdbcUrl() {
+    public String jdbcUrl() {
         return backend.jdbcUrl();
     }
 
-    String user() {
+    public String user() {
         return USER;
     }
 
     /** Where the cluster runs, for messages. */
-    String description() {
+    public String description() {
         return backend.description();
     }
 
-    boolean running() {
+    public boolean running() {
         return running;
     }
 
     /** The directory holding the cluster on this machine; empty when it runs in a container. */
-    Optional<Path> directory() {
+    public Optional<Path> directory() {
         return backend.directory();
     }
 
     /** Stops the server with {@code pg_ctl stop -m <mode>}, waiting until it is down. */
-    void stop(StopMode mode) {
+    public void stop(StopMode mode) {
         requireOpen();
         if (!running) {
             throw new IllegalStateException("the server is not running");
@@ -131,7 +126,7 @@ final class ThrowawayCluster implements AutoCloseable {
     }
 
     /** Starts the server again on the same data directory and port, waiting until it accepts connections. */
-    void startAgain() {
+    public void startAgain() {
         requireOpen();
         if (running) {
             throw new IllegalStateException("the server is already running");
@@ -141,7 +136,7 @@ final class ThrowawayCluster implements AutoCloseable {
     }
 
     /** The server's log so far (the last {@code maxChars} characters), for failure messages. */
-    String logTail(int maxChars) {
+    public String logTail(int maxChars) {
         String log = backend.log();
         return log.length() <= maxChars ? log : "..." + log.substring(log.length() - maxChars);
     }
@@ -182,7 +177,7 @@ final class ThrowawayCluster implements AutoCloseable {
     // ---------------------------------------------------------------- resolution
 
     /** The directory holding initdb and pg_ctl, if this machine can run them for us. */
-    static Optional<Path> localBinaries() {
+    public static Optional<Path> localBinaries() {
         if (runningAsRoot() && !(userExists(USER) && onPath("runuser"))) {
             return Optional.empty();
         }
@@ -255,14 +250,6 @@ final class ThrowawayCluster implements AutoCloseable {
         return false;
     }
 
-    private static boolean dockerAnswers() {
-        try {
-            return DockerClientFactory.instance().isDockerAvailable();
-        } catch (RuntimeException | LinkageError e) {
-            return false;
-        }
-    }
-
     // ---------------------------------------------------------------- backends
 
     private interface Backend {
@@ -293,167 +280,45 @@ final class ThrowawayCluster implements AutoCloseable {
 
     /** A cluster in a temporary directory, run with this machine's binaries. */
     private static final class LocalBackend implements Backend {
-        private final Path bin;
-        private final Path dir;
-        private final Path data;
-        private final Path logFile;
-        private final int port;
-        private final boolean asPostgres = runningAsRoot();
-        private volatile boolean destroyed;
+        private final LocalServer server;
 
         LocalBackend(Path bin) {
-            this.bin = bin;
-            this.port = freePort();
-            try {
-                this.dir = Files.createTempDirectory("idemtx-pg-");
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot create a directory for a throwaway PostgreSQL", e);
-            }
-            this.data = dir.resolve("data");
-            this.logFile = dir.resolve("server.log");
-            if (asPostgres) {
-                try {
-                    UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
-                    Files.setOwner(dir, users.lookupPrincipalByName(USER));
-                } catch (IOException e) {
-                    UncheckedIOException failure = new UncheckedIOException("cannot give " + dir + " to " + USER, e);
-                    try {
-                        Files.delete(dir);
-                    } catch (IOException notDeleted) {
-                        failure.addSuppressed(notDeleted);
-                    }
-                    throw failure;
-                }
-            }
-        }
-
-        private static int freePort() {
-            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                return socket.getLocalPort();
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot find a free port", e);
-            }
+            this.server = new LocalServer(bin, "idemtx-pg-", LocalServer.freePort());
         }
 
         @Override
         public void init() {
-            // --no-sync only skips flushing what initdb wrote; the server itself runs with fsync on
-            run(command(bin.resolve("initdb").toString(), "-D", data.toString(), "-A", "trust", "-U", USER,
-                    "-E", "UTF8", "--no-locale", "--no-sync"));
-            String settings = """
-
-                    # throwaway cluster of a test
-                    port = %d
-                    listen_addresses = '127.0.0.1'
-                    unix_socket_directories = '%s'
-                    max_connections = 60
-                    fsync = on
-                    synchronous_commit = on
-                    full_page_writes = on
-                    logging_collector = off
-                    """.formatted(port, dir);
-            try {
-                Files.writeString(data.resolve("postgresql.conf"), settings, StandardCharsets.UTF_8,
-                        java.nio.file.StandardOpenOption.APPEND);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot configure the throwaway cluster", e);
-            }
+            server.initdb("");
         }
 
         @Override
         public void pgCtl(String... args) {
-            List<String> command = new ArrayList<>(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(),
-                    "-l", logFile.toString()));
-            command.addAll(List.of(args));
-            run(command(command.toArray(String[]::new)));
-        }
-
-        private List<String> command(String... args) {
-            List<String> command = new ArrayList<>();
-            if (asPostgres) {
-                command.addAll(List.of("runuser", "-u", USER, "--"));
-            }
-            command.addAll(List.of(args));
-            return command;
-        }
-
-        private void run(List<String> command) {
-            String output;
-            int exit;
-            try {
-                Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
-                p.getOutputStream().close();
-                output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                if (!p.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                    throw new IllegalStateException("timed out: " + String.join(" ", command) + "\n" + output);
-                }
-                exit = p.exitValue();
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot run " + String.join(" ", command), e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while running " + String.join(" ", command), e);
-            }
-            if (exit != 0) {
-                throw new IllegalStateException("failed (exit " + exit + "): " + String.join(" ", command)
-                        + "\n" + output + "\nserver log:\n" + log());
-            }
+            server.pgCtl(args);
         }
 
         @Override
         public String jdbcUrl() {
-            return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
+            return server.jdbcUrl();
         }
 
         @Override
         public String description() {
-            return "local cluster " + data + " on 127.0.0.1:" + port + " (" + bin + ")";
+            return server.description();
         }
 
         @Override
         public String log() {
-            try {
-                return Files.exists(logFile) ? Files.readString(logFile, StandardCharsets.UTF_8) : "";
-            } catch (IOException e) {
-                return "(unreadable: " + e + ")";
-            }
+            return server.log();
         }
 
         @Override
         public Optional<Path> directory() {
-            return Optional.of(dir);
+            return Optional.of(server.directory());
         }
 
         @Override
-        public synchronized void destroy() {
-            if (destroyed) {
-                return;
-            }
-            destroyed = true;
-            RuntimeException failure = null;
-            if (Files.exists(data.resolve("postmaster.pid"))) {
-                try {
-                    pgCtl("stop", "-m", "immediate", "-w", "-t", "60");
-                } catch (RuntimeException e) {
-                    failure = e;
-                }
-            }
-            try (Stream<Path> files = Files.walk(dir)) {
-                for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            } catch (IOException e) {
-                UncheckedIOException notDeleted = new UncheckedIOException("cannot delete " + dir, e);
-                if (failure != null) {
-                    failure.addSuppressed(notDeleted);
-                } else {
-                    failure = notDeleted;
-                }
-            }
-            if (failure != null) {
-                throw failure;
-            }
+        public void destroy() {
+            server.destroy();
         }
     }
 

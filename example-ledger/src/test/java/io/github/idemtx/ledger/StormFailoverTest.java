@@ -1,0 +1,53 @@
+package io.github.idemtx.ledger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.idemtx.db.testing.FailoverCluster.Replication;
+import io.github.idemtx.ledger.storm.Storm;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code storm --failover}: the ledger on a primary and a standby of the storm's own; the primary
+ * is SIGKILLed under load and the standby promoted. With synchronous replication every invariant
+ * holds, no final answer is lost, and every key sent again afterwards gets its first answer back.
+ * (The asynchronous run, which measures what it loses, is {@code FailoverTest}'s and the command
+ * line's: see the README's Reliability section.)
+ */
+class StormFailoverTest {
+
+    @Test
+    void aStormAcrossAFailoverWithSynchronousReplicationLosesNoAnswer() throws Exception {
+        Storm.Options options = new Storm.Options(8, 600, 0, 20, 0.3, Duration.ofMillis(1500), 42L);
+        Storm.Report report = Storm.runWithFailover(new String[] {"--schema=storm_failover"}, options,
+                new Storm.FailoverPlan(Replication.SYNC, "on", 1), System.out);
+        System.out.print(report.render());
+
+        assertThat(report.invariants()).isNotEmpty().allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
+        assertThat(report.measured()).isEmpty();
+        assertThat(report.failover().failovers()).as("the primary was killed and the standby promoted").hasSize(1);
+        assertThat(report.failover().lost()).isZero();
+        assertThat(report.failover().resent()).containsOnlyKeys("same answer");
+    }
+
+    @Test
+    void badFailoverFlagsAreRefusedNamingTheFlag() {
+        assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--replication=semi"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--replication").hasMessageContaining("semi");
+        assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--failovers=0"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--failovers");
+        assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--synchronous-commit=off"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--synchronous-commit");
+        assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--replication=async", "--synchronous-commit=remote_apply"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--synchronous-commit");
+        assertThatThrownBy(() -> Storm.main(new String[] {"--failover=maybe"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--failover");
+        assertThatThrownBy(() -> Storm.main(new String[] {"--replication=sync"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--replication needs --failover");
+        assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--db-url=jdbc:postgresql://x/y"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--db-url");
+        assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--faults=3"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--faults");
+    }
+}
