@@ -112,11 +112,19 @@ public final class Storm {
             StringBuilder out = new StringBuilder();
             out.append(String.format("%nstorm report%n"));
             out.append(String.format("  intents            %d (answers: %s)%n", intents, answers));
-            out.append(String.format("  %-18s %s%n", "", "422s are on purpose: one account in ten holds USD (currency_mismatch),"
-                    + " and transfers may exceed a balance (insufficient_funds)"));
+            int mismatches = answers.getOrDefault("422 currency_mismatch", 0);
+            int unfunded = answers.getOrDefault("422 insufficient_funds", 0);
+            out.append(String.format("  %-18s %s%n", "", String.format("422s are the intent mix's refusals, on purpose: %d currency_mismatch (%.1f%% of"
+                    + " intents; 85%% are transfers and one account in ten holds USD, so about 15%% expected), %d insufficient_funds"
+                    + " (%.1f%%; transfers of up to 400.00 drain balances of 500-2000)", mismatches, 100.0 * mismatches / Math.max(1, intents),
+                    unfunded, 100.0 * unfunded / Math.max(1, intents))));
             out.append(String.format("  requests sent      %d (replayed answers %d, 409s %d, 5xx %d, client timeouts %d)%n",
                     requests, replays, conflicts, serverErrors, timeouts));
             if (failover == null) {
+                if (faults > 0) {
+                    out.append(String.format("  %-18s %s%n", "", "5xx are expected here: a connection kill fails the request it hits (the progress lines"
+                            + " \"ledger: ... answered 503\"), and the client sends it again with its key"));
+                }
                 out.append(String.format("  faults injected    %d connection kills%n", faults));
             } else {
                 out.append(String.format("  faults injected    %d of %d failovers (%s): the primary SIGKILLed, the standby promoted"
