@@ -3,10 +3,11 @@ package io.github.idemtx.jooq;
 /**
  * In which order {@link IdempotentTransaction#run} claims the key and runs the work, when it owns
  * the transaction. Set on {@link IdempotentTransaction.Builder#claimMode}; the default is
- * {@link #READ_FIRST}. Both modes give every situation the same answer (one effect per key, the
- * first answer replayed, a mismatch refused, a deterministic failure recorded): they differ in
- * what a call costs and in whether a duplicate's work may run (and be rolled back) before the
- * duplicate learns that the key was taken.
+ * {@link #READ_FIRST}. Both modes commit one effect per key, replay the first answer (whatever a
+ * retry's own work would do today), refuse a mismatch and record a deterministic failure: they
+ * differ in what a call costs, in whether a duplicate's work may run (and be rolled back) before
+ * the duplicate learns that the key was taken, and in how a duplicate of a call still running is
+ * answered (see {@link #WORK_FIRST}).
  *
  * <p>A call that joins the caller's transaction always reads first: the caller commits, so there is
  * no round trip to save, and a speculative run inside the caller's transaction would hold the

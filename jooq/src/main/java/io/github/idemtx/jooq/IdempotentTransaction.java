@@ -47,20 +47,23 @@ import io.github.idemtx.jooq.internal.Timings;
  * <h2>What {@link #run} returns</h2>
  * <ul>
  *   <li>{@link Outcome.Executed}: first call for the key; the work ran and everything committed.
- *   <li>{@link Outcome.Replayed}: the key completed earlier with the same fingerprint; nothing ran.
+ *   <li>{@link Outcome.Replayed}: the key completed earlier with the same fingerprint; nothing ran
+ *       (in {@link ClaimMode#WORK_FIRST} the work ran first and was rolled back: nothing of it committed).
  *   <li>{@link Outcome.Rejected}: the work failed deterministically, now or earlier; its writes were
  *       rolled back, the failure is recorded and replayed.
- *   <li>{@link Outcome.FingerprintMismatch}: the key was used for another request; nothing ran.
+ *   <li>{@link Outcome.FingerprintMismatch}: the key was used for another request; nothing ran
+ *       (nothing committed, in {@link ClaimMode#WORK_FIRST}).
  *   <li>{@link Outcome.InProgress}: a concurrent call holding the key did not finish within
- *       {@link IdempotencyPolicy#duplicateWait()}; nothing ran.
+ *       {@link IdempotencyPolicy#duplicateWait()}; nothing committed.
  * </ul>
  * The claim row is written once, with the result, and only becomes visible to others when the work
  * commits, so nobody ever observes a half-done call. How a call claims is its {@link ClaimMode}:
  * by default the key is read first ({@link ClaimMode#READ_FIRST}: a concurrent duplicate waits for
  * the call holding the key, on a transaction-level advisory lock that call holds, and then replays
  * its result without running the work), or the work runs first and the row's insert with the COMMIT
- * is the claim ({@link ClaimMode#WORK_FIRST}: one round trip less; a duplicate's work may run too, but
- * only one commits, the other is rolled back and replays the first's answer). Any other exception from the work rolls everything back, frees
+ * is the claim ({@link ClaimMode#WORK_FIRST}: one round trip less; a duplicate's work may run too,
+ * but only one commits, the other is rolled back and replays the first's answer). Any other
+ * exception from the work rolls everything back, frees
  * the key and reaches the caller. Serialization failures and deadlocks re-run the whole unit, work
  * included, up to {@link IdempotencyPolicy#maxAttempts()} times with jittered backoff. A claim older
  * than {@link IdempotencyPolicy#ttl()} counts as absent and is taken over atomically.

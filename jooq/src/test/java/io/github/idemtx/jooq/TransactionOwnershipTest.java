@@ -236,6 +236,30 @@ class TransactionOwnershipTest {
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }
 
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(ClaimMode.class)
+    void withAThreadLocalTransactionProviderTheWorkRunsInTheCallsOwnTransaction(ClaimMode mode) throws Exception {
+        // jOOQ's derive() puts the thread-local connection provider back in: the work's tx must not
+        // follow it to other pooled connections (each statement committed on its own, or never)
+        try (com.zaxxer.hikari.HikariDataSource manual = Db.DATABASE.newPool(4, c -> c.setAutoCommit(false))) {
+            for (DataSource ds : List.<DataSource>of(Db.POOL, manual)) {
+                IdempotentTransaction<String> idem = IdempotentTransaction.builder(threadLocal(ds), ResultCodec.utf8())
+                        .schema(Db.SCHEMA).claimMode(mode).build();
+                IdempotencyKey key = Db.freshKey();
+                assertThat(idem.run(scope, key, fingerprint, tx -> "tl-" + Db.writeEffect(tx, scope, key, "own")))
+                        .isInstanceOf(Outcome.Executed.class);
+                assertThat(Db.effects(scope, key)).as("Executed: the work's write committed with the claim").isEqualTo(1);
+
+                IdempotencyKey refused = Db.freshKey();
+                assertThat(idem.run(scope, refused, fingerprint, tx -> {
+                    Db.writeEffect(tx, scope, refused, "undone");
+                    throw new io.github.idemtx.core.Rejection("no", "refused");
+                })).isInstanceOf(Outcome.Rejected.class);
+                assertThat(Db.effects(scope, refused)).as("Rejected: the work's write rolled back").isZero();
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ joined
 
     /** A caller's transaction style: runs {@code body} with the DSLContext to build on, commits, or rolls back on a throw. */

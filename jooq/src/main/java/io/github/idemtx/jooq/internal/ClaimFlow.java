@@ -74,13 +74,16 @@ public final class ClaimFlow<T> {
     public Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
         return workFirst && !boundary.joined()
                 ? attemptWorkFirst(connection, call, boundary)
-                : attemptReadFirst(connection, call, boundary);
+                : attemptReadFirst(connection, call, boundary, true);
     }
 
     /**
      * The work, then the completed row's INSERT with COMMIT, which claims the key. When the key
      * turns out to be taken, this attempt's writes are rolled back and the key is read and answered
      * (or, expired or gone, claimed) as {@link ClaimMode#READ_FIRST} does, in a new transaction.
+     * Whatever fails before the key is known to be ours (the work, the result's encoding, the
+     * insert), a key already answered gets its answer: a retry of a completed call must replay
+     * whatever its work does against today's data.
      */
     private Outcome<T> attemptWorkFirst(Connection connection, Call call, Boundary boundary) {
         Timings timings = call.timings();
@@ -92,7 +95,7 @@ public final class ClaimFlow<T> {
         try {
             value = execute(call, transactionContext(connection));
         } catch (Exception e) {
-            if (!SqlStates.isRetryable(e) && policy.classify(e).isEmpty()) {
+            if (policy.classify(e).isEmpty() || SqlStates.isRetryable(e)) { // a deterministic failure is recorded, answering as it goes
                 Outcome<T> answered = answeredDespite(connection, call, boundary, e);
                 if (answered != null) {
                     return answered;
@@ -113,8 +116,11 @@ public final class ClaimFlow<T> {
             if (SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
             }
-            throw new DataAccessException("recording the outcome of the idempotency key failed (SQLSTATE "
-                    + e.getSQLState() + ")", e);
+            DataAccessException failed = new DataAccessException("recording the outcome of the idempotency key failed"
+                    + " (SQLSTATE " + e.getSQLState() + ")", e);
+            return answeredOrThrow(connection, call, boundary, failed); // e.g. 25P02: the work left its transaction aborted
+        } catch (RuntimeException e) {
+            return answeredOrThrow(connection, call, boundary, e); // the result could not be encoded
         } finally {
             if (timings != null) {
                 long spent = System.nanoTime() - mark;
@@ -148,40 +154,64 @@ public final class ClaimFlow<T> {
                     boundary.abandon(); // a no-op: no transaction is open
                     return answer(call, answered);
                 }
-                return attemptReadFirst(connection, call, boundary);
+                return attemptReadFirst(connection, call, boundary, false);
             }
             default -> throw new IllegalStateException(String.valueOf(recorded));
         }
     }
 
+    /** {@link #answeredDespite}, else {@code e} thrown, the boundary ended. */
+    private Outcome<T> answeredOrThrow(Connection connection, Call call, Boundary boundary, RuntimeException e) {
+        Outcome<T> answered = answeredDespite(connection, call, boundary, e);
+        if (answered != null) {
+            return answered;
+        }
+        SQLException rollbackFailure = boundary.undoWork(); // a no-op unless the probe could not end it
+        if (rollbackFailure != null) {
+            e.addSuppressed(rollbackFailure);
+        }
+        throw e;
+    }
+
     /**
-     * The work threw {@code e}, which is not a deterministic failure, before this call knew whether
-     * the key was already answered. A retry of a completed key must get the recorded answer whatever
-     * the work does against today's data, so: roll back, read the key (no waiting), and return its
-     * answer and end the boundary when it has one; null (the boundary ended, {@code e} to be thrown)
-     * when it has none.
+     * Something failed with {@code e} before this call knew whether the key was already answered:
+     * rolls back, reads the key (no waiting) and returns its answer when it has one, the boundary
+     * ended; null when it has none, {@code e} (with any failure of this probe suppressed into it)
+     * to be thrown by the caller, who also undoes the boundary.
      */
     private Outcome<T> answeredDespite(Connection connection, Call call, Boundary boundary, Exception e) {
         SQLException rollbackFailure = boundary.undoWork();
         if (rollbackFailure != null) {
-            return null; // the connection is gone: e is thrown, with this suppressed, by workFailed's undo
+            return null; // the connection is gone; the caller's undo reports it, suppressed into e
         }
         Claim claimed;
         try {
             claimed = sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(), 0, null);
         } catch (SQLException probe) {
             e.addSuppressed(probe);
-            boundary.abandon();
             return null;
         }
-        boundary.abandon(); // read only; a lock it took is released
-        return claimed instanceof Claim.Answered answered ? answer(call, answered) : null;
+        SQLException ended = boundary.undoWork(); // read only; a lock it took is released
+        if (!(claimed instanceof Claim.Answered answered)) {
+            if (ended != null) {
+                e.addSuppressed(ended);
+            }
+            return null;
+        }
+        if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt(); // answered all the same: keep the thread's flag set
+        }
+        return answer(call, answered); // nothing of this call was written; a failed rollback loses nothing
     }
 
-    /** Claim (read the key, take its lock), work, record, end the boundary. */
-    private Outcome<T> attemptReadFirst(Connection connection, Call call, Boundary boundary) {
+    /**
+     * Claim (read the key, take its lock), work, record, end the boundary.
+     *
+     * @param newAttempt false when it goes on from a WORK_FIRST attempt that found the key taken
+     */
+    private Outcome<T> attemptReadFirst(Connection connection, Call call, Boundary boundary, boolean newAttempt) {
         Timings timings = call.timings();
-        if (timings != null) {
+        if (timings != null && newAttempt) {
             timings.attempt(boundary.joined());
         }
         long mark = timings == null ? 0 : System.nanoTime();
@@ -346,8 +376,14 @@ public final class ClaimFlow<T> {
      * {@code tx.transaction(...)} is a savepoint.
      */
     public static DSLContext workContext(Configuration configuration, Connection connection) {
-        Configuration derived = configuration.derive(new DefaultConnectionProvider(connection));
+        DefaultConnectionProvider unit = new DefaultConnectionProvider(connection);
+        Configuration derived = configuration.derive(unit);
         derived.set(new NestedTransactionProvider(connection));
+        // derive() keeps a ThreadLocalTransactionProvider, and jOOQ then puts its thread-local
+        // connection provider in place of the one given: outside a jOOQ transaction that hands each of
+        // the work's statements a pooled connection of its own, committing (or never committing) apart
+        // from the claim. Set after the transaction provider, the unit's connection stays.
+        derived.set(unit);
         return derived.dsl();
     }
 

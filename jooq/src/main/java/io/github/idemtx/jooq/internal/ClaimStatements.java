@@ -90,15 +90,9 @@ public final class ClaimStatements {
                         DSL.field("clock_timestamp() + ? * interval '1 millisecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
                                 DSL.val((Long) null)));
         this.insertAndCommitSql = Kind.RECORD_AND_COMMIT.tag + render.render(insert) + "; commit";
-        // ClaimMode.WORK_FIRST: the same row and COMMIT in one round trip, as the claim itself. The
-        // WHERE sets lock_timeout (transaction-local) before the row is produced and inserted, so a
-        // wait on a concurrent holder's uncommitted row is bounded by what is left of the call's wait
-        // (55P03 past it); the COMMIT, or the rollback of a failed insert, ends the setting with the
-        // transaction. (A condition, not a derived table: jOOQ 3.19, which Spring Boot brings,
-        // renders a derived table's column reference differently.)
         // After that insert met the key: ROLLBACK of the aborted transaction and the read of the live
-        // row that took the key, in one round trip (the SELECT runs on its own, outside any
-        // transaction: pgjdbc sends no BEGIN while the transaction is aborted)
+        // row that took it, in one round trip (the SELECT runs on its own, outside any transaction:
+        // pgjdbc sends no BEGIN while the transaction is aborted)
         this.rereadSql = Kind.REREAD.tag + "rollback; " + render.render(render
                 .select(c.STATE, c.FINGERPRINT,
                         DSL.when(c.FINGERPRINT.eq(DSL.val((byte[]) null)), c.RESULT).as("result"), c.COMPLETED_AT)
@@ -106,14 +100,21 @@ public final class ClaimStatements {
                 .where(c.SCOPE.eq(DSL.val((String) null)))
                 .and(c.IDEM_KEY.eq(DSL.val((String) null)))
                 .and(c.EXPIRES_AT.gt(CLOCK)));
-        this.claimByRecordSql = Kind.RECORD_AND_COMMIT.tag + render.render(render.insertInto(c)
-                .columns(c.SCOPE, c.IDEM_KEY, c.FINGERPRINT, c.STATE, c.RESULT, c.CREATED_AT, c.COMPLETED_AT, c.EXPIRES_AT)
-                .select(DSL.select(DSL.val((String) null), DSL.val((String) null), DSL.val((byte[]) null),
-                                DSL.val((Short) null), DSL.val((byte[]) null),
-                                DSL.field("now()", SQLDataType.TIMESTAMPWITHTIMEZONE), CLOCK,
-                                DSL.field("clock_timestamp() + ? * interval '1 millisecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
-                                        DSL.val((Long) null)))
-                        .where(DSL.condition("set_config('lock_timeout', ?, true) is not null", DSL.val((String) null))))) + "; commit";
+        // ClaimMode.WORK_FIRST: the same row and COMMIT in one round trip, as the claim itself. The
+        // "bound" CTE saves lock_timeout and sets it (transaction-local) to what is left of the call's
+        // wait before the row is inserted, so a wait on a concurrent holder's uncommitted row is
+        // bounded (55P03 past it); the main query puts the saved value back once the row is in, so
+        // the COMMIT's own work (the work's deferred constraints) waits as the caller set it. A failed
+        // insert aborts the transaction, whose rollback undoes the setting too. Written out rather
+        // than rendered by jOOQ: jOOQ 3.19 (Spring Boot's) and 3.21 render CTEs differently.
+        this.claimByRecordSql = Kind.RECORD_AND_COMMIT.tag
+                + "with bound as materialized (select current_setting('lock_timeout') as saved,"
+                + " set_config('lock_timeout', ?, true) as waiting),"
+                + " claimed as (insert into " + table
+                + " (scope, idem_key, fingerprint, state, result, created_at, completed_at, expires_at)"
+                + " select ?, ?, ?, ?, ?, now(), clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond'"
+                + " from bound returning 1)"
+                + " select set_config('lock_timeout', bound.saved, true) from bound, claimed; commit";
         IdempotencyClaim excluded = c.as("excluded");
         this.upsertSql = Kind.RECORD.tag + render.render(insert
                 .onConflict(c.SCOPE, c.IDEM_KEY)
@@ -376,9 +377,14 @@ public final class ClaimStatements {
     public RecordedFirst claimByRecord(Connection connection, String scope, String key, byte[] fingerprint, byte[] result,
             long ttlMs, int waitMs) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(claimByRecordSql)) {
-            bind(ps, scope, key, fingerprint, SUCCEEDED, result, ttlMs);
-            ps.setString(7, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
-            ps.executeUpdate();
+            ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
+            ps.setString(2, scope);
+            ps.setString(3, key);
+            ps.setBytes(4, fingerprint);
+            ps.setShort(5, SUCCEEDED);
+            ps.setBytes(6, result);
+            ps.setLong(7, ttlMs);
+            ps.execute(); // the restore's row, then the COMMIT
             return RecordedFirst.COMMITTED;
         } catch (SQLException e) {
             if (isDuplicateClaim(e)) {

@@ -1,0 +1,205 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyListener;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.Backends;
+import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The places where a speculative {@link ClaimMode#WORK_FIRST} run could answer otherwise than
+ * {@link ClaimMode#READ_FIRST}, each run in both modes: whatever today's work does on a retry of a
+ * completed key, the retry gets the recorded answer; the insert's wait bound never reaches the
+ * work's own commit. (From an independent review of the mode; each of these failed before its fix.)
+ */
+class ClaimModeParityTest {
+
+    private final Scope scope = Db.freshScope();
+    private final Fingerprint fingerprint = Db.fingerprint("parity");
+    private final IdempotencyKey key = Db.freshKey();
+
+    private static IdempotentTransaction.Builder<String> in(ClaimMode mode, DSLContext dsl) {
+        return IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).claimMode(mode);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class)
+    void aRetryReplaysEvenIfTodaysResultWouldBeTooLargeToStore(ClaimMode mode) {
+        IdempotentTransaction<String> idem = in(mode, Db.dsl()).policy(IdempotencyPolicy.builder().maxResultBytes(64).build()).build();
+        idem.run(scope, key, fingerprint, tx -> "small");
+
+        assertThat(idem.run(scope, key, fingerprint, tx -> "x".repeat(100)))
+                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("small"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class)
+    void aRetryReplaysEvenIfTodaysWorkKeepsConflicting(ClaimMode mode) {
+        IdempotentTransaction<String> idem = in(mode, Db.dsl()).build();
+        idem.run(scope, key, fingerprint, tx -> "done");
+
+        assertThat(idem.run(scope, key, fingerprint, tx -> {
+            throw new DataAccessException("conflict", new SQLException("could not serialize access", "40001"));
+        })).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("done"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class)
+    void aRetryReplaysEvenIfTodaysWorkSwallowsAFailedStatementOfItsOwn(ClaimMode mode) {
+        String orders = Db.SCHEMA + ".parity_orders";
+        Db.dsl().execute("create table if not exists " + orders + " (id text primary key)");
+        IdempotentTransaction<String> idem = in(mode, Db.dsl()).build();
+        TransactionalWork<String> work = tx -> {
+            try {
+                tx.execute("insert into " + orders + " values (?)", key.value());
+            } catch (DataAccessException alreadyThere) {
+                return "already placed"; // leaves the transaction aborted
+            }
+            return "placed";
+        };
+        idem.run(scope, key, fingerprint, work);
+
+        assertThat(idem.run(scope, key, fingerprint, work))
+                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("placed"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class)
+    void aRetryInterruptedInItsWorkReplaysAndKeepsTheInterruptFlag(ClaimMode mode) {
+        IdempotentTransaction<String> idem = in(mode, Db.dsl()).build();
+        idem.run(scope, key, fingerprint, tx -> "done");
+
+        Outcome<String> retry = idem.run(scope, key, fingerprint, tx -> {
+            Db.writeEffect(tx, scope, key, "x");
+            throw new InterruptedException("shutting down");
+        });
+        boolean interrupted = Thread.interrupted();
+
+        assertThat(retry).isInstanceOf(Outcome.Replayed.class);
+        // READ_FIRST never ran the work; WORK_FIRST did, and its thread's flag stays set
+        assertThat(interrupted).isEqualTo(mode == ClaimMode.WORK_FIRST);
+        assertThat(Db.effects(scope, key)).isZero();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class)
+    void noDuplicateNoInProgressWhenTheWorksDeferredConstraintWaitsLongerThanTheBoundAtCommit(ClaimMode mode) throws Exception {
+        assumeThat(Db.DATABASE.throughPgBouncer()).as("a side session holds a row for 1.5 s").isFalse();
+        String parent = Db.SCHEMA + ".parity_parent_" + mode.name().toLowerCase();
+        String child = Db.SCHEMA + ".parity_child_" + mode.name().toLowerCase();
+        Db.dsl().execute("create table if not exists " + parent + " (id int primary key)");
+        Db.dsl().execute("create table if not exists " + child + " (id serial primary key, parent int references "
+                + parent + " deferrable initially deferred)");
+        Db.dsl().execute("insert into " + parent + " values (1) on conflict do nothing");
+        IdempotentTransaction<String> idem = in(mode, Db.dsl())
+                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(300)).build()).build();
+        CountDownLatch locked = new CountDownLatch(1);
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try (Connection side = Db.DATABASE.connect()) {
+            Future<?> holder = other.submit(() -> {
+                side.setAutoCommit(false);
+                try (var s = side.createStatement()) {
+                    s.execute("select * from " + parent + " where id = 1 for update"); // a slow report, say
+                    locked.countDown();
+                    Thread.sleep(1500);
+                }
+                side.commit();
+                return null;
+            });
+            assertThat(locked.await(10, TimeUnit.SECONDS)).isTrue();
+
+            Outcome<String> outcome = idem.run(scope, key, fingerprint,
+                    tx -> "child-" + tx.resultQuery("insert into " + child + " (parent) values (1) returning id").fetchOne(0));
+
+            assertThat(outcome).as("the commit's FK check waited as the caller set it, not within duplicateWait")
+                    .isInstanceOf(Outcome.Executed.class);
+            assertThat(Db.claims(scope, key)).isEqualTo(1);
+            holder.get(10, TimeUnit.SECONDS);
+        } finally {
+            other.shutdownNow();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class)
+    void theWorksOwnExceptionStaysOnTopWhenTheConnectionDiesAtTheKeysRead(ClaimMode mode) throws Exception {
+        assumeThat(Db.DATABASE.throughPgBouncer()).as("kills a server backend").isFalse();
+        try (Backends killer = new Backends(Db.DATABASE.connect())) {
+            AtomicBoolean armed = new AtomicBoolean(false);
+            SqlHook kill = new SqlHook() {
+                @Override
+                public void before(Sql sql) {
+                    if (Kind.of(sql.sql()) == Kind.CLAIM && armed.compareAndSet(true, false)) {
+                        killer.kill(Backends.pid(sql.connection()));
+                    }
+                }
+            };
+            DSLContext dsl = SqlHook.around(DSL.using(Faults.unpooled(Faults.applicationName("parity")), SQLDialect.POSTGRES), kill);
+            IdempotentTransaction<String> idem = in(mode, dsl).build();
+
+            assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
+                Db.writeEffect(tx, scope, key, "x");
+                armed.set(true);
+                throw new IllegalStateException("the work's own failure");
+            })).isInstanceOf(IllegalStateException.class).hasMessage("the work's own failure");
+            assertThat(Db.effects(scope, key)).isZero();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class)
+    void aTakeoverOfAnExpiredKeyIsOneAttempt(ClaimMode mode) {
+        List<CallEvent> events = new CopyOnWriteArrayList<>();
+        IdempotentTransaction<String> idem = in(mode, Db.dsl()).listener(new IdempotencyListener() {
+            @Override
+            public void callFinished(CallEvent event, Object context) {
+                events.add(event);
+            }
+        }).build();
+        idem.run(scope, key, fingerprint, tx -> "a");
+        Db.expire(scope, key);
+
+        assertThat(idem.run(scope, key, fingerprint, tx -> "b")).isEqualTo(new Outcome.Executed<>("b"));
+        assertThat(events).extracting(CallEvent::attempts).containsExactly(1, 1);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(ClaimMode.class)
+    void pgjdbcsStringtypeUnspecifiedChangesNothing(ClaimMode mode) {
+        try (HikariDataSource pool = Db.DATABASE.newPool(2, c -> c.addDataSourceProperty("stringtype", "unspecified"))) {
+            IdempotentTransaction<String> idem = in(mode, DSL.using(pool, SQLDialect.POSTGRES)).build();
+            assertThat(idem.run(scope, key, fingerprint, tx -> "a")).isEqualTo(new Outcome.Executed<>("a"));
+            assertThat(idem.run(scope, key, fingerprint, tx -> "b"))
+                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("a"));
+            Db.expire(scope, key);
+            assertThat(idem.run(scope, key, fingerprint, tx -> "c")).isEqualTo(new Outcome.Executed<>("c"));
+        }
+    }
+}
