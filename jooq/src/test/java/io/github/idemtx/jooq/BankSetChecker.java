@@ -98,6 +98,10 @@ final class BankSetChecker {
                 : Faults.involvesConnectionError(error) ? Kind.CONNECTION_LOST
                 : error instanceof Rejection ? Kind.REJECTION_THROWN
                 : Kind.OTHER_ERROR;
+        if (kind == Kind.OTHER_ERROR) {
+            System.err.println("BankSetChecker: unexpected error for " + intent + ", with its causes and suppressed:");
+            error.printStackTrace(); // the violation names it; the trace says where it came from
+        }
         Call call = new Call(intent, kind, null, error);
         history.add(call);
         return call;

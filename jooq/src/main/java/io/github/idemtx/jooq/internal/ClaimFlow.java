@@ -182,7 +182,8 @@ public final class ClaimFlow<T> {
     private Outcome<T> answeredDespite(Connection connection, Call call, Boundary boundary, Exception e) {
         SQLException rollbackFailure = boundary.undoWork();
         if (rollbackFailure != null) {
-            return null; // the connection is gone; the caller's undo reports it, suppressed into e
+            e.addSuppressed(rollbackFailure); // the connection is gone: the first failure says how
+            return null;
         }
         Claim claimed;
         try {
