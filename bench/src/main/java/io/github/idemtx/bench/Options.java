@@ -99,30 +99,7 @@ record Options(
             Durations: 500ms, 4s, 2m.""";
 
     static Options parse(String[] args) {
-        Map<String, String> flags = new LinkedHashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (arg.isBlank()) {
-                continue;
-            }
-            if (!arg.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument '" + arg + "'\n" + usage());
-            }
-            String name = arg.substring(2);
-            String value;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            } else if (isSwitch(name)) {
-                value = "true";
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                throw new IllegalArgumentException("--" + name + " needs a value\n" + usage());
-            }
-            flags.put(name, value);
-        }
+        Map<String, String> flags = flags(args, Options::isSwitch, usage());
         if (flags.containsKey("help")) {
             throw new HelpRequested();
         }
@@ -185,6 +162,39 @@ record Options(
         return new Options(url, user, password, schema, List.copyOf(strategies), List.copyOf(threads), rounds, warmup,
                 duration, warmupOps, ops, globalWarmup, List.copyOf(tableRows), List.copyOf(growthThreads), growthRounds, accounts,
                 purgeLimit, burstWait, profileOps, Path.of(outText), keep, quiet, List.copyOf(phases), poolSize);
+    }
+
+    /**
+     * {@code --name value}, {@code --name=value} and switches ({@code --name}, true) as a map in
+     * order; a stray argument or a flag without its value is an IllegalArgumentException naming it,
+     * followed by {@code usage}.
+     */
+    static Map<String, String> flags(String[] args, java.util.function.Predicate<String> isSwitch, String usage) {
+        Map<String, String> flags = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (arg.isBlank()) {
+                continue;
+            }
+            if (!arg.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument '" + arg + "'\n" + usage);
+            }
+            String name = arg.substring(2);
+            String value;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            } else if (isSwitch.test(name)) {
+                value = "true";
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                throw new IllegalArgumentException("--" + name + " needs a value\n" + usage);
+            }
+            flags.put(name, value);
+        }
+        return flags;
     }
 
     static String usage() {

@@ -73,25 +73,8 @@ public final class Partitioning {
             int purgeLimit, List<String> phases, boolean skipEmpty, boolean generic) {
 
         static Flags parse(String[] args) {
-            Map<String, String> f = new LinkedHashMap<>();
-            for (int i = 0; i < args.length; i++) {
-                String a = args[i];
-                if (a.isBlank()) {
-                    continue;
-                }
-                if (!a.startsWith("--")) {
-                    throw new IllegalArgumentException("unexpected argument " + a);
-                }
-                String name = a.substring(2);
-                int eq = name.indexOf('=');
-                if (eq >= 0) {
-                    f.put(name.substring(0, eq), name.substring(eq + 1));
-                } else if (name.equals("skip-empty") || name.equals("generic")) {
-                    f.put(name, "true");
-                } else {
-                    f.put(name, args[++i]);
-                }
-            }
+            Map<String, String> f = Options.flags(args, name -> name.equals("skip-empty") || name.equals("generic"),
+                    "see the Partitioning class documentation for its flags");
             String url = f.getOrDefault("db-url", Objects.requireNonNullElse(System.getenv("BENCH_DB_URL"), Options.DEFAULT_URL));
             Flags flags = new Flags(url,
                     f.getOrDefault("db-user", Objects.requireNonNullElse(System.getenv("BENCH_DB_USER"), "postgres")),

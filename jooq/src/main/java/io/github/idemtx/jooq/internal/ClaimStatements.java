@@ -337,7 +337,7 @@ public final class ClaimStatements {
         }
         if (commit && claim.recordCarriesCommit()) {
             try (PreparedStatement ps = connection.prepareStatement(insertAndCommitSql)) {
-                bind(ps, scope, key, fingerprint, state, result, ttlMs);
+                bind(ps, 1, scope, key, fingerprint, state, result, ttlMs);
                 ps.executeUpdate();
                 return null;
             } catch (SQLException e) {
@@ -345,7 +345,7 @@ public final class ClaimStatements {
             }
         }
         try (PreparedStatement ps = connection.prepareStatement(upsertSql)) {
-            bind(ps, scope, key, fingerprint, state, result, ttlMs);
+            bind(ps, 1, scope, key, fingerprint, state, result, ttlMs);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     throw committedFirst(null);
@@ -378,12 +378,7 @@ public final class ClaimStatements {
             long ttlMs, int waitMs) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(claimByRecordSql)) {
             ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
-            ps.setString(2, scope);
-            ps.setString(3, key);
-            ps.setBytes(4, fingerprint);
-            ps.setShort(5, SUCCEEDED);
-            ps.setBytes(6, result);
-            ps.setLong(7, ttlMs);
+            bind(ps, 2, scope, key, fingerprint, SUCCEEDED, result, ttlMs);
             ps.execute(); // the restore's row, then the COMMIT
             return RecordedFirst.COMMITTED;
         } catch (SQLException e) {
@@ -428,14 +423,15 @@ public final class ClaimStatements {
         }
     }
 
-    private static void bind(PreparedStatement ps, String scope, String key, byte[] fingerprint, short state,
+    /** Binds the row's values from parameter {@code first} on, in the claim table's column order. */
+    private static void bind(PreparedStatement ps, int first, String scope, String key, byte[] fingerprint, short state,
             byte[] result, long ttlMs) throws SQLException {
-        ps.setString(1, scope);
-        ps.setString(2, key);
-        ps.setBytes(3, fingerprint);
-        ps.setShort(4, state);
-        ps.setBytes(5, result);
-        ps.setLong(6, ttlMs);
+        ps.setString(first, scope);
+        ps.setString(first + 1, key);
+        ps.setBytes(first + 2, fingerprint);
+        ps.setShort(first + 3, state);
+        ps.setBytes(first + 4, result);
+        ps.setLong(first + 5, ttlMs);
     }
 
     private static SQLException committedFirst(SQLException cause) {
