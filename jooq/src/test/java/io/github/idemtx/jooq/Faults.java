@@ -82,7 +82,6 @@ final class Faults {
         return new SqlHook() {
             @Override
             public void before(Sql sql) throws SQLException {
-                java.sql.Connection c = sql.connection();
                 if (opensTransaction(sql)) {
                     try (java.sql.Statement s = sql.connection().createStatement()) {
                         s.execute("SET TRANSACTION ISOLATION LEVEL " + level);
