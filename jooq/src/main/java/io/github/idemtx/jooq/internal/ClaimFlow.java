@@ -114,6 +114,11 @@ public final class ClaimFlow<T> {
                     encode(call, value), ttlMillis, call.waitLeftMillis());
         } catch (SQLException e) {
             if (SqlStates.isConnectionLoss(e)) {
+                if (!SqlStates.isConnectionLossState(e.getSQLState())) {
+                    // the server failed the insert or the COMMIT (its error comes first), then the connection died
+                    throw new DataAccessException("the idempotency key's insert failed (SQLSTATE " + e.getSQLState()
+                            + ") and then the connection was lost; nothing of this call was committed", e);
+                }
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
             }
             DataAccessException failed = new DataAccessException("recording the outcome of the idempotency key failed"
@@ -137,7 +142,7 @@ public final class ClaimFlow<T> {
                 return new Outcome.Executed<>(value);
             }
             case TIMED_OUT -> {
-                boundary.abandon();
+                discard(boundary);
                 return new Outcome.InProgress<>(policy.retryAfter());
             }
             case TAKEN -> {
@@ -147,11 +152,11 @@ public final class ClaimFlow<T> {
                     answered = sql.rollbackAndRead(connection, call.scope().value(), call.key().value(),
                             call.fingerprint().bytes());
                 } catch (SQLException e) {
-                    throw new DataAccessException("reading the claim of the idempotency key failed (SQLSTATE "
-                            + e.getSQLState() + ")", e);
+                    throw new DataAccessException("reading the answer of the idempotency key, which another call holds,"
+                            + " failed (SQLSTATE " + e.getSQLState() + "); nothing of this call was committed", e);
                 }
                 if (answered != null) {
-                    boundary.abandon(); // a no-op: no transaction is open
+                    discard(boundary); // a no-op: no transaction is open
                     return answer(call, answered);
                 }
                 return attemptReadFirst(connection, call, boundary, false);
@@ -226,11 +231,11 @@ public final class ClaimFlow<T> {
         switch (claimed) {
             case Claim.Held h -> held = h;
             case Claim.Answered answered -> {
-                boundary.abandon(); // nothing was written
+                discard(boundary); // nothing was written
                 return answer(call, answered);
             }
             case Claim.TimedOut timedOut -> {
-                boundary.abandon();
+                discard(boundary);
                 return new Outcome.InProgress<>(policy.retryAfter());
             }
             case Claim.Superseded superseded -> throw new Units.Superseded(superseded.cause());
@@ -294,12 +299,27 @@ public final class ClaimFlow<T> {
         if (outcome instanceof Outcome.Rejected<T>) {
             keep(boundary, call);
         } else {
-            boundary.abandon(); // a duplicate's outcome, or the bound ran out and aborted the claim
+            discard(boundary); // a duplicate's outcome, or the bound ran out and aborted the claim
         }
         if (timings != null) {
             timings.recording(System.nanoTime() - mark);
         }
         return outcome;
+    }
+
+    /**
+     * Ends a boundary whose writes are not kept, before an answer that does not depend on them (a
+     * stored answer, InProgress). In a transaction of its own a rollback that fails has lost
+     * nothing: the server drops an uncommitted transaction with its connection, which the pool then
+     * discards; so the answer stands. A savepoint that cannot be rolled back leaves the caller's
+     * transaction broken, which the caller must hear.
+     */
+    private static void discard(Boundary boundary) {
+        if (boundary.joined()) {
+            boundary.abandon();
+        } else {
+            boundary.undoWork(); // its failure, if any, changes no answer
+        }
     }
 
     /** Ends the boundary keeping its writes; a connection lost while a COMMIT was in flight is reported as such. */

@@ -33,6 +33,15 @@ public final class Jdbc {
         }
     }
 
+    /** Whether {@code connection} says it is closed; a connection that cannot even say so counts as closed. */
+    public static boolean isClosed(Connection connection) {
+        try {
+            return connection.isClosed();
+        } catch (SQLException e) {
+            return true;
+        }
+    }
+
     public static void setAutoCommit(Connection connection, boolean autoCommit) {
         try {
             connection.setAutoCommit(autoCommit);

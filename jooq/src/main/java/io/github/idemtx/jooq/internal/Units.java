@@ -55,7 +55,15 @@ public final class Units {
             throw e;
         }
         if (wasAutoCommit) {
-            restoreAutoCommit(connection, null);
+            try {
+                Jdbc.setAutoCommit(connection, true);
+            } catch (RuntimeException e) {
+                // The unit ended its transaction: its answer stands. A connection that died since (the
+                // pool closed it on a failure a tidy-up step met) is one the pool discards anyway.
+                if (!Jdbc.isClosed(connection)) {
+                    throw e;
+                }
+            }
         }
         return result;
     }
@@ -157,9 +165,6 @@ public final class Units {
         try {
             Jdbc.setAutoCommit(connection, true);
         } catch (RuntimeException e) {
-            if (failure == null) {
-                throw e;
-            }
             failure.addSuppressed(e);
         }
     }
