@@ -43,6 +43,19 @@ public final class Flags {
         return n;
     }
 
+    /** The whole number {@code --name} gives (any long), {@code fallback} without it; refused, naming it, when not one. */
+    public static long longFlag(Map<String, String> flags, String name, long fallback) {
+        String v = flags.get(name);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be a whole number, was '" + v + "'");
+        }
+    }
+
     /** The number {@code --name} gives, {@code fallback} without it; refused, naming it, outside min..max. */
     public static double doubleFlag(Map<String, String> flags, String name, double fallback, double min, double max) {
         String v = flags.get(name);

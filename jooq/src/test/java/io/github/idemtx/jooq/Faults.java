@@ -115,8 +115,8 @@ final class Faults {
     }
 
     /**
-     * Whether {@code t} is a lost connection: an SQLException in its cause chain whose state is of
-     * class 08 (connection exception) or 57P01-57P03 (terminated by the administrator, crash,
+     * Whether {@code t} is a lost connection: an SQLException in its cause chain (or chained to one
+     * as its next exception) whose state is of class 08 (connection exception) or 57P01-57P03 (terminated by the administrator, crash,
      * cannot connect now).
      */
     static boolean isConnectionError(Throwable t) {
@@ -152,10 +152,14 @@ final class Faults {
     static String connectionErrorState(Throwable t) {
         Map<Throwable, Boolean> seen = new IdentityHashMap<>();
         for (Throwable c = t; c != null && seen.put(c, Boolean.TRUE) == null; c = c.getCause()) {
-            if (c instanceof SQLException sql && sql.getSQLState() != null) {
-                String state = sql.getSQLState();
-                if (state.startsWith("08") || state.startsWith("57P0")) {
-                    return state;
+            if (c instanceof SQLException sql) {
+                // the driver chains what came after the statement's own error, e.g. the backend's termination
+                SQLException s = sql;
+                for (int depth = 0; s != null && depth < 10; depth++, s = s.getNextException()) {
+                    String state = s.getSQLState();
+                    if (state != null && (state.startsWith("08") || state.startsWith("57P0"))) {
+                        return state;
+                    }
                 }
             }
         }

@@ -206,4 +206,44 @@ class WorkFirstTest {
         assertThat(retry).isInstanceOfSatisfying(Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
         assertThat(Db.effects(scope, key)).isZero();
     }
+
+    /**
+     * The duplicate's insert fails on the key and the backend is terminated right after: pgjdbc
+     * reports the 23505 with the 57P01 chained as its next exception (and HikariCP, which walks that
+     * chain, closes the connection). That is a lost connection, not a taken key to read on it; and
+     * since the insert failed, nothing of the call committed: the error says so.
+     */
+    @Test
+    void anInsertThatMeetsTheKeyAndThenLosesItsConnectionSaysNothingCommitted() throws Exception {
+        assumeThat(Db.DATABASE.throughPgBouncer()).as("kills a server backend").isFalse();
+        try (io.github.idemtx.db.testing.Backends killer = new io.github.idemtx.db.testing.Backends(Db.DATABASE.connect())) {
+            java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean(true);
+            SqlHook duplicateThenKilled = new SqlHook() {
+                @Override
+                public void before(Sql sql) throws java.sql.SQLException {
+                    if (Kind.of(sql.sql()) == Kind.RECORD_AND_COMMIT && armed.compareAndSet(true, false)) {
+                        killer.kill(sql.connection());
+                        java.sql.SQLException duplicate = new java.sql.SQLException(
+                                "ERROR: duplicate key value violates unique constraint \"idempotency_claim_pk\"", "23505");
+                        duplicate.setNextException(new java.sql.SQLException(
+                                "FATAL: terminating connection due to administrator command", "57P01"));
+                        throw duplicate;
+                    }
+                }
+            };
+            org.jooq.DSLContext dsl = SqlHook.around(Db.dsl(), duplicateThenKilled);
+            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA)
+                    .claimMode(ClaimMode.WORK_FIRST).build();
+
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () -> idem.run(scope, key, fingerprint, tx -> "x-" + Db.writeEffect(tx, scope, key, "x")))
+                    .isInstanceOf(org.jooq.exception.DataAccessException.class)
+                    .isNotInstanceOf(io.github.idemtx.core.CommitOutcomeUnknownException.class)
+                    .hasMessageContaining("connection was lost").hasMessageContaining("nothing of this call was committed")
+                    .satisfies(e -> assertThat(Faults.isConnectionError(e)).as("classified as a lost connection").isTrue());
+            assertThat(Db.effects(scope, key)).isZero();
+            assertThat(Db.claims(scope, key)).isZero();
+            assertThat(idem.run(scope, key, fingerprint, tx -> "y")).isEqualTo(new Outcome.Executed<>("y"));
+        }
+    }
 }

@@ -110,7 +110,7 @@ public final class PayoutStorm {
             throw new IllegalArgumentException("--schema must be a plain lower-case identifier, was '" + schema + "'");
         }
         return new Options(Flags.intFlag(flags, "intents", 300, 1, 100_000), Flags.intFlag(flags, "clients", 8, 1, 128),
-                Flags.intFlag(flags, "kills", 8, 0, 1000), Long.parseLong(flags.getOrDefault("seed", Long.toString(System.nanoTime()))),
+                Flags.intFlag(flags, "kills", 8, 0, 1000), Flags.longFlag(flags, "seed", System.nanoTime()),
                 flags.getOrDefault("db-url", System.getenv().getOrDefault("LEDGER_DB_URL", "jdbc:postgresql://127.0.0.1:5432/postgres")),
                 flags.getOrDefault("db-user", System.getenv().getOrDefault("LEDGER_DB_USER", "postgres")),
                 flags.getOrDefault("db-password", System.getenv("LEDGER_DB_PASSWORD")), schema, schema + "_bank");

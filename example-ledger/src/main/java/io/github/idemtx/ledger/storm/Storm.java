@@ -202,7 +202,7 @@ public final class Storm {
                 Flags.intFlag(flags, "accounts", 100, 2, 10_000),
                 Flags.doubleFlag(flags, "duplicates", 0.3, 0, 1),
                 Duration.ofMillis(Flags.intFlag(flags, "timeout-ms", 1500, 50, 60_000)),
-                Long.parseLong(flags.getOrDefault("seed", Long.toString(System.nanoTime()))));
+                Flags.longFlag(flags, "seed", System.nanoTime()));
         Set<String> known = Set.of("clients", "intents", "faults", "accounts", "duplicates", "timeout-ms", "seed");
         for (String name : flags.keySet()) {
             if (!known.contains(name) && !FAILOVER_FLAGS.contains(name) && !name.startsWith("db-") && !name.equals("schema")

@@ -284,6 +284,9 @@ public final class ClaimStatements {
                 return claim;
             }
         } catch (SQLException e) {
+            if (SqlStates.isConnectionLoss(e)) {
+                throw e; // e.g. 55P03 followed by the backend's termination: nothing more can run on it
+            }
             if (SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
                 return new Claim.TimedOut();
             }
@@ -341,7 +344,7 @@ public final class ClaimStatements {
                 ps.executeUpdate();
                 return null;
             } catch (SQLException e) {
-                throw isDuplicateClaim(e) ? committedFirst(e) : e;
+                throw isDuplicateClaim(e) && !SqlStates.isConnectionLoss(e) ? committedFirst(e) : e;
             }
         }
         try (PreparedStatement ps = connection.prepareStatement(upsertSql)) {
@@ -382,6 +385,9 @@ public final class ClaimStatements {
             ps.execute(); // the restore's row, then the COMMIT
             return RecordedFirst.COMMITTED;
         } catch (SQLException e) {
+            if (SqlStates.isConnectionLoss(e)) {
+                throw e; // even after the insert's own error (its next exception): nothing more can run on it
+            }
             if (isDuplicateClaim(e)) {
                 return RecordedFirst.TAKEN;
             }

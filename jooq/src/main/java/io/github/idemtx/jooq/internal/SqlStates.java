@@ -24,7 +24,13 @@ public final class SqlStates {
      * or 57P01-57P03 (the server is shutting down or terminated the backend).
      */
     public static boolean isConnectionLoss(Throwable t) {
-        return any(t, state -> state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03"));
+        return any(t, SqlStates::isConnectionLossState);
+    }
+
+    /** Whether {@code state} (null: no) says the connection is gone, as {@link #isConnectionLoss} counts it. */
+    public static boolean isConnectionLossState(String state) {
+        return state != null
+                && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03"));
     }
 
     /** Whether the cause chain (suppressed exceptions aside) holds an SQLException with {@code state}. */
