@@ -49,5 +49,9 @@ class StormFailoverTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--db-url");
         assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--faults=3"}))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--faults");
+        assertThatThrownBy(() -> Storm.main(new String[] {"--seed=12x"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("--seed must be a whole number, was '12x'");
+        assertThatThrownBy(() -> Storm.main(new String[] {"--payouts", "--seed=12x"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("--seed must be a whole number, was '12x'");
     }
 }
