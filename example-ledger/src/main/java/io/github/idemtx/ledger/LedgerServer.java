@@ -222,7 +222,11 @@ public final class LedgerServer implements AutoCloseable {
         } catch (RuntimeException e) {
             // the body says nothing of the internals; the log says what happened
             String reason = String.valueOf(e.getMessage());
-            reason = reason.substring(reason.lastIndexOf("; ") + 1).strip(); // jOOQ puts the SQL first
+            int sql = reason.startsWith("SQL [") ? reason.indexOf("]; ") : -1; // jOOQ puts the SQL first
+            if (sql >= 0) {
+                reason = reason.substring(sql + 3);
+            }
+            reason = reason.lines().findFirst().orElse("").strip(); // one line: the server's "Where: ..." stays out
             System.err.println("ledger: " + exchange.getRequestMethod() + " " + exchange.getRequestURI().getPath()
                     + " answered 503: " + e.getClass().getSimpleName() + ": " + reason);
             response = problem(503, "unavailable", "Service unavailable",
