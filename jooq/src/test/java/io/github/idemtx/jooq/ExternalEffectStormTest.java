@@ -21,7 +21,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 
 /**
  * Many clients charging at once through a bank with random faults at every point (deaths before the
@@ -43,8 +42,10 @@ class ExternalEffectStormTest {
         FakeBank.createTables(Db.DSL_CONTEXT, Db.SCHEMA);
     }
 
-    @Test
-    void chargesUnderFaultsDuplicatesAndConcurrentRecoverersKeepEveryInvariant() throws Exception {
+    /** @param withHolds the bank's hold, written before the call with the claim; without it the claim's INSERT carries its COMMIT */
+    @org.junit.jupiter.params.ParameterizedTest(name = "holds {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void chargesUnderFaultsDuplicatesAndConcurrentRecoverersKeepEveryInvariant(boolean withHolds) throws Exception {
         Scope scope = Db.freshScope();
         FakeBank bank = new FakeBank(Db.SCHEMA);
         bank.faultRate = 0.3;
@@ -55,7 +56,7 @@ class ExternalEffectStormTest {
         // a few intents whose lookups never answer: they must end in reconciliation, and only they
         Set<String> silent = bank.silentKeys;
         ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "storm-charge", ExternalEffectTest.LONGS,
-                        ResultCodec.utf8(), bank)
+                        ResultCodec.utf8(), withHolds ? bank : bank.withoutHolds())
                 .schema(Db.SCHEMA)
                 .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(50)).build())
                 .lease(Duration.ofMillis(150))
@@ -190,7 +191,7 @@ class ExternalEffectStormTest {
         // a resend happens only after a lookup answered absent, and with read-after-write that means
         // the bank never had it: no request reaches the bank twice, deduplication or not
         assertThat(bank.duplicateSends).as("requests the bank had already applied").hasValue(0);
-        System.out.printf("external-effect storm: %d intents, %d told charged, %d declined, %d to reconcile (of %d silent),"
+        System.out.printf("external-effect storm (holds " + withHolds + "): %d intents, %d told charged, %d declined, %d to reconcile (of %d silent),"
                 + " %d deaths, %d bank calls, %d lookups, %d charges, %d duplicate sends%n", INTENTS, toldCharged.size(),
                 toldDeclined.size(), reconciliation.size(), silent.size(), deaths.get(), bank.calls.get(), bank.lookups.get(),
                 bank.charges.size(), bank.duplicateSends.get());

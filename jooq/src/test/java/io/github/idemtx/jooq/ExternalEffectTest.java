@@ -405,4 +405,59 @@ class ExternalEffectTest {
         assertThat(charges.run(scope, key, fingerprint, 30L)).isInstanceOfSatisfying(Outcome.Rejected.class,
                 r -> assertThat(r.failure().code()).isEqualTo("not-charged"));
     }
+
+    /**
+     * Without local writes before the call, the in-flight claim's INSERT carries its COMMIT (one
+     * round trip less); with them (the hold), the COMMIT follows the writes. Either way the claim is
+     * committed before the bank is called, a duplicate meanwhile finds it in flight, and the retry
+     * replays.
+     */
+    @Test
+    void theClaimCarriesItsCommitWhenNothingIsWrittenBeforeTheCall() throws Exception {
+        java.util.List<String> claims = new java.util.concurrent.CopyOnWriteArrayList<>();
+        SqlHook seen = new SqlHook() {
+            @Override
+            public void before(Sql sql) {
+                if (io.github.idemtx.jooq.internal.ClaimStatements.Kind.of(sql.sql())
+                        == io.github.idemtx.jooq.internal.ClaimStatements.Kind.EFFECT_CLAIM) {
+                    claims.add(sql.sql());
+                }
+            }
+        };
+        DSLContext dsl = SqlHook.around(Db.dsl(), seen);
+        ExternalEffect<Long, String> bare = ExternalEffect.builder(dsl, "charge", LONGS, ResultCodec.utf8(), bank.withoutHolds())
+                .schema(Db.SCHEMA).policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
+                .lease(LEASE).lookupSchedule(SCHEDULE).build();
+        ExternalEffect<Long, String> holding = ExternalEffect.builder(dsl, "charge", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA).lease(LEASE).lookupSchedule(SCHEDULE).build();
+
+        IdempotencyKey key = Db.freshKey();
+        bank.gate = new CountDownLatch(1);
+        ExecutorService first = Executors.newSingleThreadExecutor();
+        try {
+            Future<RemoteOutcome<String>> charge = first.submit(() -> bare.run(scope, key, fingerprint, 700L));
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (count("idempotency_claim", key) == 0 && System.nanoTime() < until) {
+                Thread.sleep(5); // the claim is committed while the bank has not answered yet
+            }
+            assertThat(count("idempotency_claim", key)).as("committed before the call").isEqualTo(1);
+            assertThat(bare.run(scope, key, fingerprint, 700L)).as("a duplicate meanwhile").isInstanceOf(Outcome.InProgress.class);
+            bank.gate.countDown();
+            assertThat(charge.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+        } finally {
+            bank.gate.countDown();
+            first.shutdownNow();
+        }
+        assertThat(bare.run(scope, key, fingerprint, 700L)).isInstanceOf(Outcome.Replayed.class);
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+        assertThat(bank.calls).hasValue(1);
+        assertThat(claims).isNotEmpty().allSatisfy(sql -> assertThat(sql).endsWith("; commit"));
+
+        claims.clear();
+        IdempotencyKey held = Db.freshKey();
+        assertThat(holding.run(scope, held, fingerprint, 300L)).isInstanceOf(Outcome.Executed.class);
+        assertThat(claims).hasSize(1).allSatisfy(sql -> assertThat(sql).doesNotContain("commit"));
+        assertThat(count("effect_hold", held)).isZero();
+        assertThat(count("effect_posting", held)).isEqualTo(1);
+    }
 }

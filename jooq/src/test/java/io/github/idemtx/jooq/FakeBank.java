@@ -159,6 +159,35 @@ final class FakeBank implements Remote<Long, String> {
 
     @Override
     public void after(DSLContext tx, Intent<Long> intent, String chargeId) {
+        post(tx, intent, chargeId, true);
+    }
+
+    /**
+     * This bank without holds: its {@code before} is the interface's no-op (so the in-flight claim
+     * has nothing to commit with it and its INSERT carries the COMMIT), the posting is all the local
+     * writing; calls, lookups and faults are this bank's.
+     */
+    Remote<Long, String> withoutHolds() {
+        FakeBank bank = this;
+        return new Remote<>() {
+            @Override
+            public Reply<String> call(Intent<Long> intent, Instant deadline) throws Exception {
+                return bank.call(intent, deadline);
+            }
+
+            @Override
+            public Lookup<String> lookup(Intent<Long> intent) throws Exception {
+                return bank.lookup(intent);
+            }
+
+            @Override
+            public void after(DSLContext tx, Intent<Long> intent, String chargeId) {
+                bank.post(tx, intent, chargeId, false);
+            }
+        };
+    }
+
+    private void post(DSLContext tx, Intent<Long> intent, String chargeId, boolean releasesAHold) {
         if (afterThrows) {
             throw new IllegalStateException("the posting failed");
         }
@@ -171,8 +200,8 @@ final class FakeBank implements Remote<Long, String> {
                 intent.scope().value(), intent.key().value());
         tx.execute("insert into " + schema + ".effect_posting values (?, ?, ?, ?)", intent.scope().value(),
                 intent.key().value(), chargeId, intent.request());
-        if (held != 1) {
-            throw new IllegalStateException("no hold for " + intent.key() + " at the posting");
+        if (held != (releasesAHold ? 1 : 0)) {
+            throw new IllegalStateException((releasesAHold ? "no hold" : "a hold") + " for " + intent.key() + " at the posting");
         }
     }
 

@@ -51,6 +51,8 @@ public final class EffectFlow<R, T> {
     private final Duration lease;
     private final List<Duration> lookupSchedule;
     private final boolean readAfterWrite;
+    /** Whether {@code remote} keeps {@link Remote#before}'s no-op: the claim then carries its own COMMIT. */
+    private final boolean nothingBefore;
 
     public EffectFlow(Configuration configuration, IdempotencyPolicy policy, TransactionOwnership ownership,
             EffectStatements sql, String effect, ResultCodec<R> requestCodec, ResultCodec<T> resultCodec,
@@ -66,6 +68,7 @@ public final class EffectFlow<R, T> {
         this.lease = lease;
         this.lookupSchedule = List.copyOf(lookupSchedule);
         this.readAfterWrite = readAfterWrite;
+        this.nothingBefore = keepsDefault(remote, "before", org.jooq.DSLContext.class, Remote.Intent.class);
     }
 
     /** What a recovery pass did with a claim it took over. */
@@ -83,13 +86,16 @@ public final class EffectFlow<R, T> {
         while (true) {
             long leaseStart = System.nanoTime(); // no later than the database's start of the lease
             Object claimed = inTransaction(scope, key, c -> {
-                EffectStatements.Claimed fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest, lease.toMillis());
+                EffectStatements.Claimed fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest,
+                        lease.toMillis(), nothingBefore);
                 if (fresh == null) {
-                    return sql.read(c, scope, key);
+                    return sql.read(c, scope, key); // after a COMMIT sent with the claim, in a transaction of its own
                 }
                 Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
-                before(c, intent);
-                return new Fresh<>(intent, fresh.createdAt());
+                if (!nothingBefore) {
+                    before(c, intent);
+                }
+                return new Fresh<>(intent, fresh.createdAt()); // the COMMIT that follows is a no-op after one sent with the claim
             }, true);
             if (claimed instanceof Rejected rejected) {
                 RemoteOutcome<T> failed = recordRefusalBeforeCall(scope, key, fingerprint, rejected.failure());
@@ -428,6 +434,15 @@ public final class EffectFlow<R, T> {
                 return rejected;
             }
         });
+    }
+
+    /** Whether {@code o}'s class inherits the default {@code name} of {@link Remote} rather than declaring its own. */
+    private static boolean keepsDefault(Object o, String name, Class<?>... parameters) {
+        try {
+            return o.getClass().getMethod(name, parameters).getDeclaringClass() == Remote.class;
+        } catch (NoSuchMethodException e) {
+            return false;
+        }
     }
 
     // ------------------------------------------------------------------ intents

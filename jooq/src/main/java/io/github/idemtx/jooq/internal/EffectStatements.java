@@ -29,6 +29,7 @@ public final class EffectStatements {
     private static final String MS = " * interval '1 millisecond'";
 
     private final String claimSql;
+    private final String claimAndCommitSql;
     private final String readSql;
     private final String takeOverSql;
     private final String recordSql;
@@ -50,6 +51,8 @@ public final class EffectStatements {
                 + " lease_until = excluded.lease_until, lookups = 0, next_lookup_at = null"
                 + " where c.expires_at <= clock_timestamp()"
                 + " returning c.fence, c.created_at";
+        // when the caller has no local writes to commit with the claim, its COMMIT rides along
+        this.claimAndCommitSql = claimSql + "; commit";
         this.readSql = Kind.EFFECT_READ.tag() + "select state, fingerprint, result, completed_at, fence,"
                 + " coalesce(lease_until <= clock_timestamp(), false), request, lookups, effect, created_at from " + t
                 + " where scope = ? and idem_key = ? and expires_at > clock_timestamp()";
@@ -118,17 +121,25 @@ public final class EffectStatements {
     public record Stuck(Scope scope, IdempotencyKey key, short state, byte[] request, long fence, int lookups,
             Instant since, Instant leaseUntil, Instant nextLookupAt, Instant createdAt) {}
 
-    /** Claims a fresh or expired key in flight; its fence and start, or null when a live row is there. */
+    /**
+     * Claims a fresh or expired key in flight; its fence and start, or null when a live row is there.
+     *
+     * @param commit send the COMMIT with the insert (one round trip): the transaction ends either way
+     *     (nothing is committed when a live row is there), so nothing else may be in it
+     */
     public Claimed claim(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, String effect, byte[] request,
-            long leaseMillis) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(claimSql)) {
+            long leaseMillis, boolean commit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(commit ? claimAndCommitSql : claimSql)) {
             ps.setString(1, scope.value());
             ps.setString(2, key.value());
             ps.setBytes(3, fingerprint);
             ps.setString(4, effect);
             ps.setBytes(5, request);
             ps.setLong(6, leaseMillis);
-            try (ResultSet rs = ps.executeQuery()) {
+            if (!ps.execute()) {
+                throw new SQLException("the claim of the external effect returned no result");
+            }
+            try (ResultSet rs = ps.getResultSet()) { // the insert's; the COMMIT's update count follows it
                 return rs.next() ? new Claimed(rs.getLong(1), rs.getTimestamp(2).toInstant()) : null;
             }
         }
