@@ -86,7 +86,7 @@ record Options(
                                     many preloaded rows (half expired, half live), e.g. 1000000,10000000;
                                     also runs the purge beside `claim` (default: none, phase skipped)
               --growth-threads LIST thread counts of the growth phase (default 1,8)
-              --growth-rounds N     rounds of the growth phase at each table size (default 6)
+              --growth-rounds N     rounds of the growth phase at each table size (default 10, as the main phase)
               --accounts N          ledger accounts (default 10000)
               --purge-limit N       purgeExpired(limit) per call in the purge runs (default 1000)
               --burst-wait DUR      duplicateWait of the duplicate-burst policy (default the library's, 5s)
@@ -120,15 +120,15 @@ record Options(
         }
         String threadsText = take(flags, "threads", "1,8,32");
         List<Integer> threads = ints(threadsText);
-        int rounds = positive("rounds", Integer.parseInt(take(flags, "rounds", quick ? "1" : "10")));
+        int rounds = positive("rounds", whole("rounds", take(flags, "rounds", quick ? "1" : "10")));
         Duration warmup = duration(take(flags, "warmup", "250ms"));
         Duration duration = duration(take(flags, "duration", quick ? "2s" : "1.5s"));
-        long ops = Long.parseLong(take(flags, "ops", "0"));
-        long warmupOps = Long.parseLong(take(flags, "warmup-ops", ops > 0 ? String.valueOf(Math.max(1, ops / 10)) : "0"));
+        long ops = wholeLong("ops", take(flags, "ops", "0"));
+        long warmupOps = wholeLong("warmup-ops", take(flags, "warmup-ops", ops > 0 ? String.valueOf(Math.max(1, ops / 10)) : "0"));
         Duration globalWarmup = duration(take(flags, "global-warmup", quick ? "3s" : "12s"));
         List<Long> tableRows = new ArrayList<>();
         for (String s : strings(take(flags, "table-rows", ""))) {
-            long rows = Long.parseLong(s.replace("_", ""));
+            long rows = wholeLong("table-rows", s.replace("_", ""));
             if (rows < 1) {
                 throw new IllegalArgumentException("--table-rows must be positive counts, was " + s);
             }
@@ -136,15 +136,15 @@ record Options(
         }
         tableRows.sort(null);
         List<Integer> growthThreads = ints(take(flags, "growth-threads", "1,8"));
-        int growthRounds = positive("growth-rounds", Integer.parseInt(take(flags, "growth-rounds", quick ? "1" : "6")));
-        int accounts = positive("accounts", Integer.parseInt(take(flags, "accounts", "10000")));
+        int growthRounds = positive("growth-rounds", whole("growth-rounds", take(flags, "growth-rounds", quick ? "1" : "10")));
+        int accounts = positive("accounts", whole("accounts", take(flags, "accounts", "10000")));
         if (accounts < 2) {
             throw new IllegalArgumentException("--accounts must be at least 2");
         }
-        int purgeLimit = Integer.parseInt(take(flags, "purge-limit", "1000"));
+        int purgeLimit = whole("purge-limit", take(flags, "purge-limit", "1000"));
         String burstWaitText = take(flags, "burst-wait", null);
         Duration burstWait = burstWaitText == null ? null : duration(burstWaitText);
-        int profileOps = Integer.parseInt(take(flags, "profile-ops", "300"));
+        int profileOps = whole("profile-ops", take(flags, "profile-ops", "300"));
         String outText = take(flags, "out", System.getProperty("bench.out", "bench/target/bench-results"));
         boolean keep = Boolean.parseBoolean(take(flags, "keep-schema", "false"));
         boolean quiet = Boolean.parseBoolean(take(flags, "quiet", "false"));
@@ -155,7 +155,7 @@ record Options(
             }
         }
         int largest = java.util.stream.Stream.concat(threads.stream(), growthThreads.stream()).mapToInt(Integer::intValue).max().orElse(1);
-        int poolSize = positive("pool-size", Integer.parseInt(take(flags, "pool-size", String.valueOf(Math.min(largest, 8) + 1))));
+        int poolSize = positive("pool-size", whole("pool-size", take(flags, "pool-size", String.valueOf(Math.min(largest, 8) + 1))));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag(s) " + flags.keySet() + "\n" + usage());
         }
@@ -235,12 +235,29 @@ record Options(
     private static List<Integer> ints(String csv) {
         List<Integer> out = new ArrayList<>();
         for (String s : strings(csv)) {
-            out.add(positive("threads", Integer.parseInt(s)));
+            out.add(positive("threads", whole("threads", s)));
         }
         if (out.isEmpty()) {
             throw new IllegalArgumentException("a thread list must not be empty");
         }
         return out;
+    }
+
+    /** {@code text} as a whole number; refused naming {@code --name} when it is not one. */
+    private static int whole(String name, String text) {
+        long v = wholeLong(name, text);
+        if (v != (int) v) {
+            throw new IllegalArgumentException("--" + name + " is out of range, was " + text.trim());
+        }
+        return (int) v;
+    }
+
+    private static long wholeLong(String name, String text) {
+        try {
+            return Long.parseLong(text.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be a whole number, was '" + text + "'");
+        }
     }
 
     private static int positive(String name, int v) {

@@ -97,6 +97,14 @@ class BenchSmokeTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--strategies", "bare,fast"}))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fast");
         assertThat(Options.parse(new String[] {"--duration", "1.5s", "--table-rows", "1_000_000"}).duration().toMillis()).isEqualTo(1500);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--rounds", "ten"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("--rounds must be a whole number, was 'ten'");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--threads", "1,x"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("--threads must be a whole number, was 'x'");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--table-rows", "1M"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--table-rows").hasMessageContaining("1M");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--pool-size", "9999999999"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--pool-size is out of range");
     }
 
     private static <T> T single(Statement s, String sql, Class<T> type) throws SQLException {
