@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * {@code storm --payouts}: the ledger and the bank simulator as child processes; clients pay out
  * through the ledger, each intent retried with its key until a final answer, while the storm kills
- * the ledger process (SIGKILL) at random moments and restarts it, and switches the bank's faults
+ * the ledger process (SIGKILL) {@code --kills} times while payouts are in flight (at random moments,
+ * and at the latest as the finished intents pass evenly spaced marks) and restarts it, and switches the bank's faults
  * (5xx before applying, timeouts after applying, lagging and failing lookups, declines) on and off.
  * Then it lets the ledger's recoverer finish and checks the bank's records against the ledger's:
  *
@@ -133,6 +134,9 @@ public final class PayoutStorm {
     private Process bank;
     private final AtomicInteger kills = new AtomicInteger();
     private final AtomicInteger restarts = new AtomicInteger();
+    /** Kills left of {@code --kills}; spent under this object's lock (the chaos thread's and the progress kills). */
+    private int killsLeft;
+    private final AtomicInteger finished = new AtomicInteger();
 
     private PayoutStorm(Options options, java.io.PrintStream progress) throws IOException {
         this.options = options;
@@ -185,6 +189,7 @@ public final class PayoutStorm {
         progress.println("payout storm: ledger :" + ledgerPort + ", bank :" + bankPort + ", " + options);
 
         Map<String, Answer> answers = new ConcurrentHashMap<>();
+        killsLeft = options.kills();
         AtomicBoolean storming = new AtomicBoolean(true);
         Thread chaos = Thread.ofPlatform().name("payout-storm-chaos").start(() -> chaos(storming));
         AtomicInteger next = new AtomicInteger();
@@ -196,6 +201,7 @@ public final class PayoutStorm {
                     while ((i = next.getAndIncrement()) < intents.size()) {
                         Intent intent = intents.get(i);
                         answers.put(intent.key(), untilFinal(intent));
+                        killOnProgress(finished.incrementAndGet(), intents.size());
                     }
                     return null;
                 }));
@@ -230,7 +236,6 @@ public final class PayoutStorm {
     /** SIGKILLs the ledger every so often and restarts it; switches the bank's faults. */
     private void chaos(AtomicBoolean storming) {
         ThreadLocalRandom random = ThreadLocalRandom.current();
-        int budget = options.kills();
         try {
             while (storming.get()) {
                 bankFaults(Map.of(
@@ -243,12 +248,8 @@ public final class PayoutStorm {
                 if (!storming.get()) {
                     return;
                 }
-                if (budget > 0 && random.nextInt(10) < 6) {
-                    budget--;
-                    ledger.destroyForcibly().waitFor(); // SIGKILL: no shutdown hook, requests in the middle of anything
-                    kills.incrementAndGet();
-                    Thread.sleep(200 + random.nextInt(600));
-                    startLedger();
+                if (random.nextInt(10) < 6) {
+                    kill(false, 0);
                 }
             }
         } catch (InterruptedException e) {
@@ -256,6 +257,35 @@ public final class PayoutStorm {
         } catch (IOException e) {
             progress.println("payout storm: chaos stopped: " + e);
         }
+    }
+
+    /**
+     * A kill when the finished intents pass the next of {@code --kills} evenly spaced marks and
+     * fewer kills than marks have happened: every kill of the budget lands while intents are still
+     * being sent, however fast the machine runs them (the chaos thread's kills at random moments
+     * spend the same budget).
+     */
+    private void killOnProgress(int done, int total) throws IOException, InterruptedException {
+        int budget = options.kills();
+        int marks = (int) ((long) done * (budget + 1) / total); // the marks passed so far
+        if (budget > 0 && kills.get() < marks) { // checked again under the lock; most calls stop here
+            kill(true, marks);
+        }
+    }
+
+    /**
+     * SIGKILLs the ledger (no shutdown hook, requests in the middle of anything) and restarts it,
+     * if kills are left and, {@code onProgress}, fewer than {@code marks} were made so far.
+     */
+    private synchronized void kill(boolean onProgress, int marks) throws IOException, InterruptedException {
+        if (killsLeft == 0 || (onProgress && kills.get() >= marks)) {
+            return;
+        }
+        killsLeft--;
+        ledger.destroyForcibly().waitFor();
+        kills.incrementAndGet();
+        Thread.sleep(200 + ThreadLocalRandom.current().nextInt(600));
+        startLedger();
     }
 
     private record Answer(int status, JsonNode json, String replayed) {
