@@ -55,15 +55,7 @@ public final class Units {
             throw e;
         }
         if (wasAutoCommit) {
-            try {
-                Jdbc.setAutoCommit(connection, true);
-            } catch (RuntimeException e) {
-                // The unit ended its transaction: its answer stands. A connection that died since (the
-                // pool closed it on a failure a tidy-up step met) is one the pool discards anyway.
-                if (!Jdbc.isClosed(connection)) {
-                    throw e;
-                }
-            }
+            restoreAutoCommit(connection, null);
         }
         return result;
     }
@@ -161,11 +153,21 @@ public final class Units {
         }
     }
 
+    /**
+     * Puts auto-commit back after the unit: a failure of that is suppressed into the unit's
+     * {@code failure}; after a unit that returned (it ended its transaction: its answer stands) it is
+     * thrown only if the connection is still open, since one that died since (the pool closed it on a
+     * failure a tidy-up step met) is one the pool discards anyway.
+     */
     private static void restoreAutoCommit(Connection connection, Throwable failure) {
         try {
             Jdbc.setAutoCommit(connection, true);
         } catch (RuntimeException e) {
-            failure.addSuppressed(e);
+            if (failure != null) {
+                failure.addSuppressed(e);
+            } else if (!Jdbc.isClosed(connection)) {
+                throw e;
+            }
         }
     }
 }
