@@ -223,9 +223,9 @@ public final class IdempotentTransaction<T> {
     private static final String OPERATION = "transaction";
 
     private Outcome<T> runOnce(Call call) {
-        return withConnection(call.scope(), call.key(), (connection, decision) -> decision == Decision.OWN
+        return withConnection(call.scope(), call.key(), (connection, decision, flush) -> decision == Decision.OWN
                 ? Units.retrying(connection, policy, call.scope(), call.key(), own -> flow.attempt(connection, call, own))
-                : Units.inSavepoint(connection, savepoint -> flow.attempt(connection, call, savepoint)));
+                : Units.inSavepoint(connection, flush, savepoint -> flow.attempt(connection, call, savepoint)));
     }
 
     /**
@@ -262,13 +262,13 @@ public final class IdempotentTransaction<T> {
     }
 
     private int purgeOnce(int limit) {
-        return withConnection(null, null, (connection, decision) -> decision == Decision.OWN
-                ? Units.inOwnTransaction(connection, () -> {
+        return withConnection(null, null, (connection, decision, flush) -> decision == Decision.OWN
+                ? Units.inOwnTransaction(connection, null, null, () -> {
                     int deleted = purge(connection, limit);
                     Jdbc.commit(connection);
                     return deleted;
                 })
-                : Units.inSavepoint(connection, savepoint -> {
+                : Units.inSavepoint(connection, flush, savepoint -> {
                     int deleted = purge(connection, limit);
                     savepoint.keep();
                     return deleted;
@@ -285,7 +285,8 @@ public final class IdempotentTransaction<T> {
 
     @FunctionalInterface
     private interface OnConnection<R> {
-        R apply(Connection connection, Decision decision);
+        /** @param flush pushes out the joined transaction's in-memory writes ({@link TransactionDetector#flush}) */
+        R apply(Connection connection, Decision decision, Runnable flush);
     }
 
     /**
@@ -316,7 +317,8 @@ public final class IdempotentTransaction<T> {
         Configuration configuration = dsl.configuration();
         TransactionOwnership.Detected detected = ownership.detect(configuration); // before a connection is taken
         return Jdbc.onConnection(configuration,
-                connection -> body.apply(connection, ownership.decide(configuration, detected, connection, scope, key)));
+                connection -> body.apply(connection, ownership.decide(configuration, detected, connection, scope, key),
+                        detected.flusher(configuration)));
     }
 
     /** Builds an {@link IdempotentTransaction}. */

@@ -26,6 +26,19 @@ public interface TransactionDetector {
      */
     Detection detect(Configuration configuration);
 
+    /**
+     * Pushes to the database the writes this manager's transaction still holds in memory (a JPA
+     * persistence context's pending inserts, say), so that the library undoes or keeps them together
+     * with the work's. Called only for a call that joined a transaction this detector reported
+     * {@link Detection#ACTIVE}: after the work returned, and after it threw, before the library rolls
+     * back to its savepoint (so a recorded rejection never leaves one of those writes to commit
+     * later with the caller). What it throws fails the call; after a work that threw, the call then
+     * fails with it rather than record a rejection. The default flushes nothing.
+     *
+     * @param configuration the configuration of the {@code DSLContext} the instance was built with
+     */
+    default void flush(Configuration configuration) {}
+
     /** A detector's answer. */
     enum Detection {
         /** A transaction of this manager is open: {@code run} joins it (the configuration's connection provider must return its connection). */

@@ -20,6 +20,12 @@ public interface Boundary {
     /** Keeps what was written: commits, or releases the savepoint. */
     void keep();
 
+    /**
+     * Pushes out writes the caller's transaction manager holds in memory, after the work (see
+     * {@link io.github.idemtx.jooq.TransactionDetector#flush}); nothing in a transaction of the library's own.
+     */
+    default void flush() {}
+
     /** Whether this is the caller's transaction: records commit with the caller, and their TTL counts from then. */
     boolean joined();
 
@@ -48,9 +54,18 @@ public interface Boundary {
         };
     }
 
-    /** {@code savepoint} in the caller's transaction on {@code connection}. */
-    static Boundary savepoint(Connection connection, Savepoint savepoint) {
+    /**
+     * {@code savepoint} in the caller's transaction on {@code connection}.
+     *
+     * @param flush pushes out what the caller's transaction manager holds in memory
+     */
+    static Boundary savepoint(Connection connection, Savepoint savepoint, Runnable flush) {
         return new Boundary() {
+            @Override
+            public void flush() {
+                flush.run();
+            }
+
             @Override
             public void abandon() {
                 SQLException failure = Jdbc.undo(connection, savepoint);

@@ -8,6 +8,7 @@ import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.jooq.TransactionalWork;
@@ -93,7 +94,9 @@ public final class ClaimFlow<T> {
         long mark = timings == null ? 0 : System.nanoTime();
         T value;
         try {
-            value = execute(call, transactionContext(connection));
+            value = execute(call, connection, boundary, false);
+        } catch (WorkEndedTransactionException e) {
+            throw e; // the caller's rollback ends the attempt; nothing is answered for a work that broke its transaction
         } catch (Exception e) {
             if (policy.classify(e).isEmpty() || SqlStates.isRetryable(e)) { // a deterministic failure is recorded, answering as it goes
                 Outcome<T> answered = answeredDespite(connection, call, boundary, e);
@@ -243,7 +246,9 @@ public final class ClaimFlow<T> {
 
         T value;
         try {
-            value = execute(call, transactionContext(connection));
+            value = execute(call, connection, boundary, true);
+        } catch (WorkEndedTransactionException e) {
+            throw e;
         } catch (Exception e) {
             return workFailed(connection, call, boundary, e, mark);
         }
@@ -259,6 +264,13 @@ public final class ClaimFlow<T> {
         } catch (DataAccessException e) {
             if (commitInRecord && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+            }
+            if (boundary.joined() && SqlStates.has(e, SqlStates.SERIALIZATION_FAILURE)) {
+                Outcome<T> answered = answeredDespite(connection, call, boundary, e);
+                if (answered != null) {
+                    discard(boundary); // releases the savepoint, rolled back already
+                    return answered; // a duplicate committed between our read and our lock: its answer is ours
+                }
             }
             throw e;
         }
@@ -383,20 +395,70 @@ public final class ClaimFlow<T> {
         return settled != null ? settled : new Outcome.InProgress<>(policy.retryAfter()); // a V1 caller's running row
     }
 
+    /**
+     * Runs the work on a guarded {@code tx} and checks, client-side, that its transaction is still
+     * the one the attempt began; then pushes writes the caller's framework holds in memory to the
+     * database (joined calls), so that what follows undoes or keeps them with the rest.
+     *
+     * @param openBefore whether a statement or savepoint opened the transaction before the work
+     * @throws WorkEndedTransactionException when the work tried to end, or ended, its transaction
+     *     (with whatever the work threw as its cause)
+     */
     @SuppressWarnings("unchecked")
-    private T execute(Call call, DSLContext tx) throws Exception {
-        return ((TransactionalWork<T>) call.work()).execute(tx);
-    }
-
-    private DSLContext transactionContext(Connection connection) {
-        return workContext(configuration, connection);
+    private T execute(Call call, Connection connection, Boundary boundary, boolean openBefore) throws Exception {
+        WorkGuard guard = new WorkGuard(connection, openBefore || boundary.joined());
+        T value;
+        try {
+            value = ((TransactionalWork<T>) call.work()).execute(workContext(configuration, guard));
+            boundary.flush();
+        } catch (Exception e) {
+            WorkEndedTransactionException refused = guard.refusal(call.scope(), call.key(), e);
+            if (refused != null) {
+                throw refused;
+            }
+            flushAfterFailure(boundary, e);
+            throw e;
+        }
+        guard.check(call.scope(), call.key());
+        return value;
     }
 
     /**
-     * The work's {@code tx}: {@code configuration} bound to the unit's connection; a nested
+     * After the work threw: what the caller's framework still holds in memory is pushed out, so the
+     * rollback to the savepoint undoes it; when that fails, the failure cannot be answered as a
+     * recorded rejection (those writes would commit later with the caller), so it is thrown.
+     */
+    private static void flushAfterFailure(Boundary boundary, Exception e) throws Exception {
+        try {
+            boundary.flush();
+        } catch (RuntimeException flushFailed) {
+            flushFailed.addSuppressed(e);
+            throw new FlushFailedException(flushFailed);
+        }
+    }
+
+    /** A joined call's flush failed after the work threw: never recorded as the work's deterministic failure. */
+    static final class FlushFailedException extends DataAccessException {
+        private static final long serialVersionUID = 1L;
+
+        FlushFailedException(RuntimeException cause) {
+            super("the work failed, and flushing the caller's transaction's pending writes (so that they are rolled"
+                    + " back with the work's) failed too: " + cause.getMessage(), cause);
+        }
+    }
+
+    /**
+     * The work's {@code tx}: {@code configuration} bound to the unit's connection as {@code guard}
+     * hands it to the work; a nested
      * {@code tx.transaction(...)} is a savepoint.
      */
     public static DSLContext workContext(Configuration configuration, Connection connection) {
+        return workContext(configuration, new WorkGuard(connection, true));
+    }
+
+    /** {@link #workContext(Configuration, Connection)}, the work seeing {@code guard}'s connection. */
+    public static DSLContext workContext(Configuration configuration, WorkGuard guard) {
+        Connection connection = guard.connection();
         DefaultConnectionProvider unit = new DefaultConnectionProvider(connection);
         Configuration derived = configuration.derive(unit);
         derived.set(new NestedTransactionProvider(connection));

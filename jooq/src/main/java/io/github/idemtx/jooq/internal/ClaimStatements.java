@@ -107,13 +107,21 @@ public final class ClaimStatements {
         // the COMMIT's own work (the work's deferred constraints) waits as the caller set it. A failed
         // insert aborts the transaction, whose rollback undoes the setting too. Written out rather
         // than rendered by jOOQ: jOOQ 3.19 (Spring Boot's) and 3.21 render CTEs differently.
+        //
+        // Like every writer of a claim row (V2's protocol), it takes the key's advisory lock, here
+        // without waiting and in the same statement: a READ_FIRST caller working on the key holds it,
+        // and its own record must not wait, unbounded, on this row. When the lock is held the row is
+        // inserted twice, so the statement fails as a taken key does (unique violation of the primary
+        // key, at once: the second row meets the first, which is this statement's own) and nothing
+        // commits; the caller then reads the key and waits, bounded, on the lock. A plain SQL way to
+        // fail without a PL/pgSQL call on the hot path.
         this.claimByRecordSql = Kind.RECORD_AND_COMMIT.tag
                 + "with bound as materialized (select current_setting('lock_timeout') as saved,"
-                + " set_config('lock_timeout', ?, true) as waiting),"
+                + " set_config('lock_timeout', ?, true) as waiting, pg_try_advisory_xact_lock(?) as locked),"
                 + " claimed as (insert into " + table
                 + " (scope, idem_key, fingerprint, state, result, created_at, completed_at, expires_at)"
                 + " select ?, ?, ?, ?, ?, now(), clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond'"
-                + " from bound returning 1)"
+                + " from bound, generate_series(1, case when bound.locked then 1 else 2 end) returning 1)"
                 + " select set_config('lock_timeout', bound.saved, true) from bound, claimed; commit";
         IdempotencyClaim excluded = c.as("excluded");
         this.upsertSql = Kind.RECORD.tag + render.render(insert
@@ -287,7 +295,9 @@ public final class ClaimStatements {
             if (SqlStates.isConnectionLoss(e)) {
                 throw e; // e.g. 55P03 followed by the backend's termination: nothing more can run on it
             }
-            if (SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+            if (SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState()) || SqlStates.isStatementTimeout(e)) {
+                // the statement does nothing but wait for the holder: the call's bound, or the pool's
+                // statement_timeout if that is shorter, ran out while the holder still held the key
                 return new Claim.TimedOut();
             }
             if (SqlStates.SERIALIZATION_FAILURE.equals(e.getSQLState())) {
@@ -381,7 +391,8 @@ public final class ClaimStatements {
             long ttlMs, int waitMs) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(claimByRecordSql)) {
             ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
-            bind(ps, 2, scope, key, fingerprint, SUCCEEDED, result, ttlMs);
+            ps.setLong(2, lockId(scope, key));
+            bind(ps, 3, scope, key, fingerprint, SUCCEEDED, result, ttlMs);
             ps.execute(); // the restore's row, then the COMMIT
             return RecordedFirst.COMMITTED;
         } catch (SQLException e) {
@@ -391,10 +402,10 @@ public final class ClaimStatements {
             if (isDuplicateClaim(e)) {
                 return RecordedFirst.TAKEN;
             }
-            if (SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+            if (SqlStates.isWaitOnClaimRow(e)) {
                 return RecordedFirst.TIMED_OUT;
             }
-            throw e;
+            throw e; // e.g. 55P03 of the COMMIT's deferred constraint checks: the caller's own wait, not a holder's
         }
     }
 

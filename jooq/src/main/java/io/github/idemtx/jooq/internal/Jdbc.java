@@ -65,6 +65,23 @@ public final class Jdbc {
         }
     }
 
+    /**
+     * Whether the transaction open on {@code connection} has a transaction id, that is, has written
+     * or locked a row (one round trip). {@code txid_current_if_assigned()} is on every supported
+     * PostgreSQL, and assigns nothing itself.
+     */
+    public static boolean wroteInTransaction(Connection connection) {
+        try (java.sql.Statement st = connection.createStatement();
+                java.sql.ResultSet rs = st.executeQuery("/* idemtx:ownership */ select txid_current_if_assigned()")) {
+            rs.next();
+            rs.getLong(1);
+            return !rs.wasNull();
+        } catch (SQLException e) {
+            throw new DataAccessException("cannot read whether the open transaction has written (SQLSTATE "
+                    + e.getSQLState() + ")", e);
+        }
+    }
+
     public static void commit(Connection connection) {
         try {
             connection.commit();

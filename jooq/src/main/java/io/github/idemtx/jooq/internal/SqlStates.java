@@ -3,6 +3,7 @@ package io.github.idemtx.jooq.internal;
 import java.sql.SQLException;
 import java.util.IdentityHashMap;
 import java.util.Map;
+import org.postgresql.util.PSQLException;
 
 /** Finds the SQLSTATE behind an exception, however the work or jOOQ wrapped it. */
 public final class SqlStates {
@@ -31,6 +32,34 @@ public final class SqlStates {
     public static boolean isConnectionLossState(String state) {
         return state != null
                 && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03"));
+    }
+
+    /** SQLSTATE of a cancelled statement: the statement_timeout, or a cancel request. */
+    public static final String QUERY_CANCELED = "57014";
+
+    /**
+     * Whether {@code e} is the server's statement_timeout (not a cancel request, which shares its
+     * SQLSTATE 57014): the server words it "canceling statement due to statement timeout".
+     */
+    public static boolean isStatementTimeout(SQLException e) {
+        return QUERY_CANCELED.equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains("statement timeout");
+    }
+
+    /**
+     * Whether {@code e} ended a wait on another transaction's uncommitted claim row: a lock timeout
+     * (55P03) or statement_timeout whose context is the insert of the row's index entry itself
+     * ("while inserting index tuple"), not a statement run on its behalf (a deferred constraint's
+     * check at COMMIT, a trigger), which is the caller's own wait and is thrown as it is.
+     */
+    public static boolean isWaitOnClaimRow(SQLException e) {
+        if (!LOCK_NOT_AVAILABLE.equals(e.getSQLState()) && !isStatementTimeout(e)) {
+            return false;
+        }
+        String where = e instanceof PSQLException p && p.getServerErrorMessage() != null
+                ? p.getServerErrorMessage().getWhere()
+                : null;
+        return where != null && where.contains("while inserting index tuple") && !where.contains("SQL statement")
+                && !where.contains("function");
     }
 
     /** Whether the cause chain (suppressed exceptions aside) holds an SQLException with {@code state}. */

@@ -78,9 +78,20 @@ public final class TransactionOwnership {
     /**
      * What the detectors said: the first answer that is not UNKNOWN, and who gave it (for messages).
      *
-     * @param by the answering detector's class name, or "no detector"
+     * @param detector the detector that answered, or null when none did
      */
-    public record Detected(Detection answer, String by) {}
+    public record Detected(Detection answer, TransactionDetector detector) {
+
+        /** The answering detector's class name, or "no detector". */
+        public String by() {
+            return detector == null ? "no detector" : detector.getClass().getName();
+        }
+
+        /** What pushes out the joined transaction's in-memory writes: the answering detector's flush. */
+        public Runnable flusher(Configuration configuration) {
+            return detector == null ? () -> {} : () -> detector.flush(configuration);
+        }
+    }
 
     /** What the detectors say about {@code configuration} on this thread. */
     public Detected detect(Configuration configuration) {
@@ -90,10 +101,10 @@ public final class TransactionOwnership {
                 throw new IllegalStateException(d.getClass().getName() + ".detect returned null");
             }
             if (answer != Detection.UNKNOWN) {
-                return new Detected(answer, d.getClass().getName());
+                return new Detected(answer, d);
             }
         }
-        return new Detected(Detection.UNKNOWN, "no detector");
+        return new Detected(Detection.UNKNOWN, null);
     }
 
     /**

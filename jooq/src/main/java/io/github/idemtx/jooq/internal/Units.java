@@ -5,6 +5,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.TransactionOwnershipException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -28,15 +29,29 @@ public final class Units {
      * connection as it found it: no transaction open, auto-commit as it was. A transaction the pool
      * left open with its own statements (a test query, init SQL, {@code schema}) is committed first:
      * it is nobody's, and rolling it back with a failed unit would undo the pool's session settings.
+     * It is committed only when it provably holds nothing of a caller's, no transaction id assigned
+     * (nothing written, no row locked; one round trip, only on such a connection): an open
+     * transaction that did write is a caller's (a data source that hands the thread its open
+     * transaction's connection), and the call is refused with {@link TransactionOwnershipException}.
      * The unit commits; whatever it throws is rolled back.
+     *
+     * @param scope the call's scope, or null for a purge (for the refusal's message)
      */
-    public static <R> R inOwnTransaction(Connection connection, Supplier<R> unit) {
+    public static <R> R inOwnTransaction(Connection connection, Scope scope, IdempotencyKey key, Supplier<R> unit) {
         boolean wasAutoCommit = Jdbc.autoCommit(connection);
         if (wasAutoCommit) {
             Jdbc.setAutoCommit(connection, false);
         } else {
             TransactionState state = Jdbc.transactionState(connection);
             if (state == TransactionState.OPEN) {
+                if (Jdbc.wroteInTransaction(connection)) {
+                    throw new TransactionOwnershipException(scope, key, "refused before running anything: the"
+                            + " connection the DSLContext handed out has a transaction open that has already written"
+                            + " (a transaction id is assigned), so it is a caller's transaction, not one a pool left"
+                            + " behind; committing it would commit the caller's writes: state transactionMode JOIN"
+                            + " (to work inside it) on the builder, or give a DataSource that hands out fresh pooled"
+                            + " connections, or register a TransactionDetector for its transaction manager");
+                }
                 Jdbc.commit(connection);
             } else if (state == TransactionState.FAILED) {
                 Jdbc.rollback(connection);
@@ -68,7 +83,7 @@ public final class Units {
     public static <R> R retrying(Connection connection, IdempotencyPolicy policy, Scope scope, IdempotencyKey key,
             Function<Boundary, R> attempt) {
         Boundary own = Boundary.ownTransaction(connection);
-        return inOwnTransaction(connection, () -> {
+        return inOwnTransaction(connection, scope, key, () -> {
             for (int attempts = 1; ; ) {
                 try {
                     return attempt.apply(own);
@@ -92,12 +107,13 @@ public final class Units {
     /**
      * Runs {@code unit} in a savepoint of the caller's transaction on {@code connection}; the unit
      * ends the boundary it is given on every path that returns; whatever it throws is rolled back
-     * to the savepoint, which is released, so the caller's transaction stays usable.
+     * to the savepoint, which is released, so the caller's transaction stays usable. {@code flush}
+     * pushes out what the caller's transaction manager holds in memory ({@link Boundary#flush}).
      */
-    public static <R> R inSavepoint(Connection connection, Function<Boundary, R> unit) {
+    public static <R> R inSavepoint(Connection connection, Runnable flush, Function<Boundary, R> unit) {
         Savepoint savepoint = Jdbc.savepoint(connection);
         try {
-            return unit.apply(Boundary.savepoint(connection, savepoint));
+            return unit.apply(Boundary.savepoint(connection, savepoint, flush));
         } catch (RuntimeException | Error e) {
             SQLException failure = Jdbc.undo(connection, savepoint);
             if (failure != null) {

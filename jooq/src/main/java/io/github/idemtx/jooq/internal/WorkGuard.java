@@ -1,0 +1,569 @@
+package io.github.idemtx.jooq.internal;
+
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.WorkEndedTransactionException;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Array;
+import java.sql.Blob;
+import java.sql.CallableStatement;
+import java.sql.Clob;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.NClob;
+import java.sql.PreparedStatement;
+import java.sql.SQLClientInfoException;
+import java.sql.SQLException;
+import java.sql.SQLWarning;
+import java.sql.SQLXML;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import java.sql.Struct;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Executor;
+import org.postgresql.core.TransactionState;
+
+/**
+ * Keeps a work (or an effect's local writes) from ending the transaction it was handed, at no round
+ * trip: the work's {@code tx} sees {@link #connection()}, which refuses {@code commit()},
+ * {@code rollback()}, {@code setAutoCommit(true)}, {@code close()} and {@code abort} and every
+ * statement that starts with COMMIT, END, ROLLBACK (not ROLLBACK TO), ABORT or PREPARE TRANSACTION
+ * (each part of a multi-statement string too) before it goes out; afterwards {@link #check} reads
+ * pgjdbc's client-side transaction state to catch what slipped past (a raw {@code Statement}'s
+ * multi-statement text). A refused call throws {@link SQLException} with SQLSTATE 2D000 (invalid
+ * transaction termination) to the work; the flow then refuses the whole call with
+ * {@link WorkEndedTransactionException}, whatever the work made of that SQLException. Confined to
+ * the thread running the work.
+ */
+public final class WorkGuard {
+
+    /** SQLSTATE of "invalid transaction termination", which the server uses for a COMMIT where none may be. */
+    static final String INVALID_TERMINATION = "2D000";
+
+    private final Connection raw;
+    private final Connection guarded;
+    private final boolean openBefore;
+    private String attempted;
+    private boolean used;
+
+    /**
+     * @param raw the unit's connection, auto-commit off
+     * @param openBefore whether a transaction is known to be open before the work (a claim statement
+     *     or a savepoint went first); when not, a work that ran no statement leaves none open
+     */
+    public WorkGuard(Connection raw, boolean openBefore) {
+        this.raw = raw;
+        this.openBefore = openBefore;
+        this.guarded = new Guarded();
+    }
+
+    /** The connection the work's {@code tx} is bound to. */
+    public Connection connection() {
+        return guarded;
+    }
+
+    /**
+     * After the work returned: throws {@link WorkEndedTransactionException} when it tried to end its
+     * transaction (stopped in time) or did end it (seen afterwards from the transaction state).
+     */
+    public void check(Scope scope, IdempotencyKey key) {
+        WorkEndedTransactionException refused = refusal(scope, key, null);
+        if (refused != null) {
+            throw refused;
+        }
+    }
+
+    /**
+     * After the work threw {@code failure}: the refusal to throw instead (with {@code failure} as
+     * its cause) when the work tried to end or ended its transaction, else null.
+     */
+    public WorkEndedTransactionException refusal(Scope scope, IdempotencyKey key, Throwable failure) {
+        if (attempted != null) {
+            return new WorkEndedTransactionException(scope, key, attempted, false, failure);
+        }
+        String ended = endedUnseen();
+        return ended == null ? null : new WorkEndedTransactionException(scope, key, ended, true, failure);
+    }
+
+    /** What ended the transaction without passing the guard, or null when it is still the one open. */
+    private String endedUnseen() {
+        try {
+            if (raw.isClosed()) {
+                return null; // a lost connection, not the work's doing: the flow reports it as such
+            }
+            if (raw.getAutoCommit()) {
+                return "Connection.setAutoCommit(true) (on the underlying connection)";
+            }
+        } catch (SQLException e) {
+            return null;
+        }
+        TransactionState state = Jdbc.transactionState(raw);
+        if (state == TransactionState.IDLE && (openBefore || used)) {
+            return "a statement that ended the transaction (a COMMIT or ROLLBACK the guard could not see in advance)";
+        }
+        return null;
+    }
+
+    private SQLException refuse(String what) {
+        if (attempted == null) {
+            attempted = what;
+        }
+        return new SQLException("the work must not end the transaction that holds the idempotency claim (" + what
+                + "); refused: let the library commit", INVALID_TERMINATION);
+    }
+
+    private void sql(String sql) throws SQLException {
+        used = true;
+        String verb = endingVerb(sql);
+        if (verb != null) {
+            throw refuse("the statement '" + verb + "'");
+        }
+    }
+
+    /**
+     * The transaction-ending command some statement of {@code sql} starts with (lower case, e.g.
+     * "commit"), or null. Semicolons inside quotes, dollar quotes and comments do not split.
+     */
+    static String endingVerb(String sql) {
+        if (sql == null) {
+            return null;
+        }
+        int n = sql.length();
+        int i = 0;
+        while (i < n) {
+            i = skipBlank(sql, i);
+            String verb = verbAt(sql, i);
+            if (verb != null) {
+                return verb;
+            }
+            i = nextStatement(sql, i);
+        }
+        return null;
+    }
+
+    private static String verbAt(String sql, int i) {
+        String word = word(sql, i);
+        switch (word) {
+            case "commit", "end", "abort" -> {
+                return word;
+            }
+            case "rollback" -> {
+                int j = skipBlank(sql, i + word.length());
+                String next = word(sql, j);
+                if (next.equals("to")) {
+                    return null; // ROLLBACK TO SAVEPOINT: the work's own savepoint
+                }
+                if (next.equals("prepared")) {
+                    return null; // fails inside a transaction block anyway
+                }
+                return word;
+            }
+            case "prepare" -> {
+                int j = skipBlank(sql, i + word.length());
+                return word(sql, j).equals("transaction") ? "prepare transaction" : null;
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+
+    private static String word(String sql, int i) {
+        int j = i;
+        while (j < sql.length() && Character.isLetter(sql.charAt(j))) {
+            j++;
+        }
+        return sql.substring(i, j).toLowerCase(Locale.ROOT);
+    }
+
+    /** Skips white space and comments from {@code i}. */
+    private static int skipBlank(String sql, int i) {
+        int n = sql.length();
+        while (i < n) {
+            char c = sql.charAt(i);
+            if (Character.isWhitespace(c) || c == '(') {
+                i++;
+            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
+                while (i < n && sql.charAt(i) != '\n') {
+                    i++;
+                }
+            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
+                i = endOfBlockComment(sql, i);
+            } else {
+                return i;
+            }
+        }
+        return i;
+    }
+
+    private static int endOfBlockComment(String sql, int i) {
+        int depth = 0;
+        int n = sql.length();
+        while (i < n) {
+            if (sql.startsWith("/*", i)) {
+                depth++;
+                i += 2;
+            } else if (sql.startsWith("*/", i)) {
+                depth--;
+                i += 2;
+                if (depth == 0) {
+                    return i;
+                }
+            } else {
+                i++;
+            }
+        }
+        return n;
+    }
+
+    /** The index just past the next top-level semicolon from {@code i}, or the end. */
+    private static int nextStatement(String sql, int i) {
+        int n = sql.length();
+        while (i < n) {
+            char c = sql.charAt(i);
+            if (c == ';') {
+                return i + 1;
+            } else if (c == '\'' || c == '"') {
+                int close = sql.indexOf(c, i + 1);
+                i = close < 0 ? n : close + 1; // a doubled quote closes and reopens: the same
+            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
+                int eol = sql.indexOf('\n', i);
+                i = eol < 0 ? n : eol + 1;
+            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
+                i = endOfBlockComment(sql, i);
+            } else if (c == '$') {
+                int tagEnd = i + 1;
+                while (tagEnd < n && (Character.isLetterOrDigit(sql.charAt(tagEnd)) || sql.charAt(tagEnd) == '_')) {
+                    tagEnd++;
+                }
+                if (tagEnd < n && sql.charAt(tagEnd) == '$' && (tagEnd == i + 1 || !Character.isDigit(sql.charAt(i + 1)))) {
+                    String tag = sql.substring(i, tagEnd + 1);
+                    int close = sql.indexOf(tag, tagEnd + 1);
+                    i = close < 0 ? n : close + tag.length();
+                } else {
+                    i = tagEnd; // a parameter such as $1
+                }
+            } else {
+                i++;
+            }
+        }
+        return n;
+    }
+
+    /** A statement handed out by {@code createStatement()}: its SQL arrives only when it runs. */
+    private Statement statement(Statement delegate) {
+        InvocationHandler handler = (proxy, method, args) -> {
+            String name = method.getName();
+            if (args != null && args.length > 0 && args[0] instanceof String sql
+                    && (name.startsWith("execute") || name.equals("addBatch"))) {
+                sql(sql);
+            }
+            if (name.equals("getConnection") && method.getParameterCount() == 0) {
+                return guarded;
+            }
+            try {
+                return method.invoke(delegate, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        };
+        return (Statement) Proxy.newProxyInstance(WorkGuard.class.getClassLoader(), new Class<?>[] {Statement.class},
+                handler);
+    }
+
+    /** The work's view of the connection: everything delegated, the ends of the transaction refused. */
+    private final class Guarded implements Connection {
+
+        @Override
+        public Statement createStatement() throws SQLException {
+            used = true;
+            return statement(raw.createStatement());
+        }
+
+        @Override
+        public Statement createStatement(int type, int concurrency) throws SQLException {
+            used = true;
+            return statement(raw.createStatement(type, concurrency));
+        }
+
+        @Override
+        public Statement createStatement(int type, int concurrency, int holdability) throws SQLException {
+            used = true;
+            return statement(raw.createStatement(type, concurrency, holdability));
+        }
+
+        @Override
+        public PreparedStatement prepareStatement(String sql) throws SQLException {
+            sql(sql);
+            return raw.prepareStatement(sql);
+        }
+
+        @Override
+        public PreparedStatement prepareStatement(String sql, int type, int concurrency) throws SQLException {
+            sql(sql);
+            return raw.prepareStatement(sql, type, concurrency);
+        }
+
+        @Override
+        public PreparedStatement prepareStatement(String sql, int type, int concurrency, int holdability)
+                throws SQLException {
+            sql(sql);
+            return raw.prepareStatement(sql, type, concurrency, holdability);
+        }
+
+        @Override
+        public PreparedStatement prepareStatement(String sql, int autoGeneratedKeys) throws SQLException {
+            sql(sql);
+            return raw.prepareStatement(sql, autoGeneratedKeys);
+        }
+
+        @Override
+        public PreparedStatement prepareStatement(String sql, int[] columnIndexes) throws SQLException {
+            sql(sql);
+            return raw.prepareStatement(sql, columnIndexes);
+        }
+
+        @Override
+        public PreparedStatement prepareStatement(String sql, String[] columnNames) throws SQLException {
+            sql(sql);
+            return raw.prepareStatement(sql, columnNames);
+        }
+
+        @Override
+        public CallableStatement prepareCall(String sql) throws SQLException {
+            sql(sql);
+            return raw.prepareCall(sql);
+        }
+
+        @Override
+        public CallableStatement prepareCall(String sql, int type, int concurrency) throws SQLException {
+            sql(sql);
+            return raw.prepareCall(sql, type, concurrency);
+        }
+
+        @Override
+        public CallableStatement prepareCall(String sql, int type, int concurrency, int holdability)
+                throws SQLException {
+            sql(sql);
+            return raw.prepareCall(sql, type, concurrency, holdability);
+        }
+
+        @Override
+        public String nativeSQL(String sql) throws SQLException {
+            return raw.nativeSQL(sql);
+        }
+
+        @Override
+        public void setAutoCommit(boolean autoCommit) throws SQLException {
+            if (autoCommit) {
+                throw refuse("Connection.setAutoCommit(true)");
+            }
+            raw.setAutoCommit(false); // already off: a no-op
+        }
+
+        @Override
+        public boolean getAutoCommit() throws SQLException {
+            return raw.getAutoCommit();
+        }
+
+        @Override
+        public void commit() throws SQLException {
+            throw refuse("Connection.commit()");
+        }
+
+        @Override
+        public void rollback() throws SQLException {
+            throw refuse("Connection.rollback()");
+        }
+
+        @Override
+        public void rollback(Savepoint savepoint) throws SQLException {
+            raw.rollback(savepoint);
+        }
+
+        @Override
+        public void close() throws SQLException {
+            throw refuse("Connection.close()");
+        }
+
+        @Override
+        public void abort(Executor executor) throws SQLException {
+            throw refuse("Connection.abort(...)");
+        }
+
+        @Override
+        public boolean isClosed() throws SQLException {
+            return raw.isClosed();
+        }
+
+        @Override
+        public DatabaseMetaData getMetaData() throws SQLException {
+            return raw.getMetaData();
+        }
+
+        @Override
+        public void setReadOnly(boolean readOnly) throws SQLException {
+            raw.setReadOnly(readOnly);
+        }
+
+        @Override
+        public boolean isReadOnly() throws SQLException {
+            return raw.isReadOnly();
+        }
+
+        @Override
+        public void setCatalog(String catalog) throws SQLException {
+            raw.setCatalog(catalog);
+        }
+
+        @Override
+        public String getCatalog() throws SQLException {
+            return raw.getCatalog();
+        }
+
+        @Override
+        public void setTransactionIsolation(int level) throws SQLException {
+            raw.setTransactionIsolation(level);
+        }
+
+        @Override
+        public int getTransactionIsolation() throws SQLException {
+            return raw.getTransactionIsolation();
+        }
+
+        @Override
+        public SQLWarning getWarnings() throws SQLException {
+            return raw.getWarnings();
+        }
+
+        @Override
+        public void clearWarnings() throws SQLException {
+            raw.clearWarnings();
+        }
+
+        @Override
+        public Map<String, Class<?>> getTypeMap() throws SQLException {
+            return raw.getTypeMap();
+        }
+
+        @Override
+        public void setTypeMap(Map<String, Class<?>> map) throws SQLException {
+            raw.setTypeMap(map);
+        }
+
+        @Override
+        public void setHoldability(int holdability) throws SQLException {
+            raw.setHoldability(holdability);
+        }
+
+        @Override
+        public int getHoldability() throws SQLException {
+            return raw.getHoldability();
+        }
+
+        @Override
+        public Savepoint setSavepoint() throws SQLException {
+            return raw.setSavepoint();
+        }
+
+        @Override
+        public Savepoint setSavepoint(String name) throws SQLException {
+            return raw.setSavepoint(name);
+        }
+
+        @Override
+        public void releaseSavepoint(Savepoint savepoint) throws SQLException {
+            raw.releaseSavepoint(savepoint);
+        }
+
+        @Override
+        public Clob createClob() throws SQLException {
+            return raw.createClob();
+        }
+
+        @Override
+        public Blob createBlob() throws SQLException {
+            return raw.createBlob();
+        }
+
+        @Override
+        public NClob createNClob() throws SQLException {
+            return raw.createNClob();
+        }
+
+        @Override
+        public SQLXML createSQLXML() throws SQLException {
+            return raw.createSQLXML();
+        }
+
+        @Override
+        public boolean isValid(int timeout) throws SQLException {
+            return raw.isValid(timeout);
+        }
+
+        @Override
+        public void setClientInfo(String name, String value) throws SQLClientInfoException {
+            raw.setClientInfo(name, value);
+        }
+
+        @Override
+        public void setClientInfo(Properties properties) throws SQLClientInfoException {
+            raw.setClientInfo(properties);
+        }
+
+        @Override
+        public String getClientInfo(String name) throws SQLException {
+            return raw.getClientInfo(name);
+        }
+
+        @Override
+        public Properties getClientInfo() throws SQLException {
+            return raw.getClientInfo();
+        }
+
+        @Override
+        public Array createArrayOf(String typeName, Object[] elements) throws SQLException {
+            return raw.createArrayOf(typeName, elements);
+        }
+
+        @Override
+        public Struct createStruct(String typeName, Object[] attributes) throws SQLException {
+            return raw.createStruct(typeName, attributes);
+        }
+
+        @Override
+        public void setSchema(String schema) throws SQLException {
+            raw.setSchema(schema);
+        }
+
+        @Override
+        public String getSchema() throws SQLException {
+            return raw.getSchema();
+        }
+
+        @Override
+        public void setNetworkTimeout(Executor executor, int milliseconds) throws SQLException {
+            raw.setNetworkTimeout(executor, milliseconds);
+        }
+
+        @Override
+        public int getNetworkTimeout() throws SQLException {
+            return raw.getNetworkTimeout();
+        }
+
+        @Override
+        public <W> W unwrap(Class<W> iface) throws SQLException {
+            return iface.isInstance(this) ? iface.cast(this) : raw.unwrap(iface);
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) throws SQLException {
+            return iface.isInstance(this) || raw.isWrapperFor(iface);
+        }
+    }
+}
