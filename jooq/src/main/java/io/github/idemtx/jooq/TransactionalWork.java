@@ -23,6 +23,18 @@ import org.jooq.DSLContext;
  * <p>Nested {@code tx.transaction(...)} calls inside the work become savepoints of the one
  * transaction; they never commit it.
  *
+ * <p>The work must not end the transaction it was handed. {@code tx}'s connection refuses
+ * {@code commit()}, {@code rollback()}, {@code setAutoCommit(true)}, {@code close()} and
+ * {@code abort()}, and statements that start with {@code COMMIT}, {@code END}, {@code ROLLBACK}
+ * ({@code ROLLBACK TO SAVEPOINT} is fine), {@code ABORT} or {@code PREPARE TRANSACTION}, each with
+ * an {@link java.sql.SQLException} of SQLSTATE 2D000 before it reaches the database; and after the
+ * work the library checks, client-side, that its transaction is still the one open. Either way
+ * the call throws {@link io.github.idemtx.core.WorkEndedTransactionException} (whatever the work
+ * did with the SQLException, and whatever it returned or threw): nothing is recorded, the rest is
+ * rolled back and the key stays free. A repository method that commits (a legacy DAO, a
+ * {@code JdbcTemplate} on an auto-commit pool) must write through {@code tx}'s connection instead,
+ * or run outside the work.
+ *
  * @param <T> the type of the result
  */
 @FunctionalInterface

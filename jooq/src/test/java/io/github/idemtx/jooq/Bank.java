@@ -105,6 +105,21 @@ final class Bank {
             List<PostingRow> postings, Map<String, ClaimRow> claims) {}
 
     static Snapshot snapshot(Scope scope, Map<Integer, Long> initial) {
+        // the checker's own read must survive the faults the storm injected: a connection the chaos
+        // killed can still sit in the pool, or behind PgBouncer ("invalid server parameter")
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return snapshotOnce(scope, initial);
+            } catch (RuntimeException e) {
+                if (attempt >= 10 || !io.github.idemtx.jooq.internal.SqlStates.isConnectionLoss(e)) {
+                    throw e;
+                }
+                System.out.println("snapshot attempt " + attempt + " lost its connection, reading again: " + e);
+            }
+        }
+    }
+
+    private static Snapshot snapshotOnce(Scope scope, Map<Integer, Long> initial) {
         return Db.dsl().transactionResult(cfg -> {
             DSLContext tx = cfg.dsl();
             tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");

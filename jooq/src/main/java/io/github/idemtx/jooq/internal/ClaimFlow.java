@@ -16,6 +16,7 @@ import io.github.idemtx.jooq.internal.ClaimStatements.Claim;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Optional;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
@@ -410,7 +411,6 @@ public final class ClaimFlow<T> {
         T value;
         try {
             value = ((TransactionalWork<T>) call.work()).execute(workContext(configuration, guard));
-            boundary.flush();
         } catch (Exception e) {
             WorkEndedTransactionException refused = guard.refusal(call.scope(), call.key(), e);
             if (refused != null) {
@@ -420,6 +420,7 @@ public final class ClaimFlow<T> {
             throw e;
         }
         guard.check(call.scope(), call.key());
+        boundary.flush(); // what it throws (a constraint the pending writes meet) is the work's failure
         return value;
     }
 
@@ -452,6 +453,9 @@ public final class ClaimFlow<T> {
      * hands it to the work; a nested
      * {@code tx.transaction(...)} is a savepoint.
      */
+    /** jOOQ's (3.19 to 3.21) data key under which DefaultTransactionProvider keeps its transaction's connection. */
+    private static final String TRANSACTION_CONNECTION_KEY = "DATA_DEFAULT_TRANSACTION_PROVIDER_CONNECTION";
+
     public static DSLContext workContext(Configuration configuration, Connection connection) {
         return workContext(configuration, new WorkGuard(connection, true));
     }
@@ -467,6 +471,14 @@ public final class ClaimFlow<T> {
         // the work's statements a pooled connection of its own, committing (or never committing) apart
         // from the claim. Set after the transaction provider, the unit's connection stays.
         derived.set(unit);
+        // Inside a jOOQ transaction (DefaultTransactionProvider) the configuration answers
+        // connectionProvider() with the transaction's own provider, kept in its data under this key,
+        // which derive() copies: the work would get the raw connection, past the guard.
+        for (Map.Entry<Object, Object> e : derived.data().entrySet()) {
+            if (e.getKey() instanceof Enum<?> k && k.name().equals(TRANSACTION_CONNECTION_KEY)) {
+                e.setValue(unit);
+            }
+        }
         return derived.dsl();
     }
 

@@ -65,10 +65,13 @@ public final class ClaimStatements {
         // Step 1, sent with BEGIN: the row if it is live (then nothing is locked), else the key's
         // lock without waiting. clock_timestamp() in the subquery's select list keeps it from being
         // flattened, so "live" is computed once.
+        // An external effect's row (effect set) answers no call of this door: its fingerprint reads
+        // as absent, so the call gets FingerprintMismatch, as the effect door answers a row of ours.
         this.claimSql = Kind.CLAIM.tag + "select r.live, r.state, r.fingerprint, r.result, r.completed_at,"
                 + " case when r.live then null else pg_try_advisory_xact_lock(?) end"
-                + " from (select c.expires_at > clock_timestamp() as live, c.state, c.fingerprint,"
-                + " case when c.fingerprint = ? then c.result end as result, c.completed_at"
+                + " from (select c.expires_at > clock_timestamp() as live, c.state,"
+                + " case when c.effect is null then c.fingerprint end as fingerprint,"
+                + " case when c.fingerprint = ? and c.effect is null then c.result end as result, c.completed_at"
                 + " from (select) as one left join " + table + " as c"
                 + " on c.scope = ? and c.idem_key = ?) as r";
         // Step 2, only when someone holds the key's lock: wait for the holder, bounded
@@ -94,8 +97,9 @@ public final class ClaimStatements {
         // row that took it, in one round trip (the SELECT runs on its own, outside any transaction:
         // pgjdbc sends no BEGIN while the transaction is aborted)
         this.rereadSql = Kind.REREAD.tag + "rollback; " + render.render(render
-                .select(c.STATE, c.FINGERPRINT,
-                        DSL.when(c.FINGERPRINT.eq(DSL.val((byte[]) null)), c.RESULT).as("result"), c.COMPLETED_AT)
+                .select(c.STATE, DSL.when(c.EFFECT.isNull(), c.FINGERPRINT).as("fingerprint"),
+                        DSL.when(c.FINGERPRINT.eq(DSL.val((byte[]) null)).and(c.EFFECT.isNull()), c.RESULT).as("result"),
+                        c.COMPLETED_AT)
                 .from(c)
                 .where(c.SCOPE.eq(DSL.val((String) null)))
                 .and(c.IDEM_KEY.eq(DSL.val((String) null)))
@@ -133,6 +137,14 @@ public final class ClaimStatements {
                 .set(c.CREATED_AT, excluded.CREATED_AT)
                 .set(c.COMPLETED_AT, excluded.COMPLETED_AT)
                 .set(c.EXPIRES_AT, excluded.EXPIRES_AT)
+                // an expired row of an external effect becomes this door's: none of its columns stay
+                // (inline nulls: the statement's parameters are bound by position, the row's alone)
+                .set(c.EFFECT, DSL.inline(null, c.EFFECT))
+                .set(c.REQUEST, DSL.inline(null, c.REQUEST))
+                .set(c.FENCE, DSL.inline(null, c.FENCE))
+                .set(c.LEASE_UNTIL, DSL.inline(null, c.LEASE_UNTIL))
+                .set(c.LOOKUPS, DSL.inline(null, c.LOOKUPS))
+                .set(c.NEXT_LOOKUP_AT, DSL.inline(null, c.NEXT_LOOKUP_AT))
                 .where(c.EXPIRES_AT.le(CLOCK))
                 .returning(c.COMPLETED_AT));
 

@@ -140,10 +140,18 @@ public final class Jdbc {
         if (connection == null) {
             throw new DataAccessException("the DSLContext's ConnectionProvider returned no connection");
         }
+        R result;
         try {
-            return body.apply(connection);
-        } finally {
-            provider.release(connection);
+            result = body.apply(connection);
+        } catch (RuntimeException | Error e) {
+            try {
+                provider.release(connection);
+            } catch (RuntimeException released) {
+                e.addSuppressed(released); // the call's own failure says what happened; the release's is a consequence
+            }
+            throw e;
         }
+        provider.release(connection);
+        return result;
     }
 }

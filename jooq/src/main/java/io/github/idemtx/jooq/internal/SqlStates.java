@@ -21,11 +21,34 @@ public final class SqlStates {
     }
 
     /**
-     * Whether the cause chain says the connection is gone: SQLSTATE class 08 (connection exception)
-     * or 57P01-57P03 (the server is shutting down or terminated the backend).
+     * Whether the cause chain says the connection is gone: SQLSTATE class 08 (connection exception),
+     * 57P01-57P03 (the server is shutting down or terminated the backend), or any FATAL error.
      */
     public static boolean isConnectionLoss(Throwable t) {
-        return any(t, SqlStates::isConnectionLossState);
+        return any(t, SqlStates::isConnectionLossState) || hasFatal(t);
+    }
+
+    /**
+     * Whether the cause chain holds a server error of severity FATAL: the server (or PgBouncer, e.g.
+     * its "invalid server parameter" when a server connection died while it was being set up) ends
+     * the session with it, whatever its SQLSTATE.
+     */
+    private static boolean hasFatal(Throwable t) {
+        Map<Throwable, Boolean> seen = new IdentityHashMap<>();
+        for (Throwable c = t; c != null && seen.put(c, Boolean.TRUE) == null; c = c.getCause()) {
+            if (c instanceof SQLException sql) {
+                for (SQLException s = sql; s != null; s = s.getNextException()) {
+                    if (s instanceof PSQLException p && p.getServerErrorMessage() != null
+                            && "FATAL".equals(p.getServerErrorMessage().getSeverity())) {
+                        return true;
+                    }
+                    if (s.getNextException() == s) {
+                        break;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /** Whether {@code state} (null: no) says the connection is gone, as {@link #isConnectionLoss} counts it. */

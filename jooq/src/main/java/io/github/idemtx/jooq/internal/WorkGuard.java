@@ -129,7 +129,7 @@ public final class WorkGuard {
      * The transaction-ending command some statement of {@code sql} starts with (lower case, e.g.
      * "commit"), or null. Semicolons inside quotes, dollar quotes and comments do not split.
      */
-    static String endingVerb(String sql) {
+    public static String endingVerb(String sql) {
         if (sql == null) {
             return null;
         }
@@ -558,7 +558,11 @@ public final class WorkGuard {
 
         @Override
         public <W> W unwrap(Class<W> iface) throws SQLException {
-            return iface.isInstance(this) ? iface.cast(this) : raw.unwrap(iface);
+            if (iface.isInstance(this)) {
+                return iface.cast(this);
+            }
+            used = true; // the driver's own connection runs statements the guard does not see
+            return raw.unwrap(iface);
         }
 
         @Override

@@ -1,0 +1,578 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.Rejection;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.core.WorkEndedTransactionException;
+import java.io.PrintWriter;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+import java.util.stream.Stream;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.postgresql.core.BaseConnection;
+
+/**
+ * The protocol guarding itself against code and settings outside the happy path (issue 23's
+ * adversarial cases): a work that ends its own transaction, a data source that hands out a caller's
+ * open transaction, pools with {@code lock_timeout} or {@code statement_timeout}, holders of the
+ * other claim mode with a slow COMMIT, a COMMIT whose deferred check waits. Each case runs in both
+ * claim modes (and, with the module's PgBouncer execution, through PgBouncer) and asserts the
+ * invariant, one committed effect per key and every answer equal to what is stored, besides the
+ * status.
+ */
+class ProtocolGuardTest {
+
+    private static final String T = Db.SCHEMA;
+    private final Fingerprint fingerprint = Db.fingerprint("guard");
+
+    @BeforeAll
+    static void tables() {
+        // a COMMIT that takes its time (a lagging synchronous standby does this): a deferred trigger sleeps
+        Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + T + ".slow_commit (id bigserial PRIMARY KEY, note text)");
+        Db.dsl().execute("CREATE OR REPLACE FUNCTION " + T + ".slow_commit_sleep() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$");
+        Db.dsl().execute("DROP TRIGGER IF EXISTS slow_commit_sleep ON " + T + ".slow_commit");
+        Db.dsl().execute("CREATE CONSTRAINT TRIGGER slow_commit_sleep AFTER INSERT ON " + T + ".slow_commit"
+                + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION " + T + ".slow_commit_sleep()");
+        // a deferred foreign key whose check at COMMIT waits on a row another transaction locked
+        Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + T + ".guard_parent (id bigint PRIMARY KEY)");
+        Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + T + ".guard_child (id bigserial PRIMARY KEY, parent bigint"
+                + " REFERENCES " + T + ".guard_parent DEFERRABLE INITIALLY DEFERRED, scope text, idem_key text)");
+    }
+
+    @AfterAll
+    static void dropTables() {
+        Db.dsl().execute("DROP TABLE IF EXISTS " + T + ".slow_commit, " + T + ".guard_child, " + T + ".guard_parent");
+    }
+
+    private static IdempotentTransaction<String> idem(DSLContext dsl, ClaimMode mode, Duration wait) {
+        return IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(T).claimMode(mode)
+                .policy(IdempotencyPolicy.builder().duplicateWait(wait).build()).build();
+    }
+
+    // ------------------------------------------------------------------ a work that ends its transaction
+
+    @FunctionalInterface
+    interface Step {
+        void run(DSLContext tx) throws Exception;
+    }
+
+    /** The ways a work ends the transaction it was handed; {@code seen}: stopped before it went out. */
+    enum Ending {
+        CONNECTION_COMMIT(true, tx -> tx.connection(Connection::commit)),
+        CONNECTION_ROLLBACK(true, tx -> tx.connection(Connection::rollback)),
+        AUTO_COMMIT_ON(true, tx -> tx.connection(c -> c.setAutoCommit(true))),
+        CONNECTION_CLOSE(true, tx -> tx.connection(Connection::close)),
+        COMMIT_STATEMENT(true, tx -> tx.execute("commit")),
+        ROLLBACK_STATEMENT(true, tx -> tx.execute("ROLLBACK")),
+        END_STATEMENT(true, tx -> tx.execute("/* done */ end")),
+        COMMIT_IN_A_MULTI_STATEMENT(true, tx -> tx.execute("select 'a; commit'; commit")),
+        COMMIT_ON_A_PLAIN_STATEMENT(true, tx -> tx.connection(c -> {
+            try (Statement st = c.createStatement()) {
+                st.execute("COMMIT");
+            }
+        })),
+        COMMIT_ON_THE_UNWRAPPED_DRIVER(false, tx -> tx.connection(c -> c.unwrap(BaseConnection.class).commit())),
+        AUTO_COMMIT_ON_THE_UNWRAPPED_DRIVER(false, tx -> tx.connection(c -> c.unwrap(BaseConnection.class).setAutoCommit(true)));
+
+        final boolean seen;
+        final Step step;
+
+        Ending(boolean seen, Step step) {
+            this.seen = seen;
+            this.step = step;
+        }
+    }
+
+    static Stream<Arguments> endingsInBothModes() {
+        List<Arguments> all = new ArrayList<>();
+        for (Ending e : Ending.values()) {
+            for (ClaimMode m : ClaimMode.values()) {
+                all.add(Arguments.of(e, m));
+            }
+        }
+        return all.stream();
+    }
+
+    @ParameterizedTest(name = "{0} in {1}")
+    @MethodSource("endingsInBothModes")
+    void aWorkThatEndsItsTransactionIsRefusedAndNoClaimCoversIt(Ending ending, ClaimMode mode) throws Exception {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
+        CountDownLatch start = new CountDownLatch(1);
+        List<Callable<Object>> callers = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            callers.add(() -> {
+                start.await();
+                try {
+                    return idem.run(scope, key, fingerprint, tx -> {
+                        Db.writeEffect(tx, scope, key, "before the ending");
+                        try {
+                            ending.step.run(tx);
+                        } catch (DataAccessException swallowed) {
+                            // a work that catches the refusal and goes on is refused all the same
+                        }
+                        return "done";
+                    });
+                } catch (RuntimeException e) {
+                    return e;
+                }
+            });
+        }
+        List<Object> answers = runTogether(callers, start);
+
+        for (Object answer : answers) {
+            assertThat(answer).as("every caller is refused: none may record work its transaction did not cover")
+                    .isInstanceOfSatisfying(WorkEndedTransactionException.class, e -> {
+                        assertThat(e.committedByWork()).isEqualTo(!ending.seen);
+                        assertThat(e.scope()).isEqualTo(scope);
+                        assertThat(e.getMessage()).contains("must not end the transaction");
+                    });
+        }
+        assertThat(Db.claims(scope, key)).as("no claim recorded").isZero();
+        if (ending.seen) {
+            assertThat(Db.effects(scope, key)).as("stopped before it went out: nothing committed").isZero();
+        }
+        int before = Db.effects(scope, key);
+
+        // the key is free: a correct work runs once, and its answer replays
+        Outcome<String> fixed = idem.run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "fixed"));
+        assertThat(fixed).isInstanceOf(Outcome.Executed.class);
+        assertThat(idem.run(scope, key, fingerprint, tx -> "again"))
+                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(
+                        ((Outcome.Executed<String>) fixed).value()));
+        assertThat(Db.effects(scope, key)).isEqualTo(before + 1);
+        assertThat(Db.DATABASE.leftoverSessionState(Db.POOL)).as("the pool's connections are clean").isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void aRejectionThrownAfterACommitIsNotRecordedAsTheAnswer(ClaimMode mode) {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
+        assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
+            Db.writeEffect(tx, scope, key, "x");
+            try {
+                tx.execute("commit");
+            } catch (DataAccessException ignored) {
+                // goes on as if it had worked
+            }
+            throw new Rejection(io.github.idemtx.core.Failure.of("late", "rejected after a commit"));
+        })).isInstanceOf(WorkEndedTransactionException.class).hasCauseInstanceOf(Rejection.class);
+        assertThat(Db.claims(scope, key)).isZero();
+        assertThat(Db.effects(scope, key)).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Ending.class)
+    void aJoinedWorkThatEndsTheCallersTransactionIsRefusedAndTheCallerRollsBack(Ending ending) {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        IdempotentTransaction<String> idem = idem(Db.dsl(), ClaimMode.READ_FIRST, Duration.ofSeconds(5));
+        assertThatThrownBy(() -> Db.dsl().transaction(caller -> {
+            Db.writeEffect(caller.dsl(), scope, key, "the caller's own write");
+            IdempotentTransaction<String> joined = IdempotentTransaction.builder(caller.dsl(), ResultCodec.utf8())
+                    .schema(T).transactionMode(TransactionMode.JOIN).build();
+            joined.run(scope, key, fingerprint, tx -> {
+                Db.writeEffect(tx, scope, key, "the work's");
+                try {
+                    ending.step.run(tx);
+                } catch (DataAccessException swallowed) {
+                    // refused all the same
+                }
+                return "done";
+            });
+        })).isInstanceOf(WorkEndedTransactionException.class);
+        assertThat(Db.claims(scope, key)).isZero();
+        if (ending.seen) {
+            assertThat(Db.effects(scope, key)).as("the caller's transaction rolled back whole").isZero();
+        }
+        assertThat(idem).isNotNull();
+    }
+
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void setConstraintsAllImmediateInTheWorkKeepsOneEffectAndItsReplay(ClaimMode mode) {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
+        Outcome<String> first = idem.run(scope, key, fingerprint, tx -> {
+            tx.execute("SET CONSTRAINTS ALL IMMEDIATE");
+            return "id-" + Db.writeEffect(tx, scope, key, "immediate");
+        });
+        assertThat(first).isInstanceOf(Outcome.Executed.class);
+        assertThat(idem.run(scope, key, fingerprint, tx -> "again")).isInstanceOfSatisfying(Outcome.Replayed.class,
+                r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
+
+        // joined, with the caller committing later: the row's expiry still counts, the replay still holds
+        IdempotencyKey joinedKey = Db.freshKey();
+        Db.dsl().transaction(caller -> {
+            IdempotentTransaction<String> joined = IdempotentTransaction.builder(caller.dsl(), ResultCodec.utf8())
+                    .schema(T).transactionMode(TransactionMode.JOIN).build();
+            assertThat(joined.run(scope, joinedKey, fingerprint, tx -> {
+                tx.execute("SET CONSTRAINTS ALL IMMEDIATE");
+                return "joined-" + Db.writeEffect(tx, scope, joinedKey, "immediate");
+            })).isInstanceOf(Outcome.Executed.class);
+        });
+        assertThat(idem.run(scope, joinedKey, fingerprint, tx -> "again")).isInstanceOf(Outcome.Replayed.class);
+        assertThat(Db.effects(scope)).isEqualTo(2);
+        assertThat(Db.claims(scope)).isEqualTo(2);
+    }
+
+    // ------------------------------------------------------------------ a caller's transaction handed out
+
+    /**
+     * A data source that hands the thread the connection of its open transaction, as many in-house
+     * frameworks and JTA-style wrappers do; its close() leaves the connection to the transaction.
+     */
+    private static DataSource threadBound(Connection open) {
+        Connection handle = (Connection) Proxy.newProxyInstance(ProtocolGuardTest.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("close")) {
+                        return null;
+                    }
+                    try {
+                        return method.invoke(open, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        return new DataSource() {
+            @Override
+            public Connection getConnection() {
+                return handle;
+            }
+
+            @Override
+            public Connection getConnection(String user, String password) {
+                return handle;
+            }
+
+            @Override
+            public PrintWriter getLogWriter() {
+                return null;
+            }
+
+            @Override
+            public void setLogWriter(PrintWriter out) {}
+
+            @Override
+            public void setLoginTimeout(int seconds) {}
+
+            @Override
+            public int getLoginTimeout() {
+                return 0;
+            }
+
+            @Override
+            public Logger getParentLogger() {
+                return Logger.getGlobal();
+            }
+
+            @Override
+            public <W> W unwrap(Class<W> iface) throws SQLException {
+                throw new SQLException("not a wrapper");
+            }
+
+            @Override
+            public boolean isWrapperFor(Class<?> iface) {
+                return false;
+            }
+        };
+    }
+
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void detectNeverCommitsACallersWriteHandedOutByAThreadBoundDataSource(ClaimMode mode) throws Exception {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        try (Connection open = Db.POOL.getConnection()) {
+            open.setAutoCommit(false);
+            Db.writeEffect(DSL.using(open, SQLDialect.POSTGRES), scope, key, "the caller's write");
+            DSLContext bound = DSL.using(threadBound(open), SQLDialect.POSTGRES);
+            IdempotentTransaction<String> idem = idem(bound, mode, Duration.ofSeconds(5));
+
+            assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "work")))
+                    .isInstanceOf(TransactionOwnershipException.class)
+                    .hasMessageContaining("caller's transaction").hasMessageContaining("JOIN");
+            open.rollback();
+        }
+        assertThat(Db.effects(scope, key)).as("the caller's rollback undid its write: run committed nothing").isZero();
+        assertThat(Db.claims(scope, key)).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void aThreadBoundTransactionThatOnlyReadIsTakenOverAndJoinStatedWorksInsideIt(ClaimMode mode) throws Exception {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        IdempotencyKey joinedKey = Db.freshKey();
+        try (Connection open = Db.POOL.getConnection()) {
+            open.setAutoCommit(false);
+            DSL.using(open, SQLDialect.POSTGRES).fetch("select 1"); // like a pool's test query: nothing of anybody's
+            DSLContext bound = DSL.using(threadBound(open), SQLDialect.POSTGRES);
+            assertThat(idem(bound, mode, Duration.ofSeconds(5)).run(scope, key, fingerprint,
+                    tx -> "id-" + Db.writeEffect(tx, scope, key, "work"))).isInstanceOf(Outcome.Executed.class);
+
+            Db.writeEffect(DSL.using(open, SQLDialect.POSTGRES), scope, joinedKey, "the caller's write");
+            IdempotentTransaction<String> joined = IdempotentTransaction.builder(bound, ResultCodec.utf8()).schema(T)
+                    .claimMode(mode).transactionMode(TransactionMode.JOIN).build();
+            assertThat(joined.run(scope, joinedKey, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, joinedKey, "w")))
+                    .isInstanceOf(Outcome.Executed.class);
+            open.rollback();
+        }
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+        assertThat(Db.claims(scope, key)).isEqualTo(1);
+        assertThat(Db.effects(scope, joinedKey)).as("joined: gone with the caller's rollback").isZero();
+        assertThat(Db.claims(scope, joinedKey)).isZero();
+    }
+
+    // ------------------------------------------------------------------ one bound for every wait
+
+    static Stream<Arguments> modePairs() {
+        List<Arguments> all = new ArrayList<>();
+        for (ClaimMode holder : ClaimMode.values()) {
+            for (ClaimMode duplicate : ClaimMode.values()) {
+                all.add(Arguments.of(holder, duplicate));
+            }
+        }
+        return all.stream();
+    }
+
+    /**
+     * The holder's COMMIT sleeps 3 s (a deferred trigger); the duplicate may wait 300 ms. Bounded,
+     * it answers InProgress; had it waited past its bound it would have replayed.
+     */
+    @ParameterizedTest(name = "holder {0}, duplicate {1}")
+    @MethodSource("modePairs")
+    void aDuplicateBehindASlowCommitAnswersInProgressAtItsBoundWhateverEachMode(ClaimMode holderMode,
+            ClaimMode duplicateMode) throws Exception {
+        assertBoundedBehindSlowCommit(holderMode, idem(Db.dsl(), duplicateMode, Duration.ofMillis(300)));
+    }
+
+    /** The same with the duplicate's pool setting a statement_timeout or lock_timeout shorter than its wait. */
+    @ParameterizedTest(name = "holder {0}, duplicate {1}")
+    @MethodSource("modePairs")
+    void aPoolsStatementTimeoutOrLockTimeoutGivesInProgressNotARawError(ClaimMode holderMode, ClaimMode duplicateMode)
+            throws Exception {
+        assumeFalse(Db.DATABASE.throughPgBouncer(), "PgBouncer refuses an options start-up parameter;"
+                + " aJoinedDuplicateUnderAStatementTimeoutAnswersInProgress covers the setting there");
+        for (String setting : List.of("statement_timeout", "lock_timeout")) {
+            try (HikariDataSource pool = Db.DATABASE.newPool(2,
+                    c -> c.addDataSourceProperty("options", "-c " + setting + "=300ms"))) {
+                assertBoundedBehindSlowCommit(holderMode,
+                        idem(DSL.using(pool, SQLDialect.POSTGRES), duplicateMode, Duration.ofSeconds(2)));
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void aJoinedDuplicateUnderAStatementTimeoutAnswersInProgress(ClaimMode holderMode) throws Exception {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        ExecutorService holder = Executors.newSingleThreadExecutor();
+        try {
+            Future<Outcome<String>> held = startSlowCommit(holder, holderMode, scope, key);
+            Outcome<String> duplicate = Db.dsl().transactionResult(caller -> {
+                caller.dsl().execute("SET LOCAL statement_timeout = '300ms'");
+                IdempotentTransaction<String> joined = IdempotentTransaction.builder(caller.dsl(), ResultCodec.utf8())
+                        .schema(T).transactionMode(TransactionMode.JOIN)
+                        .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofSeconds(2)).build()).build();
+                Outcome<String> answer = joined.run(scope, key, fingerprint, tx -> "duplicate ran");
+                caller.dsl().fetch("select 1"); // the caller's transaction is still usable
+                return answer;
+            });
+            assertThat(duplicate).isInstanceOf(Outcome.InProgress.class);
+            assertThat(held.get(60, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+        } finally {
+            holder.shutdownNow();
+        }
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
+
+    private void assertBoundedBehindSlowCommit(ClaimMode holderMode, IdempotentTransaction<String> duplicate)
+            throws Exception {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        ExecutorService holder = Executors.newSingleThreadExecutor();
+        try {
+            Future<Outcome<String>> held = startSlowCommit(holder, holderMode, scope, key);
+            Outcome<String> answer = duplicate.run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "dup"));
+            assertThat(answer).as("the duplicate's wait is bounded by its duplicateWait, not the holder's COMMIT")
+                    .isInstanceOf(Outcome.InProgress.class);
+            Outcome<String> first = held.get(60, TimeUnit.SECONDS);
+            assertThat(first).isInstanceOf(Outcome.Executed.class);
+            assertThat(duplicate.run(scope, key, fingerprint, tx -> "later")).isInstanceOfSatisfying(
+                    Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
+        } finally {
+            holder.shutdownNow();
+        }
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+        assertThat(Db.claims(scope, key)).isEqualTo(1);
+    }
+
+    /** Starts a holder whose COMMIT sleeps, and returns once that COMMIT is under way. */
+    private Future<Outcome<String>> startSlowCommit(ExecutorService holder, ClaimMode mode, Scope scope,
+            IdempotencyKey key) throws InterruptedException {
+        IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
+        String note = "slow-" + key.value();
+        Future<Outcome<String>> held = holder.submit(() -> idem.run(scope, key, fingerprint, tx -> {
+            tx.execute("INSERT INTO " + T + ".slow_commit (note) VALUES (?)", note);
+            return "id-" + Db.writeEffect(tx, scope, key, "holder");
+        }));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        // only the holder's deferred trigger sleeps, and only in its COMMIT
+        while (count("select count(*) from pg_stat_activity where wait_event = 'PgSleep'"
+                + " and datname = current_database()") == 0) {
+            assertThat(System.nanoTime()).as("the holder's COMMIT started sleeping").isLessThan(deadline);
+            assertThat(held.isDone()).as("the holder is still committing").isFalse();
+            Thread.sleep(5);
+        }
+        return held;
+    }
+
+    // ------------------------------------------------------------------ an error that is not a holder's
+
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void aCommitsOwnLockTimeoutIsThrownAsItIsNeverInProgress(ClaimMode mode) throws Exception {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        long parent = System.nanoTime();
+        Db.dsl().execute("INSERT INTO " + T + ".guard_parent VALUES (?)", parent);
+        IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
+        try (Connection locker = Db.POOL.getConnection()) {
+            locker.setAutoCommit(false);
+            DSL.using(locker, SQLDialect.POSTGRES).execute("SELECT 1 FROM " + T + ".guard_parent WHERE id = ? FOR UPDATE",
+                    parent);
+            assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
+                tx.execute("SET LOCAL lock_timeout = '300ms'"); // the caller's own bound, as a pool would set it
+                tx.execute("INSERT INTO " + T + ".guard_child (parent, scope, idem_key) VALUES (?, ?, ?)", parent,
+                        scope.value(), key.value());
+                return "child";
+            })).as("no duplicate exists: the deferred check's lock timeout is the error it is")
+                    .isInstanceOf(DataAccessException.class)
+                    .satisfies(e -> assertThat(io.github.idemtx.jooq.internal.SqlStates.has(e, "55P03")).isTrue());
+            locker.rollback();
+        }
+        assertThat(Db.claims(scope, key)).isZero();
+        assertThat(count("select count(*) from " + T + ".guard_child where idem_key = ?", key.value())).isZero();
+        // and once the row is free the same key runs
+        assertThat(idem.run(scope, key, fingerprint, tx -> "ok")).isInstanceOf(Outcome.Executed.class);
+    }
+
+    // ------------------------------------------------------------------ the two front doors
+
+    private void effectRow(Scope scope, IdempotencyKey key, String expiresAt) {
+        Db.dsl().execute("INSERT INTO " + T + ".idempotency_claim (scope, idem_key, fingerprint, state, result,"
+                + " created_at, completed_at, expires_at, effect, request, fence, lookups) VALUES (?, ?, ?, 1,"
+                + " convert_to('the effect''s answer', 'UTF8'), now(), now(), " + expiresAt + ", 'payout',"
+                + " convert_to('{}', 'UTF8'), 1, 0)", scope.value(), key.value(), fingerprint.bytes());
+    }
+
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void aSettledEffectsRowIsNeverReplayedAsThisDoorsAnswer(ClaimMode mode) {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        effectRow(scope, key, "now() + interval '1 hour'");
+        Outcome<String> answer = idem(Db.dsl(), mode, Duration.ofSeconds(5)).run(scope, key, fingerprint,
+                tx -> "ran-" + Db.writeEffect(tx, scope, key, "work"));
+        assertThat(answer).as("the key belongs to an external effect: another request's, whatever the fingerprint")
+                .isInstanceOf(Outcome.FingerprintMismatch.class);
+        assertThat(Db.effects(scope, key)).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void anExpiredEffectsRowTakenOverKeepsNoneOfTheEffectsColumns(ClaimMode mode) {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        effectRow(scope, key, "now() - interval '1 second'");
+        IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
+        Outcome<String> first = idem.run(scope, key, fingerprint, tx -> "ran-" + Db.writeEffect(tx, scope, key, "work"));
+        assertThat(first).isInstanceOf(Outcome.Executed.class);
+        assertThat(count("select count(*) from " + T + ".idempotency_claim where scope = ? and idem_key = ? and effect"
+                + " is null and request is null and fence is null and lookups is null", scope.value(), key.value()))
+                .isEqualTo(1);
+        assertThat(idem.run(scope, key, fingerprint, tx -> "again")).isInstanceOfSatisfying(Outcome.Replayed.class,
+                r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
+
+    @Test
+    void theGuardTellsTransactionEndingStatementsFromOthers() {
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("commit")).isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("  -- x\n/* y /* z */ */ COMMIT AND CHAIN"))
+                .isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select 1; rollback")).isEqualTo("rollback");
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("prepare transaction 'x'"))
+                .isEqualTo("prepare transaction");
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("abort")).isEqualTo("abort");
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("rollback to savepoint a")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("insert into t values ('x; commit')")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select $$; commit$$, $1")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select 1 -- ; commit")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("update t set committed = true")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("do $f$ begin perform 1; end $f$")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("prepare p as select 1")).isNull();
+    }
+
+    private static long count(String sql, Object... bindings) {
+        return Db.dsl().resultQuery(sql, bindings).fetchSingle().get(0, Long.class);
+    }
+
+    private static List<Object> runTogether(List<Callable<Object>> callers, CountDownLatch start) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(callers.size());
+        try {
+            List<Future<Object>> futures = new ArrayList<>();
+            for (Callable<Object> c : callers) {
+                futures.add(pool.submit(c));
+            }
+            start.countDown();
+            List<Object> answers = new ArrayList<>();
+            for (Future<Object> f : futures) {
+                answers.add(f.get(60, TimeUnit.SECONDS));
+            }
+            return answers;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}
