@@ -40,8 +40,10 @@ public interface Remote<R, T> {
      * Local writes committed together with the in-flight claim, before the call (a hold on the funds).
      * A {@link io.github.idemtx.core.Rejection} here refuses the request without calling the remote:
      * the writes roll back and the failure is recorded. Anything else thrown rolls everything back and
-     * frees the key. A {@code Remote} that does not override this method saves a round trip: the
-     * claim's COMMIT is sent with its INSERT.
+     * frees the key. The claim's lease is counted from the COMMIT that follows, so however long this
+     * runs, the call has all of it; a duplicate meanwhile waits on the uncommitted claim at most its
+     * {@code duplicateWait}. A {@code Remote} that does not override this method saves a round trip:
+     * the claim's COMMIT is sent with its INSERT.
      */
     default void before(DSLContext tx, Intent<R> intent) throws Exception {}
 

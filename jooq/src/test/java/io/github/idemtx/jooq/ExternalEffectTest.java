@@ -13,9 +13,11 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.jooq.FakeBank.Fault;
+import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -53,10 +55,15 @@ class ExternalEffectTest {
     }
 
     private ExternalEffect<Long, String> effect(boolean readAfterWrite) {
-        return ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+        return effect(Db.dsl(), "charge", readAfterWrite, SCHEDULE);
+    }
+
+    /** An effect of its own name: its recoverer and its lists see only the claims of the test that made it. */
+    private ExternalEffect<Long, String> effect(DSLContext dsl, String name, boolean readAfterWrite, List<Duration> schedule) {
+        return ExternalEffect.builder(dsl, name, LONGS, ResultCodec.utf8(), bank)
                 .schema(Db.SCHEMA)
                 .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
-                .lease(LEASE).lookupSchedule(SCHEDULE).readAfterWrite(readAfterWrite).build();
+                .lease(LEASE).lookupSchedule(schedule).readAfterWrite(readAfterWrite).build();
     }
 
     private int count(String table, IdempotencyKey key) {
@@ -459,5 +466,90 @@ class ExternalEffectTest {
         assertThat(claims).hasSize(1).allSatisfy(sql -> assertThat(sql).doesNotContain("commit"));
         assertThat(count("effect_hold", held)).isZero();
         assertThat(count("effect_posting", held)).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------------ phase 1 with local writes before the call
+
+    /**
+     * The holder's before() runs longer than the lease. Whenever the holder touches its lease (the
+     * hook below runs before each of its lease statements), a recoverer tries to take the claim
+     * over: it must find nothing to take, so the holder sends, rather than the recoverer finding a
+     * passed lease at the COMMIT, looking up a request nobody sent and handing it to an operator.
+     */
+    @Test
+    void aBeforeThatOutlastsTheLeaseLeavesTheHolderItsWholeLeaseSoItSendsAndNobodyTakesItOver() {
+        ExternalEffect<Long, String> recoverer = effect(Db.dsl(), "charge-slow-before", false, List.of());
+        List<ExternalEffect.Recovery> passes = new CopyOnWriteArrayList<>();
+        SqlHook recoverBeforeEachLeaseStatement = new SqlHook() {
+            @Override
+            public void before(Sql sql) {
+                if (Kind.of(sql.sql()) == Kind.EFFECT_TAKEOVER) {
+                    passes.add(recoverer.recover(10));
+                }
+            }
+        };
+        ExternalEffect<Long, String> holder = effect(SqlHook.around(Db.dsl(), recoverBeforeEachLeaseStatement),
+                "charge-slow-before", false, List.of());
+        bank.inBefore = tx -> sleep(LEASE.toMillis() + 100);
+        IdempotencyKey key = Db.freshKey();
+
+        RemoteOutcome<String> outcome = holder.run(scope, key, fingerprint, 410L);
+
+        assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+        assertThat(bank.calls).as("the holder sent it").hasValue(1);
+        assertThat(passes).allSatisfy(p -> assertThat(p.total()).as("nothing to take over: " + p.counts()).isZero());
+        assertThat(recoverer.needingReconciliation(10)).isEmpty();
+        assertThat(holder.run(scope, key, fingerprint, 410L)).isInstanceOf(Outcome.Replayed.class);
+    }
+
+    /**
+     * The holder's claim is not committed while its before() runs, so a duplicate's INSERT waits on
+     * the row; that wait ends at the duplicate's duplicateWait (the holder is still held in before()
+     * when the duplicate answers), and the holder's own before() runs with lock_timeout as it was.
+     */
+    @Test
+    void aDuplicateWaitsNoLongerThanDuplicateWaitWhileTheHolderIsStillInBefore() throws Exception {
+        CountDownLatch inBefore = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        List<String> lockTimeoutsInBefore = new CopyOnWriteArrayList<>();
+        bank.inBefore = tx -> {
+            lockTimeoutsInBefore.add(Db.lockTimeout(tx));
+            inBefore.countDown();
+            try {
+                letGo.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "charge-bounded-wait", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA).lease(LEASE)
+                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(50)).build()).build();
+        IdempotencyKey key = Db.freshKey();
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<RemoteOutcome<String>> holder = threads.submit(() -> charges.run(scope, key, fingerprint, 20L));
+            assertThat(inBefore.await(10, TimeUnit.SECONDS)).isTrue();
+            Future<RemoteOutcome<String>> duplicate = threads.submit(() -> charges.run(scope, key, fingerprint, 20L));
+            // the holder stays in before() until letGo: an unbounded wait would not answer here
+            assertThat(duplicate.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.InProgress.class);
+            assertThat(letGo.getCount()).as("answered while the holder is still in before()").isEqualTo(1);
+            letGo.countDown();
+            assertThat(holder.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+        } finally {
+            letGo.countDown();
+            threads.shutdownNow();
+        }
+        assertThat(lockTimeoutsInBefore).as("before() waits as the session was set").containsExactly("0");
+        assertThat(charges.run(scope, key, fingerprint, 20L)).isInstanceOf(Outcome.Replayed.class);
+        assertThat(bank.calls).hasValue(1);
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 }

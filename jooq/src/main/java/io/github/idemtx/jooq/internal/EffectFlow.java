@@ -74,6 +74,9 @@ public final class EffectFlow<R, T> {
     /** What a recovery pass did with a claim it took over. */
     public enum Settled { FOUND, REFUSED, RESENT, UNKNOWN, RECONCILIATION, LOST_FENCE, FAILED }
 
+    /** The claim's INSERT waited on another claimer's uncommitted row for all the wait left. */
+    private static final Object WAITED_OUT = new Object();
+
     /** An outcome, and how the claim was settled on the way. */
     private record Step<T>(RemoteOutcome<T> outcome, Settled how) {}
 
@@ -84,19 +87,38 @@ public final class EffectFlow<R, T> {
         long deadline = System.nanoTime() + policy.duplicateWait().toNanos();
         long pause = 10;
         while (true) {
-            long leaseStart = System.nanoTime(); // no later than the database's start of the lease
+            // a claimer whose before() is running holds the row uncommitted: the wait on it is bounded too
+            long waitMs = Math.max(1, (deadline - System.nanoTime() + 999_999) / 1_000_000);
+            long claimStart = System.nanoTime(); // no later than the database's start of the lease
             Object claimed = inTransaction(scope, key, c -> {
-                EffectStatements.Claimed fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest,
-                        lease.toMillis(), nothingBefore);
+                EffectStatements.Claimed fresh;
+                try {
+                    fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest, lease.toMillis(), waitMs,
+                            nothingBefore);
+                } catch (SQLException e) {
+                    if (!SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                        throw e;
+                    }
+                    Jdbc.rollback(c); // the aborted attempt; the unit's COMMIT is then a no-op
+                    return WAITED_OUT;
+                }
                 if (fresh == null) {
                     return sql.read(c, scope, key); // after a COMMIT sent with the claim, in a transaction of its own
                 }
                 Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
+                long leaseStart = claimStart;
                 if (!nothingBefore) {
                     before(c, intent);
+                    // the lease counts from the COMMIT, not from the INSERT: nobody can see the claim
+                    // while before() runs, so all of the lease is left for the call however long it took
+                    leaseStart = System.nanoTime();
+                    sql.leaseFromCommit(c, scope, key, fresh.fence(), fresh.createdAt(), lease.toMillis());
                 }
-                return new Fresh<>(intent, fresh.createdAt()); // the COMMIT that follows is a no-op after one sent with the claim
+                return new Fresh<>(intent, fresh.createdAt(), leaseStart); // the unit's COMMIT is a no-op after one sent
             }, true);
+            if (claimed == WAITED_OUT) {
+                return new Outcome.InProgress<>(policy.retryAfter());
+            }
             if (claimed instanceof Rejected rejected) {
                 RemoteOutcome<T> failed = recordRefusalBeforeCall(scope, key, fingerprint, rejected.failure());
                 if (failed != null) {
@@ -107,7 +129,7 @@ public final class EffectFlow<R, T> {
             if (claimed instanceof Fresh<?> fresh) {
                 @SuppressWarnings("unchecked")
                 Intent<R> intent = (Intent<R>) fresh.intent();
-                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), leaseStart, 0), false).outcome();
+                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), fresh.leaseStart(), 0), false).outcome();
             }
             EffectStatements.Row row = (EffectStatements.Row) claimed;
             if (row == null) {
@@ -199,8 +221,8 @@ public final class EffectFlow<R, T> {
      */
     private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups) {}
 
-    /** Phase 1's fresh claim, carried out of its transaction. */
-    private record Fresh<R>(Intent<R> intent, Instant claimedAt) {}
+    /** Phase 1's fresh claim, carried out of its transaction, with when its lease began. */
+    private record Fresh<R>(Intent<R> intent, Instant claimedAt, long leaseStart) {}
 
     /** Phase 2 and 3: calls the remote with the claim held, records its answer or releases the lease. */
     private Step<T> callAndRecord(Hold<R> hold, boolean resent) {
@@ -214,7 +236,10 @@ public final class EffectFlow<R, T> {
             Long ms = inTransaction(intent.scope(), intent.key(),
                     c -> sql.renew(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), lease.toMillis()), false);
             if (ms == null) {
-                return lostFence(intent); // taken over: this holder sends nothing
+                LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(intent) + ": this holder sent"
+                        + " nothing: its lease (fence " + intent.fence() + ") passed before the call and another holder took"
+                        + " the claim over");
+                return lostFence(intent);
             }
             left = Math.min(leaseNanos, ms * 1_000_000L) * 4 / 5 - (System.nanoTime() - renewedAt);
         }
@@ -298,6 +323,12 @@ public final class EffectFlow<R, T> {
             return release(hold, "recording the answer failed: " + e, true, false);
         }
         return at == null ? lostFence(intent) : new Step<>(answer.apply(at), how);
+    }
+
+    /** Scope, key and downstream key, as logs name a claim. */
+    private String describe(Intent<R> intent) {
+        return "scope '" + intent.scope().value() + "' key '" + intent.key().value() + "' (downstream key "
+                + intent.downstreamKey() + ")";
     }
 
     @FunctionalInterface
