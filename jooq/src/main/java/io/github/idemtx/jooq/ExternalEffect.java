@@ -126,9 +126,13 @@ public final class ExternalEffect<R, T> {
      * @param limit from 1 to 10,000
      */
     public Recovery recover(int limit) {
+        return recover(limit, () -> false);
+    }
+
+    private Recovery recover(int limit, java.util.function.BooleanSupplier stop) {
         checkLimit(limit);
         Map<String, Integer> counts = new TreeMap<>();
-        for (EffectFlow.Settled s : flow.recover(limit)) {
+        for (EffectFlow.Settled s : flow.recover(limit, stop)) {
             counts.merge(s.name().toLowerCase(java.util.Locale.ROOT), 1, Integer::sum);
         }
         return new Recovery(counts);
@@ -136,8 +140,11 @@ public final class ExternalEffect<R, T> {
 
     /**
      * Runs {@link #recover}{@code (limit)} every {@code every} on a daemon thread of its own, again
-     * at once while a pass takes over {@code limit} claims; a failed pass is tried again at the next
-     * tick. Close the returned handle to stop it (it waits for a running pass to end).
+     * at once while a pass takes over {@code limit} claims (each claim it could not settle is counted
+     * and due again only on the lookup schedule, so this catches up and never spins); a failed pass
+     * is tried again at the next tick. Close the returned handle to stop it: it waits only for the
+     * claim being settled (a remote call ends within the lease), the rest of a running pass's batch
+     * is handed back ({@code handed_back}) for the next recoverer.
      *
      * @param onPass told of each pass that took any claim over (for logs and metrics); may be null
      */
@@ -147,6 +154,7 @@ public final class ExternalEffect<R, T> {
             throw new IllegalArgumentException("every must be positive, was " + every);
         }
         checkLimit(limit);
+        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.ScheduledExecutorService scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "idemtx-recover-" + name);
             t.setDaemon(true);
@@ -156,12 +164,14 @@ public final class ExternalEffect<R, T> {
             try {
                 Recovery pass;
                 do {
-                    pass = recover(limit);
+                    pass = recover(limit, closed::get);
                     if (onPass != null && pass.total() > 0) {
                         onPass.accept(pass);
                     }
-                    // again at once only while whole batches settle; failures wait for the next tick
-                } while (pass.total() == limit && pass.count("failed") == 0 && !Thread.currentThread().isInterrupted());
+                    // again at once only while whole batches were taken: each claim of one is settled,
+                    // or counted and scheduled later, or held by someone else, so a next batch holds
+                    // other claims; failures wait for the next tick
+                } while (pass.total() == limit && pass.count("failed") == 0 && !closed.get());
             } catch (VirtualMachineError e) {
                 throw e;
             } catch (Throwable e) {
@@ -171,6 +181,7 @@ public final class ExternalEffect<R, T> {
             }
         }, 0, every.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         return () -> {
+            closed.set(true);
             scheduler.shutdown();
             if (!scheduler.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES)) {
                 scheduler.shutdownNow();
@@ -228,7 +239,8 @@ public final class ExternalEffect<R, T> {
     /**
      * What a recovery pass did, by how each claim it took over ended: {@code found}, {@code refused},
      * {@code resent}, {@code unknown} (looked up again later), {@code reconciliation} (handed to an
-     * operator), {@code lost_fence} (another holder settled it), {@code failed} (an error; tried again later).
+     * operator), {@code lost_fence} (another holder settled it), {@code failed} (an error; tried again later),
+     * {@code handed_back} (not settled: the scheduled recoverer was closed; its lease ended at once).
      */
     public record Recovery(Map<String, Integer> counts) {
         public Recovery {
@@ -308,8 +320,9 @@ public final class ExternalEffect<R, T> {
         }
 
         /**
-         * The pauses between the recoverer's lookups of an unknown outcome; after the last one goes
-         * unanswered the claim needs reconciliation. 0 to 20 positive durations; default 1, 2, 4 minutes.
+         * The pauses between the recoverer's attempts on an unknown outcome (a lookup, or a resend
+         * after absent); after the last one goes unanswered the claim needs reconciliation. 0 to 20
+         * positive durations; default 1, 2, 4 minutes.
          */
         public Builder<R, T> lookupSchedule(List<Duration> schedule) {
             Objects.requireNonNull(schedule, "schedule must not be null");

@@ -17,12 +17,14 @@ import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -542,6 +544,51 @@ class ExternalEffectTest {
         assertThat(lockTimeoutsInBefore).as("before() waits as the session was set").containsExactly("0");
         assertThat(charges.run(scope, key, fingerprint, 20L)).isInstanceOf(Outcome.Replayed.class);
         assertThat(bank.calls).hasValue(1);
+    }
+
+    // ------------------------------------------------------------------ recovery that never gets stuck or goes silent
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - until).as("waiting for " + what).isNegative();
+            Thread.sleep(10);
+        }
+    }
+
+    /**
+     * A remote that is down: every call fails (5xx, nothing applied) and every lookup answers
+     * absent, so with read-after-write the recoverer resends each time. More claims are due than
+     * the batch limit, so the scheduled recoverer catches up in passes one after another: each
+     * resend must count as an attempt, so each claim is tried once per step of the schedule and then
+     * handed to an operator, and closing the recoverer returns.
+     */
+    @Test
+    void resendsThatKeepFailingAreCountedAndReachReconciliationOnScheduleWithoutSpinning() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-outage", true, SCHEDULE);
+        bank.fault = Fault.ERROR_BEFORE_APPLY;
+        int claims = 12;
+        for (int i = 0; i < claims; i++) {
+            assertThat(charges.run(scope, Db.freshKey(), fingerprint, 100L + i)).isInstanceOf(RemoteOutcome.Unknown.class);
+        }
+        AutoCloseable recovering = charges.scheduleRecovery(Duration.ofMillis(10), 5, pass -> { });
+        try {
+            await("every claim handed to an operator", () -> charges.needingReconciliation(100).size() == claims);
+        } finally {
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(() -> {
+                try {
+                    recovering.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            closing.get(20, TimeUnit.SECONDS); // a spinning pass kept close() waiting its full minute
+        }
+        int attempts = SCHEDULE.size() + 1; // the first lookup at once, then one after each pause
+        assertThat(charges.needingReconciliation(100)).allSatisfy(u -> assertThat(u.lookups()).isEqualTo(attempts));
+        assertThat(bank.lookups).as("one lookup per attempt").hasValue(claims * attempts);
+        assertThat(bank.calls).as("the first call and one resend per attempt").hasValue(claims * (1 + attempts));
+        assertThat(charges.inFlight(100)).isEmpty();
     }
 
     private static void sleep(long millis) {

@@ -22,8 +22,10 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.jooq.Configuration;
 import org.jooq.exception.DataAccessException;
@@ -71,8 +73,11 @@ public final class EffectFlow<R, T> {
         this.nothingBefore = keepsDefault(remote, "before", org.jooq.DSLContext.class, Remote.Intent.class);
     }
 
-    /** What a recovery pass did with a claim it took over. */
-    public enum Settled { FOUND, REFUSED, RESENT, UNKNOWN, RECONCILIATION, LOST_FENCE, FAILED }
+    /**
+     * What a recovery pass did with a claim it took over; {@code HANDED_BACK}: not settled because
+     * the pass was asked to stop, its lease ended at once for another pass.
+     */
+    public enum Settled { FOUND, REFUSED, RESENT, UNKNOWN, RECONCILIATION, LOST_FENCE, FAILED, HANDED_BACK }
 
     /** The claim's INSERT waited on another claimer's uncommitted row for all the wait left. */
     private static final Object WAITED_OUT = new Object();
@@ -129,7 +134,8 @@ public final class EffectFlow<R, T> {
             if (claimed instanceof Fresh<?> fresh) {
                 @SuppressWarnings("unchecked")
                 Intent<R> intent = (Intent<R>) fresh.intent();
-                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), fresh.leaseStart(), 0), false).outcome();
+                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), fresh.leaseStart(), 0, false), false)
+                        .outcome();
             }
             EffectStatements.Row row = (EffectStatements.Row) claimed;
             if (row == null) {
@@ -149,7 +155,7 @@ public final class EffectFlow<R, T> {
                 if (fence != null) {
                     R stored = requests.decode(scope, key, row.request());
                     return settle(new Hold<>(intent(scope, key, stored, fence, row.createdAt()), row.createdAt(), takeoverStart,
-                            row.lookups()), false).outcome();
+                            row.lookups(), false)).outcome();
                 }
                 continue; // another caller or the recoverer took it over first
             }
@@ -163,27 +169,50 @@ public final class EffectFlow<R, T> {
 
     // ------------------------------------------------------------------ recovery
 
-    /** Takes over up to {@code limit} stuck claims and settles each: what happened to each, in order. */
-    public List<Settled> recover(int limit) {
+    /**
+     * Takes over up to {@code limit} stuck claims and settles each, one after the other: what
+     * happened to each, in order. Once {@code stop} says so, the claims not settled yet are handed
+     * back (their lease ends at once) instead. Every unanswered attempt of the pass (a lookup, a
+     * resend, a record) is counted, so each claim is due again only on the lookup schedule.
+     */
+    public List<Settled> recover(int limit, BooleanSupplier stop) {
         List<EffectStatements.Stuck> taken = inTransaction(null, null, c -> sql.scan(c, effect, limit, lease.toMillis()), false);
-        return taken.stream().map(s -> {
-            try {
-                // the batch's leases started together: renew this one before settling it, or a
-                // takeover by someone else may have happened while the others were settled
-                long renewed = System.nanoTime();
-                Long left = inTransaction(s.scope(), s.key(),
-                        c -> sql.renew(c, s.scope(), s.key(), s.fence(), s.createdAt(), lease.toMillis()), false);
-                if (left == null) {
-                    return Settled.LOST_FENCE;
-                }
-                R request = requests.decode(s.scope(), s.key(), s.request());
-                return settle(new Hold<>(intent(s.scope(), s.key(), request, s.fence(), s.createdAt()), s.createdAt(), renewed,
-                        s.lookups()), true).how();
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "idemtx: recovering a claim of " + effect + " failed; a later pass tries again", e);
-                return Settled.FAILED;
+        List<Settled> settled = new ArrayList<>(taken.size());
+        for (EffectStatements.Stuck s : taken) {
+            settled.add(stop.getAsBoolean() ? handBack(s) : recoverOne(s));
+        }
+        return settled;
+    }
+
+    private Settled recoverOne(EffectStatements.Stuck s) {
+        try {
+            // the batch's leases started together: renew this one before settling it, or a
+            // takeover by someone else may have happened while the others were settled
+            long renewed = System.nanoTime();
+            Long left = inTransaction(s.scope(), s.key(),
+                    c -> sql.renew(c, s.scope(), s.key(), s.fence(), s.createdAt(), lease.toMillis()), false);
+            if (left == null) {
+                return Settled.LOST_FENCE;
             }
-        }).toList();
+            R request = requests.decode(s.scope(), s.key(), s.request());
+            return settle(new Hold<>(intent(s.scope(), s.key(), request, s.fence(), s.createdAt()), s.createdAt(), renewed,
+                    s.lookups(), true)).how();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "idemtx: recovering a claim of " + effect + " failed; a later pass tries again", e);
+            return Settled.FAILED;
+        }
+    }
+
+    /** A claim the pass took but will not settle: its lease ends now, nothing counted, for the next pass. */
+    private Settled handBack(EffectStatements.Stuck s) {
+        try {
+            boolean released = inTransaction(s.scope(), s.key(),
+                    c -> sql.release(c, s.scope(), s.key(), s.fence(), s.createdAt(), false, null, false), false);
+            return released ? Settled.HANDED_BACK : Settled.LOST_FENCE;
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "idemtx: handing back a claim of " + effect + " failed; its lease runs out", e);
+            return Settled.FAILED;
+        }
     }
 
     public R decodeRequest(Scope scope, IdempotencyKey key, byte[] stored) {
@@ -217,9 +246,11 @@ public final class EffectFlow<R, T> {
 
     /**
      * A claim this call holds: its intent, when its lease began (by this JVM's clock, no later than
-     * the database's), and the lookups counted so far.
+     * the database's), the lookups counted so far, and whether this holder counts its unanswered
+     * attempts (the recoverer does, so that it reaches reconciliation on schedule; a retry does
+     * not, the client deciding how often it asks).
      */
-    private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups) {}
+    private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups, boolean counts) {}
 
     /** Phase 1's fresh claim, carried out of its transaction, with when its lease began. */
     private record Fresh<R>(Intent<R> intent, Instant claimedAt, long leaseStart) {}
@@ -250,7 +281,7 @@ public final class EffectFlow<R, T> {
                 throw new IllegalStateException(remote.getClass().getName() + ".call returned null");
             }
         } catch (Exception e) {
-            return unknown(hold, "the remote call failed: " + e, false);
+            return unknown(hold, "the remote call failed: " + e);
         }
         return switch (reply) {
             case Reply.Applied<T> applied -> recordApplied(hold, applied.result(), resent ? Settled.RESENT : Settled.FOUND);
@@ -259,7 +290,7 @@ public final class EffectFlow<R, T> {
     }
 
     /** A takeover's path: look the request up before anything is sent again. */
-    private Step<T> settle(Hold<R> hold, boolean recoverer) {
+    private Step<T> settle(Hold<R> hold) {
         Lookup<T> lookup;
         try {
             lookup = remote.lookup(hold.intent());
@@ -272,10 +303,10 @@ public final class EffectFlow<R, T> {
         return switch (lookup) {
             case Lookup.Found<T> found -> recordApplied(hold, found.result(), Settled.FOUND);
             case Lookup.Refused<T> refused -> recordRefused(hold, refused.failure());
-            case Lookup.Absent<T> absent -> readAfterWrite
-                    ? callAndRecord(hold, true)
-                    : unknown(hold, "the remote has no record of it, but does not promise read-after-write", recoverer);
-            case Lookup.Unknown<T> unknown -> unknown(hold, "the lookup did not answer: " + unknown.reason(), recoverer);
+            case Lookup.Absent<T> absent when !readAfterWrite ->
+                    unknown(hold, "the remote has no record of it, but does not promise read-after-write");
+            case Lookup.Absent<T> absent -> callAndRecord(hold, true);
+            case Lookup.Unknown<T> unknown -> unknown(hold, "the lookup did not answer: " + unknown.reason());
         };
     }
 
@@ -336,9 +367,12 @@ public final class EffectFlow<R, T> {
         void write(org.jooq.DSLContext tx) throws Exception;
     }
 
-    /** The outcome is unknown: the lease ends now; the recoverer counts its lookups and may hand it to reconciliation. */
-    private Step<T> unknown(Hold<R> hold, String reason, boolean recoverer) {
-        return release(hold, reason, recoverer, false);
+    /**
+     * The outcome is unknown: the lease ends now; a holder that counts (the recoverer) counts the
+     * attempt, whatever it was (a lookup, a resend), and may hand the claim to reconciliation.
+     */
+    private Step<T> unknown(Hold<R> hold, String reason) {
+        return release(hold, reason, hold.counts(), false);
     }
 
     /**
