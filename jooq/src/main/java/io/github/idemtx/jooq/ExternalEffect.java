@@ -209,15 +209,18 @@ public final class ExternalEffect<R, T> {
         checkLimit(limit);
         List<Unsettled<R>> out = new ArrayList<>();
         for (EffectStatements.Stuck s : flow.unsettled(state, limit)) {
-            out.add(new Unsettled<>(s.scope(), s.key(), flow.decodeRequest(s.scope(), s.key(), s.request()), s.fence(),
-                    s.lookups(), state == EffectStatements.NEEDS_RECONCILIATION ? s.since() : null, s.nextLookupAt()));
+            // a row whose request no longer decodes is listed as such, not an error for the whole list
+            EffectFlow.DecodedRequest<R> request = flow.decodeRequest(s.scope(), s.key(), s.request());
+            out.add(new Unsettled<>(s.scope(), s.key(), request.request(), s.fence(), s.lookups(),
+                    state == EffectStatements.NEEDS_RECONCILIATION ? s.since() : null, s.nextLookupAt(), request.problem()));
         }
         return out;
     }
 
     /**
      * An operator's finding for a claim that needs reconciliation: the remote applied it, with
-     * {@code result}; recorded with {@link Remote#after}. Retries then replay it.
+     * {@code result}; recorded with {@link Remote#after} (whose intent's request is null when the
+     * stored one no longer decodes, see {@link Unsettled#undecodable}). Retries then replay it.
      *
      * @return false if the claim does not need reconciliation (nothing changed)
      */
@@ -227,7 +230,8 @@ public final class ExternalEffect<R, T> {
 
     /**
      * An operator's finding for a claim that needs reconciliation: the remote did not apply it, for
-     * {@code failure}; recorded with {@link Remote#refused}. Retries then get it as {@code Rejected}.
+     * {@code failure}; recorded with {@link Remote#refused} (its intent's request null when the
+     * stored one no longer decodes). Retries then get it as {@code Rejected}.
      *
      * @return false if the claim does not need reconciliation (nothing changed)
      */
@@ -260,11 +264,15 @@ public final class ExternalEffect<R, T> {
     /**
      * A claim that is not settled.
      *
+     * @param request the stored request; null when it no longer decodes (then {@code undecodable} says why)
      * @param since when it was handed to reconciliation (null while in flight)
      * @param nextLookupAt when the recoverer looks it up next (null: as soon as its lease passes)
+     * @param undecodable null, or why the stored request no longer decodes (its class changed in a
+     *     deploy): the recoverer still looks it up by its downstream key, never sends it again, and an
+     *     operator can resolve it
      */
     public record Unsettled<R>(Scope scope, IdempotencyKey key, R request, long fence, int lookups, Instant since,
-            Instant nextLookupAt) {}
+            Instant nextLookupAt, String undecodable) {}
 
     /** Builds an {@link ExternalEffect}. */
     public static final class Builder<R, T> {

@@ -32,7 +32,9 @@ public interface Remote<R, T> {
      * Asks the remote whether it has the request, by its downstream key: {@link Lookup#found},
      * {@link Lookup#refused}, {@link Lookup#absent} (the remote answered and has no record of it), or
      * {@link Lookup#unknown} (no usable answer: timeout, 5xx, a lagging index). Throwing counts as
-     * unknown.
+     * unknown. Look it up by the downstream key alone: a recoverer's intent has a null
+     * {@link Intent#request()} when the stored request no longer decodes (its class changed in a
+     * deploy), and is looked up all the same.
      */
     Lookup<T> lookup(Intent<R> intent) throws Exception;
 
@@ -58,6 +60,8 @@ public interface Remote<R, T> {
      *
      * @param downstreamKey the key to send to the remote: the same for every attempt of this claim,
      *     different for every other (scope, key)
+     * @param request the request; null only where the stored one no longer decodes (a recoverer's
+     *     lookup and the local writes of its record, an operator's resolution), never for a call
      * @param fence the holder's fencing token (grows on every takeover); for logs
      */
     record Intent<R>(Scope scope, IdempotencyKey key, String downstreamKey, R request, long fence) {

@@ -591,6 +591,63 @@ class ExternalEffectTest {
         assertThat(charges.inFlight(100)).isEmpty();
     }
 
+    /**
+     * The request's stored form no longer decodes (its class changed in a deploy). The lookup needs
+     * only the downstream key, so a claim the remote applied is still found and recorded; the list of
+     * claims in flight shows the row instead of failing for all; one whose lookups never answer
+     * reaches reconciliation and an operator resolves it; the other claims are not held up.
+     */
+    @Test
+    void aStoredRequestThatNoLongerDecodesIsStillLookedUpListedAndResolvableWithoutBlockingTheOthers() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-old-request", false, SCHEDULE);
+        IdempotencyKey applied = Db.freshKey();
+        IdempotencyKey silent = Db.freshKey();
+        IdempotencyKey fine = Db.freshKey();
+        bank.silentKeys.add(silent.value());
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        for (IdempotencyKey key : List.of(applied, silent, fine)) {
+            assertThat(charges.run(scope, key, fingerprint, 33L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        }
+        bank.fault = Fault.NONE;
+        for (IdempotencyKey key : List.of(applied, silent)) {
+            Db.DSL_CONTEXT.execute("update " + Db.SCHEMA + ".idempotency_claim set request = '\\x0102'::bytea"
+                    + " where scope = ? and idem_key = ?", scope.value(), key.value()); // 2 bytes: no long decodes from them
+        }
+
+        List<ExternalEffect.Unsettled<Long>> inFlight = charges.inFlight(10);
+        assertThat(inFlight).hasSize(3);
+        assertThat(inFlight).filteredOn(u -> !u.key().equals(fine)).allSatisfy(u -> {
+            assertThat(u.request()).isNull();
+            assertThat(u.undecodable()).contains("no longer decodes");
+        });
+        assertThat(inFlight).filteredOn(u -> u.key().equals(fine)).singleElement().satisfies(u -> {
+            assertThat(u.request()).isEqualTo(33L);
+            assertThat(u.undecodable()).isNull();
+        });
+
+        ExternalEffect.Recovery first = charges.recover(10);
+        assertThat(first.count("found")).as("the applied one and the fine one: " + first.counts()).isEqualTo(2);
+        assertThat(first.count("failed")).isZero();
+        assertThat(charges.run(scope, applied, fingerprint, 33L)).isInstanceOf(Outcome.Replayed.class);
+        assertThat(count("effect_posting", applied)).isEqualTo(1);
+        assertThat(count("effect_hold", applied)).isZero();
+
+        await("the silent one handed to an operator", () -> {
+            charges.recover(10);
+            return !charges.needingReconciliation(10).isEmpty();
+        });
+        assertThat(charges.needingReconciliation(10)).singleElement().satisfies(u -> {
+            assertThat(u.key()).isEqualTo(silent);
+            assertThat(u.request()).isNull();
+            assertThat(u.undecodable()).contains("no longer decodes");
+        });
+        assertThat(charges.resolveRefused(scope, silent, new Failure("not-charged", "the statement shows no charge"))).isTrue();
+        assertThat(count("effect_hold", silent)).isZero();
+        assertThat(charges.run(scope, silent, fingerprint, 33L)).isInstanceOf(Outcome.Rejected.class);
+        assertThat(charges.inFlight(10)).isEmpty();
+        assertThat(bank.calls).as("nothing sent again").hasValue(3);
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);

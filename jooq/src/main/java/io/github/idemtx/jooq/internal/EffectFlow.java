@@ -79,6 +79,13 @@ public final class EffectFlow<R, T> {
      */
     public enum Settled { FOUND, REFUSED, RESENT, UNKNOWN, RECONCILIATION, LOST_FENCE, FAILED, HANDED_BACK }
 
+    /**
+     * A stored request as decoded, or why it no longer decodes (a deploy changed its class): then
+     * {@code request} is null, and what needs only the downstream key (a lookup, a record, an
+     * operator's resolution) still works.
+     */
+    public record DecodedRequest<R>(R request, String problem) {}
+
     /** The claim's INSERT waited on another claimer's uncommitted row for all the wait left. */
     private static final Object WAITED_OUT = new Object();
 
@@ -134,7 +141,7 @@ public final class EffectFlow<R, T> {
             if (claimed instanceof Fresh<?> fresh) {
                 @SuppressWarnings("unchecked")
                 Intent<R> intent = (Intent<R>) fresh.intent();
-                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), fresh.leaseStart(), 0, false), false)
+                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), fresh.leaseStart(), 0, false, null), false)
                         .outcome();
             }
             EffectStatements.Row row = (EffectStatements.Row) claimed;
@@ -153,9 +160,10 @@ public final class EffectFlow<R, T> {
                 Long fence = inTransaction(scope, key,
                         c -> sql.takeOver(c, scope, key, row.fence(), row.createdAt(), lease.toMillis()), false);
                 if (fence != null) {
-                    R stored = requests.decode(scope, key, row.request());
-                    return settle(new Hold<>(intent(scope, key, stored, fence, row.createdAt()), row.createdAt(), takeoverStart,
-                            row.lookups(), false)).outcome();
+                    // a request stored before a deploy may no longer decode: the retry carries it (its fingerprint matched)
+                    R stored = decodeRequest(scope, key, row.request()).request();
+                    Intent<R> intent = intent(scope, key, stored != null ? stored : request, fence, row.createdAt());
+                    return settle(new Hold<>(intent, row.createdAt(), takeoverStart, row.lookups(), false, null)).outcome();
                 }
                 continue; // another caller or the recoverer took it over first
             }
@@ -194,9 +202,14 @@ public final class EffectFlow<R, T> {
             if (left == null) {
                 return Settled.LOST_FENCE;
             }
-            R request = requests.decode(s.scope(), s.key(), s.request());
-            return settle(new Hold<>(intent(s.scope(), s.key(), request, s.fence(), s.createdAt()), s.createdAt(), renewed,
-                    s.lookups(), true)).how();
+            // the lookup needs only the downstream key: a request that no longer decodes does not stop it
+            DecodedRequest<R> request = decodeRequest(s.scope(), s.key(), s.request());
+            if (request.problem() != null) {
+                LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(s.scope(), s.key(), s.createdAt())
+                        + ": " + request.problem() + "; it is looked up by its downstream key, never sent again");
+            }
+            return settle(new Hold<>(intent(s.scope(), s.key(), request.request(), s.fence(), s.createdAt()), s.createdAt(),
+                    renewed, s.lookups(), true, request.problem())).how();
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "idemtx: recovering a claim of " + effect + " failed; a later pass tries again", e);
             return Settled.FAILED;
@@ -215,8 +228,14 @@ public final class EffectFlow<R, T> {
         }
     }
 
-    public R decodeRequest(Scope scope, IdempotencyKey key, byte[] stored) {
-        return requests.decode(scope, key, stored);
+    /** The stored request decoded, or why it no longer decodes; never throws for the codec's sake. */
+    public DecodedRequest<R> decodeRequest(Scope scope, IdempotencyKey key, byte[] stored) {
+        try {
+            return new DecodedRequest<>(requests.decode(scope, key, stored), null);
+        } catch (RuntimeException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            return new DecodedRequest<>(null, "the stored request no longer decodes (" + cause + ")");
+        }
     }
 
     public List<EffectStatements.Stuck> unsettled(short state, int limit) {
@@ -232,7 +251,12 @@ public final class EffectFlow<R, T> {
             if (resolved == null) {
                 return false;
             }
-            Intent<R> intent = intent(scope, key, requests.decode(scope, key, resolved.request()), 0, resolved.createdAt());
+            DecodedRequest<R> request = decodeRequest(scope, key, resolved.request());
+            if (request.problem() != null) {
+                LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(scope, key, resolved.createdAt())
+                        + " resolved by an operator: " + request.problem() + "; the local writes get no request");
+            }
+            Intent<R> intent = intent(scope, key, request.request(), 0, resolved.createdAt());
             if (failure != null) {
                 local(() -> remote.refused(ClaimFlow.workContext(configuration, c), intent, failure), scope, key);
             } else {
@@ -246,11 +270,13 @@ public final class EffectFlow<R, T> {
 
     /**
      * A claim this call holds: its intent, when its lease began (by this JVM's clock, no later than
-     * the database's), the lookups counted so far, and whether this holder counts its unanswered
+     * the database's), the lookups counted so far, whether this holder counts its unanswered
      * attempts (the recoverer does, so that it reaches reconciliation on schedule; a retry does
-     * not, the client deciding how often it asks).
+     * not, the client deciding how often it asks), and why its stored request does not decode (null
+     * when it does; then it is never sent again).
      */
-    private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups, boolean counts) {}
+    private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups, boolean counts,
+            String undecodable) {}
 
     /** Phase 1's fresh claim, carried out of its transaction, with when its lease began. */
     private record Fresh<R>(Intent<R> intent, Instant claimedAt, long leaseStart) {}
@@ -305,6 +331,9 @@ public final class EffectFlow<R, T> {
             case Lookup.Refused<T> refused -> recordRefused(hold, refused.failure());
             case Lookup.Absent<T> absent when !readAfterWrite ->
                     unknown(hold, "the remote has no record of it, but does not promise read-after-write");
+            // nothing applied it, and nothing can send it: only an operator can settle it
+            case Lookup.Absent<T> absent when hold.undecodable() != null -> release(hold, "the remote has no record of it"
+                    + " and it cannot be sent again: " + hold.undecodable(), true, true);
             case Lookup.Absent<T> absent -> callAndRecord(hold, true);
             case Lookup.Unknown<T> unknown -> unknown(hold, "the lookup did not answer: " + unknown.reason());
         };
@@ -360,6 +389,11 @@ public final class EffectFlow<R, T> {
     private String describe(Intent<R> intent) {
         return "scope '" + intent.scope().value() + "' key '" + intent.key().value() + "' (downstream key "
                 + intent.downstreamKey() + ")";
+    }
+
+    private String describe(Scope scope, IdempotencyKey key, Instant claimedAt) {
+        return "scope '" + scope.value() + "' key '" + key.value() + "' (downstream key "
+                + downstreamKey(scope, key, claimedAt) + ")";
     }
 
     @FunctionalInterface
