@@ -49,10 +49,14 @@ public interface Remote<R, T> {
      */
     default void before(DSLContext tx, Intent<R> intent) throws Exception {}
 
-    /** Local writes committed together with the result (the posting), only by the current holder. */
+    /**
+     * Local writes committed together with the result (the posting), exactly once per claim: by the
+     * holder that records it (a holder whose lease was taken over still records a definite answer
+     * while the claim is unsettled), or with an operator's resolution.
+     */
     default void after(DSLContext tx, Intent<R> intent, T result) throws Exception {}
 
-    /** Local writes committed together with a refusal (releasing the hold), only by the current holder. */
+    /** Local writes committed together with a refusal (releasing the hold), exactly once per claim, as {@link #after}. */
     default void refused(DSLContext tx, Intent<R> intent, Failure failure) throws Exception {}
 
     /**

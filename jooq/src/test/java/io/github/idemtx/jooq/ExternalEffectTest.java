@@ -16,6 +16,7 @@ import io.github.idemtx.jooq.FakeBank.Fault;
 import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -25,6 +26,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -646,6 +650,99 @@ class ExternalEffectTest {
         assertThat(charges.run(scope, silent, fingerprint, 33L)).isInstanceOf(Outcome.Rejected.class);
         assertThat(charges.inFlight(10)).isEmpty();
         assertThat(bank.calls).as("nothing sent again").hasValue(3);
+    }
+
+    /**
+     * Starts a charge on {@code thread} whose call waits at the bank's gate, and returns once its
+     * claim is committed and its lease has passed; from then on the key's lookups go unanswered.
+     */
+    private Future<RemoteOutcome<String>> heldInItsCallPastItsLease(ExecutorService thread, ExternalEffect<Long, String> charges,
+            IdempotencyKey key, long amount) throws InterruptedException {
+        Future<RemoteOutcome<String>> late = thread.submit(() -> charges.run(scope, key, fingerprint, amount));
+        await("the claim committed", () -> count("idempotency_claim", key) == 1);
+        Thread.sleep(LEASE.toMillis() + 50);
+        bank.silentKeys.add(key.value());
+        return late;
+    }
+
+    /**
+     * A holder whose call the bank applied only after its lease had passed and a retry had taken the
+     * claim over (its lookup went unanswered, so the claim is still unsettled): the late holder's
+     * definite answer is recorded, with its posting, rather than thrown away.
+     */
+    @Test
+    void aLateHoldersDefiniteAnswerIsRecordedWhileTheClaimIsStillUnsettled() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-late", false, SCHEDULE);
+        IdempotencyKey key = Db.freshKey();
+        CountDownLatch gate = new CountDownLatch(1);
+        bank.gate = gate;
+        ExecutorService slow = Executors.newSingleThreadExecutor();
+        try {
+            Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(slow, charges, key, 140L);
+            assertThat(charges.run(scope, key, fingerprint, 140L)).as("the retry's lookup went unanswered")
+                    .isInstanceOf(RemoteOutcome.Unknown.class);
+            gate.countDown(); // the late holder's call now applies
+            RemoteOutcome<String> answer = late.get(10, TimeUnit.SECONDS);
+            assertThat(answer).isInstanceOf(Outcome.Executed.class);
+            String charge = ((Outcome.Executed<String>) answer).value();
+            assertThat(bank.charges.values()).extracting(FakeBank.Charge::id).containsExactly(charge);
+            assertThat(charges.run(scope, key, fingerprint, 140L)).isInstanceOfSatisfying(Outcome.Replayed.class,
+                    r -> assertThat(r.value()).isEqualTo(charge));
+        } finally {
+            gate.countDown();
+            slow.shutdownNow();
+        }
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(charges.inFlight(10)).isEmpty();
+    }
+
+    /**
+     * The same late answer after an operator had already settled the claim the other way: it cannot
+     * be recorded, so it is logged as an error naming scope, key and downstream key for the operator.
+     */
+    @Test
+    void aLateDefiniteAnswerThatContradictsTheSettledClaimIsLoggedForTheOperator() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-late-settled", false, List.of());
+        IdempotencyKey key = Db.freshKey();
+        List<LogRecord> logged = new CopyOnWriteArrayList<>();
+        Logger jul = Logger.getLogger("io.github.idemtx");
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                logged.add(record);
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        jul.addHandler(handler);
+        CountDownLatch gate = new CountDownLatch(1);
+        bank.gate = gate;
+        ExecutorService slow = Executors.newSingleThreadExecutor();
+        try {
+            Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(slow, charges, key, 150L);
+            assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
+            assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet"))).isTrue();
+            gate.countDown();
+            assertThat(late.get(10, TimeUnit.SECONDS)).as("the claim's answer").isInstanceOf(Outcome.Rejected.class);
+        } finally {
+            gate.countDown();
+            slow.shutdownNow();
+            jul.removeHandler(handler);
+        }
+        String downstreamKey = bank.charges.values().iterator().next().downstreamKey();
+        List<String> errors = new ArrayList<>();
+        for (LogRecord r : logged) {
+            if (r.getLevel() == java.util.logging.Level.SEVERE) {
+                errors.add(r.getMessage());
+            }
+        }
+        assertThat(errors).singleElement().asString()
+                .contains(scope.value(), key.value(), downstreamKey, "applied", "refusal");
     }
 
     private static void sleep(long millis) {

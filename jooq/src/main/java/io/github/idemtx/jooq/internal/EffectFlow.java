@@ -23,6 +23,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -368,21 +369,73 @@ public final class EffectFlow<R, T> {
     private Step<T> record(Hold<R> hold, short state, byte[] stored, LocalWrites writes,
             Function<Instant, RemoteOutcome<T>> answer, Settled how) {
         Intent<R> intent = hold.intent();
-        Instant at;
+        Recorded recorded;
         try {
-            at = inTransaction(intent.scope(), intent.key(), c -> {
-                Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), state, stored,
+            recorded = inTransaction(intent.scope(), intent.key(), c -> {
+                Instant at = sql.record(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), state, stored,
                         policy.ttl().toMillis());
-                if (recorded != null) {
+                boolean late = false;
+                if (at == null) {
+                    // the fence was lost, the answer is still definite: the remote applied (or refused)
+                    // this downstream key. While the claim is unsettled nobody has a better answer, and
+                    // whoever holds it now can only record the same (the remote deduplicates the key)
+                    // or learn this one: state 3/4 under the row lock lets exactly one record and its
+                    // local writes commit
+                    at = sql.recordLate(c, intent.scope(), intent.key(), hold.claimedAt(), state, stored, policy.ttl().toMillis());
+                    late = at != null;
+                }
+                if (at != null) {
                     local(() -> writes.write(ClaimFlow.workContext(configuration, c)), intent.scope(), intent.key());
                 }
-                return recorded;
+                return at == null ? null : new Recorded(at, late);
             }, false);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "idemtx: recording the answer of " + effect + " failed; it is looked up again", e);
+            LOG.log(System.Logger.Level.WARNING, "idemtx: recording the answer of " + effect + " (" + verdict(state) + ") for "
+                    + describe(intent) + " failed; it is looked up again", e);
             return release(hold, "recording the answer failed: " + e, true, false);
         }
-        return at == null ? lostFence(intent) : new Step<>(answer.apply(at), how);
+        if (recorded == null) {
+            return unrecorded(hold, state, stored);
+        }
+        if (recorded.late()) {
+            LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(intent) + ": the remote's answer ("
+                    + verdict(state) + ") came after this holder's lease (fence " + intent.fence() + ") was taken over;"
+                    + " the claim was unsettled, so it is recorded");
+        }
+        return new Step<>(answer.apply(recorded.at()), how);
+    }
+
+    private record Recorded(Instant at, boolean late) {}
+
+    /**
+     * A definite answer that came too late to record: the claim is settled (or gone). The same
+     * answer recorded is no news; any other is a contradiction an operator must look at, so it is
+     * logged as an error with everything needed to find it at the remote.
+     */
+    private Step<T> unrecorded(Hold<R> hold, short state, byte[] stored) {
+        Intent<R> intent = hold.intent();
+        EffectStatements.Row row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        boolean sameClaim = row != null && row.createdAt().equals(hold.claimedAt());
+        if (sameClaim && row.state() == state && Arrays.equals(row.result(), stored)) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "idemtx: " + effect + " " + describe(intent)
+                    + ": a late answer, the same as the one recorded");
+        } else {
+            LOG.log(System.Logger.Level.ERROR, "idemtx: " + effect + " " + describe(intent) + ": the remote " + verdict(state)
+                    + " it (" + (state == ClaimStatements.SUCCEEDED ? "result" : "failure") + " of "
+                    + (stored == null ? 0 : stored.length) + " bytes)"
+                    + " after this holder's lease was taken over, but the claim "
+                    + (!sameClaim ? "is gone or was claimed anew" : "records " + (row.state() == ClaimStatements.SUCCEEDED
+                            ? "another result" : row.state() == ClaimStatements.FAILED ? "a refusal" : "state " + row.state()))
+                    + ": not recorded; reconcile it with the remote by its downstream key");
+        }
+        RemoteOutcome<T> now = row == null || row.state() == EffectStatements.IN_FLIGHT
+                ? new Outcome.InProgress<>(policy.retryAfter())
+                : answer(intent.scope(), intent.key(), row);
+        return new Step<>(now, Settled.LOST_FENCE);
+    }
+
+    private static String verdict(short state) {
+        return state == ClaimStatements.SUCCEEDED ? "applied" : "refused";
     }
 
     /** Scope, key and downstream key, as logs name a claim. */

@@ -33,6 +33,7 @@ public final class EffectStatements {
     private final String readSql;
     private final String takeOverSql;
     private final String recordSql;
+    private final String recordLateSql;
     private final String failSql;
     private final String releaseSql;
     private final String scanSql;
@@ -76,6 +77,12 @@ public final class EffectStatements {
                 + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
                 + " request = null, lease_until = null, next_lookup_at = null"
                 + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ? returning completed_at";
+        // a definite answer whose holder lost its fence: kept while this claim (its start) is not
+        // settled, by whoever holds it now; state = 3 or 4 under the row lock lets one record win
+        this.recordLateSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
+                + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
+                + " request = null, lease_until = null, next_lookup_at = null"
+                + " where scope = ? and idem_key = ? and state in (3, 4) and created_at = ? returning completed_at";
         // a refusal before the remote call (a Rejection of the local writes), on a fresh or expired key
         this.failSql = Kind.EFFECT_RECORD.tag() + "insert into " + t + " as c (scope, idem_key, fingerprint, state,"
                 + " result, created_at, completed_at, expires_at, effect)"
@@ -189,18 +196,42 @@ public final class EffectStatements {
     /** Records the outcome if {@code fence} is still the claim's; when recorded, or null if the fence was lost. */
     public Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, short state,
             byte[] result, long ttlMillis) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(recordSql)) {
-            ps.setShort(1, state);
-            ps.setBytes(2, result);
-            ps.setLong(3, ttlMillis);
-            ps.setString(4, scope.value());
-            ps.setString(5, key.value());
-            ps.setLong(6, fence);
-            ps.setObject(7, at(claimedAt));
+        return settle(c, recordSql, scope, key, fence, claimedAt, state, result, ttlMillis);
+    }
+
+    /**
+     * Records a definite answer whose holder's fence was lost, if the claim that began at
+     * {@code claimedAt} is still unsettled (in flight or needing reconciliation); when, or null.
+     */
+    public Instant recordLate(Connection c, Scope scope, IdempotencyKey key, Instant claimedAt, short state, byte[] result,
+            long ttlMillis) throws SQLException {
+        return settle(c, recordLateSql, scope, key, null, claimedAt, state, result, ttlMillis);
+    }
+
+    /** A record of the claim that began at {@code claimedAt}, fenced unless {@code fence} is null; when, or null. */
+    private static Instant settle(Connection c, String sql, Scope scope, IdempotencyKey key, Long fence, Instant claimedAt,
+            short state, byte[] result, long ttlMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int next = bindOutcome(ps, state, result, ttlMillis, scope, key);
+            if (fence != null) {
+                ps.setLong(next++, fence);
+            }
+            ps.setObject(next, at(claimedAt));
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getTimestamp(1).toInstant() : null;
             }
         }
+    }
+
+    /** Binds the outcome's state, result and TTL, then scope and key, as every settling statement starts; the next index. */
+    private static int bindOutcome(PreparedStatement ps, short state, byte[] result, long ttlMillis, Scope scope,
+            IdempotencyKey key) throws SQLException {
+        ps.setShort(1, state);
+        ps.setBytes(2, result);
+        ps.setLong(3, ttlMillis);
+        ps.setString(4, scope.value());
+        ps.setString(5, key.value());
+        return 6;
     }
 
     /** Records a refusal of the local writes on a fresh or expired key; when, or null if a live row is there. */
@@ -320,12 +351,7 @@ public final class EffectStatements {
     public Resolved resolve(Connection c, Scope scope, IdempotencyKey key, String effect, short state, byte[] result,
             long ttlMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(resolveSql)) {
-            ps.setShort(1, state);
-            ps.setBytes(2, result);
-            ps.setLong(3, ttlMillis);
-            ps.setString(4, scope.value());
-            ps.setString(5, key.value());
-            ps.setString(6, effect);
+            ps.setString(bindOutcome(ps, state, result, ttlMillis, scope, key), effect);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? new Resolved(rs.getBytes(1), rs.getTimestamp(2).toInstant()) : null;
             }
