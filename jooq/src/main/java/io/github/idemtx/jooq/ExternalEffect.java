@@ -62,6 +62,15 @@ public final class ExternalEffect<R, T> {
     public static final List<Duration> DEFAULT_LOOKUP_SCHEDULE =
             List.of(Duration.ofMinutes(1), Duration.ofMinutes(2), Duration.ofMinutes(4));
 
+    /** The longest pause {@link Builder#lookupSchedule} accepts: 30 days. */
+    public static final Duration LONGEST_LOOKUP_PAUSE = Duration.ofDays(30);
+
+    /** The shortest pause between the scheduled recoverer's passes: 1 millisecond. */
+    public static final Duration SHORTEST_RECOVERY_INTERVAL = Duration.ofMillis(1);
+
+    /** The longest pause between the scheduled recoverer's passes: 1 day. */
+    public static final Duration LONGEST_RECOVERY_INTERVAL = Duration.ofDays(1);
+
     private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9_.-]{0,63}");
 
     private final String name;
@@ -146,12 +155,13 @@ public final class ExternalEffect<R, T> {
      * claim being settled (a remote call ends within the lease), the rest of a running pass's batch
      * is handed back ({@code handed_back}) for the next recoverer.
      *
+     * @param every from 1 ms to 1 day
      * @param onPass told of each pass that took any claim over (for logs and metrics); may be null
      */
     public AutoCloseable scheduleRecovery(Duration every, int limit, java.util.function.Consumer<Recovery> onPass) {
         Objects.requireNonNull(every, "every must not be null");
-        if (every.isNegative() || every.isZero()) {
-            throw new IllegalArgumentException("every must be positive, was " + every);
+        if (every.compareTo(SHORTEST_RECOVERY_INTERVAL) < 0 || every.compareTo(LONGEST_RECOVERY_INTERVAL) > 0) {
+            throw new IllegalArgumentException("every must be between 1 ms and 1 day, was " + every);
         }
         checkLimit(limit);
         java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -220,7 +230,8 @@ public final class ExternalEffect<R, T> {
     /**
      * An operator's finding for a claim that needs reconciliation: the remote applied it, with
      * {@code result}; recorded with {@link Remote#after} (whose intent's request is null when the
-     * stored one no longer decodes, see {@link Unsettled#undecodable}). Retries then replay it.
+     * stored one no longer decodes, see {@link Unsettled#undecodable}). Retries then replay it. The
+     * stored request is cleared, as a holder's record clears it.
      *
      * @return false if the claim does not need reconciliation (nothing changed)
      */
@@ -231,7 +242,8 @@ public final class ExternalEffect<R, T> {
     /**
      * An operator's finding for a claim that needs reconciliation: the remote did not apply it, for
      * {@code failure}; recorded with {@link Remote#refused} (its intent's request null when the
-     * stored one no longer decodes). Retries then get it as {@code Rejected}.
+     * stored one no longer decodes). Retries then get it as {@code Rejected}. The stored request is
+     * cleared.
      *
      * @return false if the claim does not need reconciliation (nothing changed)
      */
@@ -330,7 +342,7 @@ public final class ExternalEffect<R, T> {
         /**
          * The pauses between the recoverer's attempts on an unknown outcome (a lookup, or a resend
          * after absent); after the last one goes unanswered the claim needs reconciliation. 0 to 20
-         * positive durations; default 1, 2, 4 minutes.
+         * pauses of 1 ms to 30 days ({@link #LONGEST_LOOKUP_PAUSE}); default 1, 2, 4 minutes.
          */
         public Builder<R, T> lookupSchedule(List<Duration> schedule) {
             Objects.requireNonNull(schedule, "schedule must not be null");
@@ -338,8 +350,9 @@ public final class ExternalEffect<R, T> {
                 throw new IllegalArgumentException("at most 20 lookups may be scheduled, was " + schedule.size());
             }
             for (Duration d : schedule) {
-                if (d == null || d.isNegative() || d.isZero()) {
-                    throw new IllegalArgumentException("every pause of the lookup schedule must be positive, was " + d);
+                if (d == null || d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(LONGEST_LOOKUP_PAUSE) > 0) {
+                    throw new IllegalArgumentException("every pause of the lookup schedule must be between 1 ms and 30 days"
+                            + " (ExternalEffect.LONGEST_LOOKUP_PAUSE), was " + d);
                 }
             }
             this.lookupSchedule = List.copyOf(schedule);

@@ -243,6 +243,12 @@ class ExternalEffectTest {
         assertThat(count("effect_posting", key)).isEqualTo(1);
         assertThat(count("effect_hold", key)).isZero();
         assertThat(charges.needingReconciliation(10)).isEmpty();
+        assertThat(storedRequestBytes(key)).as("cleared, as the holder's own record clears it").isZero();
+    }
+
+    private int storedRequestBytes(IdempotencyKey key) {
+        return Db.DSL_CONTEXT.resultQuery("select coalesce(length(request), 0)::int from " + Db.SCHEMA
+                + ".idempotency_claim where scope = ? and idem_key = ?", scope.value(), key.value()).fetchOne(0, Integer.class);
     }
 
     @Test
@@ -417,6 +423,24 @@ class ExternalEffectTest {
         assertThat(count("effect_hold", key)).isZero();
         assertThat(charges.run(scope, key, fingerprint, 30L)).isInstanceOfSatisfying(Outcome.Rejected.class,
                 r -> assertThat(r.failure().code()).isEqualTo("not-charged"));
+        assertThat(storedRequestBytes(key)).isZero();
+    }
+
+    @Test
+    void settingsOutsideTheirLimitsAreRefusedAtOnceNamingTheSettingAndTheLimit() {
+        ExternalEffect<Long, String> charges = effect(false);
+        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ofNanos(500_000), 10, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("every").hasMessageContaining("1 ms");
+        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ofSeconds(Long.MAX_VALUE), 10, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("every").hasMessageContaining("1 day");
+        assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .lookupSchedule(List.of(Duration.ofDays(400_000_000))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lookup schedule").hasMessageContaining("30 days");
+        assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .lookupSchedule(java.util.Arrays.asList(Duration.ofSeconds(1), null)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lookup schedule").hasMessageContaining("null");
+        assertThat(ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .lookupSchedule(List.of(Duration.ofMillis(1), ExternalEffect.LONGEST_LOOKUP_PAUSE)).build()).isNotNull();
     }
 
     /**

@@ -605,10 +605,10 @@ public final class EffectFlow<R, T> {
 
     /**
      * {@code effect:} and the base64url SHA-256 of scope, key and the claim's start (its
-     * {@code created_at} in epoch microseconds), each after a 0 byte: the same for every attempt and
-     * takeover of one claim, different for the claim of the same key after the first expired (a
-     * remote that keeps keys longer than the TTL must not answer the new request with the old charge);
-     * bounded and opaque.
+     * {@code created_at} in epoch microseconds, decimal digits), separated by 0 bytes: the same for
+     * every attempt and takeover of one claim, different for the claim of the same key after the
+     * first expired (a remote that keeps keys longer than the TTL must not answer the new request with
+     * the old charge); bounded and opaque.
      */
     public static String downstreamKey(String effect, Scope scope, IdempotencyKey key, Instant claimedAt) {
         try {

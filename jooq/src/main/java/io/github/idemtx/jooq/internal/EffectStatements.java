@@ -110,10 +110,15 @@ public final class EffectStatements {
         this.unsettledSql = Kind.EFFECT_SCAN.tag() + "select scope, idem_key, state, request, fence, lookups,"
                 + " completed_at, lease_until, next_lookup_at, created_at from " + t + " where effect = ? and state = ?"
                 + " order by scope, idem_key limit ?";
-        this.resolveSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
+        // the request is cleared as the holder's record clears it; RETURNING gives new values, so the
+        // request the local writes need comes from the locked row as it was
+        this.resolveSql = Kind.EFFECT_RECORD.tag() + "update " + t + " as c set state = ?, result = ?,"
                 + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
-                + " lease_until = null, next_lookup_at = null"
-                + " where scope = ? and idem_key = ? and effect = ? and state = 4 returning request, created_at";
+                + " request = null, lease_until = null, next_lookup_at = null"
+                + " from (select scope, idem_key, request from " + t
+                + " where scope = ? and idem_key = ? and effect = ? and state = 4 for update) as old"
+                + " where c.scope = old.scope and c.idem_key = old.idem_key and c.state = 4"
+                + " returning old.request, c.created_at";
         // the holder's lease, renewed just before a remote call or a recoverer's settling: what is
         // left of it in ms, or nothing when the fence was lost
         this.renewSql = Kind.EFFECT_TAKEOVER.tag() + "update " + t + " set lease_until = clock_timestamp() + ?" + MS
