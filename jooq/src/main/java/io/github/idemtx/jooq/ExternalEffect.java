@@ -41,11 +41,14 @@ import org.jooq.DSLContext;
  * retry after the lease, or {@link #recover}, takes it over with a new token and first asks
  * {@link Remote#lookup}: <b>found</b> is recorded; <b>absent</b> sends again with the same
  * downstream key only where the remote promises read-after-write ({@link Builder#readAfterWrite});
- * <b>unknown</b> is looked up again on the schedule (1, 2, 4 minutes by default), after which the
- * claim needs reconciliation ({@link RemoteOutcome.NeedsReconciliation}) until an operator
- * {@link #resolve}s it. A holder whose lease was taken over cannot record (fencing) and learns the
- * claim's outcome instead. A duplicate of a live in-flight claim waits up to the policy's
- * {@code duplicateWait}, then gets {@code InProgress}.
+ * <b>unknown</b> is looked up again on the schedule (1, 2, 4 minutes by default; the recoverer
+ * counts every unanswered attempt, a lookup or a resend), after which the claim needs
+ * reconciliation ({@link RemoteOutcome.NeedsReconciliation}) until an operator records it
+ * ({@link #resolveApplied}, {@link #resolveRefused}). A holder whose lease was taken over can no
+ * longer renew or release the claim (fencing); a definite answer it still brings back is recorded
+ * while the claim is unsettled, and otherwise it learns the claim's outcome. A duplicate of a
+ * claim in flight, or of one still being claimed (its {@link Remote#before} running), waits up to
+ * the policy's {@code duplicateWait}, then gets {@code InProgress}.
  *
  * <p>Every call owns its transactions; inside a caller's transaction it is refused. Instances are
  * immutable and thread-safe.
