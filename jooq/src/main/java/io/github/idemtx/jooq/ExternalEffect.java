@@ -41,11 +41,14 @@ import org.jooq.DSLContext;
  * retry after the lease, or {@link #recover}, takes it over with a new token and first asks
  * {@link Remote#lookup}: <b>found</b> is recorded; <b>absent</b> sends again with the same
  * downstream key only where the remote promises read-after-write ({@link Builder#readAfterWrite});
- * <b>unknown</b> is looked up again on the schedule (1, 2, 4 minutes by default), after which the
- * claim needs reconciliation ({@link RemoteOutcome.NeedsReconciliation}) until an operator
- * {@link #resolve}s it. A holder whose lease was taken over cannot record (fencing) and learns the
- * claim's outcome instead. A duplicate of a live in-flight claim waits up to the policy's
- * {@code duplicateWait}, then gets {@code InProgress}.
+ * <b>unknown</b> is looked up again on the schedule (1, 2, 4 minutes by default; the recoverer
+ * counts every unanswered attempt, a lookup or a resend), after which the claim needs
+ * reconciliation ({@link RemoteOutcome.NeedsReconciliation}) until an operator records it
+ * ({@link #resolveApplied}, {@link #resolveRefused}). A holder whose lease was taken over can no
+ * longer renew or release the claim (fencing); a definite answer it still brings back is recorded
+ * while the claim is unsettled, and otherwise it learns the claim's outcome. A duplicate of a
+ * claim in flight, or of one still being claimed (its {@link Remote#before} running), waits up to
+ * the policy's {@code duplicateWait}, then gets {@code InProgress}.
  *
  * <p>Every call owns its transactions; inside a caller's transaction it is refused. Instances are
  * immutable and thread-safe.
@@ -61,6 +64,15 @@ public final class ExternalEffect<R, T> {
     /** Lookups of an unknown outcome after 1, 2 and 4 minutes, then reconciliation. */
     public static final List<Duration> DEFAULT_LOOKUP_SCHEDULE =
             List.of(Duration.ofMinutes(1), Duration.ofMinutes(2), Duration.ofMinutes(4));
+
+    /** The longest pause {@link Builder#lookupSchedule} accepts: 30 days. */
+    public static final Duration LONGEST_LOOKUP_PAUSE = Duration.ofDays(30);
+
+    /** The shortest pause between the scheduled recoverer's passes: 1 millisecond. */
+    public static final Duration SHORTEST_RECOVERY_INTERVAL = Duration.ofMillis(1);
+
+    /** The longest pause between the scheduled recoverer's passes: 1 day. */
+    public static final Duration LONGEST_RECOVERY_INTERVAL = Duration.ofDays(1);
 
     private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9_.-]{0,63}");
 
@@ -126,9 +138,13 @@ public final class ExternalEffect<R, T> {
      * @param limit from 1 to 10,000
      */
     public Recovery recover(int limit) {
+        return recover(limit, () -> false);
+    }
+
+    private Recovery recover(int limit, java.util.function.BooleanSupplier stop) {
         checkLimit(limit);
         Map<String, Integer> counts = new TreeMap<>();
-        for (EffectFlow.Settled s : flow.recover(limit)) {
+        for (EffectFlow.Settled s : flow.recover(limit, stop)) {
             counts.merge(s.name().toLowerCase(java.util.Locale.ROOT), 1, Integer::sum);
         }
         return new Recovery(counts);
@@ -136,17 +152,22 @@ public final class ExternalEffect<R, T> {
 
     /**
      * Runs {@link #recover}{@code (limit)} every {@code every} on a daemon thread of its own, again
-     * at once while a pass takes over {@code limit} claims; a failed pass is tried again at the next
-     * tick. Close the returned handle to stop it (it waits for a running pass to end).
+     * at once while a pass takes over {@code limit} claims (each claim it could not settle is counted
+     * and due again only on the lookup schedule, so this catches up and never spins); a failed pass
+     * is tried again at the next tick. Close the returned handle to stop it: it waits only for the
+     * claim being settled (a remote call ends within the lease), the rest of a running pass's batch
+     * is handed back ({@code handed_back}) for the next recoverer.
      *
+     * @param every from 1 ms to 1 day
      * @param onPass told of each pass that took any claim over (for logs and metrics); may be null
      */
     public AutoCloseable scheduleRecovery(Duration every, int limit, java.util.function.Consumer<Recovery> onPass) {
         Objects.requireNonNull(every, "every must not be null");
-        if (every.isNegative() || every.isZero()) {
-            throw new IllegalArgumentException("every must be positive, was " + every);
+        if (every.compareTo(SHORTEST_RECOVERY_INTERVAL) < 0 || every.compareTo(LONGEST_RECOVERY_INTERVAL) > 0) {
+            throw new IllegalArgumentException("every must be between 1 ms and 1 day, was " + every);
         }
         checkLimit(limit);
+        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.ScheduledExecutorService scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "idemtx-recover-" + name);
             t.setDaemon(true);
@@ -156,12 +177,14 @@ public final class ExternalEffect<R, T> {
             try {
                 Recovery pass;
                 do {
-                    pass = recover(limit);
+                    pass = recover(limit, closed::get);
                     if (onPass != null && pass.total() > 0) {
                         onPass.accept(pass);
                     }
-                    // again at once only while whole batches settle; failures wait for the next tick
-                } while (pass.total() == limit && pass.count("failed") == 0 && !Thread.currentThread().isInterrupted());
+                    // again at once only while whole batches were taken: each claim of one is settled,
+                    // or counted and scheduled later, or held by someone else, so a next batch holds
+                    // other claims; failures wait for the next tick
+                } while (pass.total() == limit && pass.count("failed") == 0 && !closed.get());
             } catch (VirtualMachineError e) {
                 throw e;
             } catch (Throwable e) {
@@ -171,6 +194,7 @@ public final class ExternalEffect<R, T> {
             }
         }, 0, every.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         return () -> {
+            closed.set(true);
             scheduler.shutdown();
             if (!scheduler.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES)) {
                 scheduler.shutdownNow();
@@ -198,15 +222,19 @@ public final class ExternalEffect<R, T> {
         checkLimit(limit);
         List<Unsettled<R>> out = new ArrayList<>();
         for (EffectStatements.Stuck s : flow.unsettled(state, limit)) {
-            out.add(new Unsettled<>(s.scope(), s.key(), flow.decodeRequest(s.scope(), s.key(), s.request()), s.fence(),
-                    s.lookups(), state == EffectStatements.NEEDS_RECONCILIATION ? s.since() : null, s.nextLookupAt()));
+            // a row whose request no longer decodes is listed as such, not an error for the whole list
+            EffectFlow.DecodedRequest<R> request = flow.decodeRequest(s.scope(), s.key(), s.request());
+            out.add(new Unsettled<>(s.scope(), s.key(), request.request(), s.fence(), s.lookups(),
+                    state == EffectStatements.NEEDS_RECONCILIATION ? s.since() : null, s.nextLookupAt(), request.problem()));
         }
         return out;
     }
 
     /**
      * An operator's finding for a claim that needs reconciliation: the remote applied it, with
-     * {@code result}; recorded with {@link Remote#after}. Retries then replay it.
+     * {@code result}; recorded with {@link Remote#after} (whose intent's request is null when the
+     * stored one no longer decodes, see {@link Unsettled#undecodable}). Retries then replay it. The
+     * stored request is cleared, as a holder's record clears it.
      *
      * @return false if the claim does not need reconciliation (nothing changed)
      */
@@ -216,7 +244,9 @@ public final class ExternalEffect<R, T> {
 
     /**
      * An operator's finding for a claim that needs reconciliation: the remote did not apply it, for
-     * {@code failure}; recorded with {@link Remote#refused}. Retries then get it as {@code Rejected}.
+     * {@code failure}; recorded with {@link Remote#refused} (its intent's request null when the
+     * stored one no longer decodes). Retries then get it as {@code Rejected}. The stored request is
+     * cleared.
      *
      * @return false if the claim does not need reconciliation (nothing changed)
      */
@@ -228,7 +258,8 @@ public final class ExternalEffect<R, T> {
     /**
      * What a recovery pass did, by how each claim it took over ended: {@code found}, {@code refused},
      * {@code resent}, {@code unknown} (looked up again later), {@code reconciliation} (handed to an
-     * operator), {@code lost_fence} (another holder settled it), {@code failed} (an error; tried again later).
+     * operator), {@code lost_fence} (another holder settled it), {@code failed} (an error; tried again later),
+     * {@code handed_back} (not settled: the scheduled recoverer was closed; its lease ended at once).
      */
     public record Recovery(Map<String, Integer> counts) {
         public Recovery {
@@ -248,11 +279,15 @@ public final class ExternalEffect<R, T> {
     /**
      * A claim that is not settled.
      *
+     * @param request the stored request; null when it no longer decodes (then {@code undecodable} says why)
      * @param since when it was handed to reconciliation (null while in flight)
      * @param nextLookupAt when the recoverer looks it up next (null: as soon as its lease passes)
+     * @param undecodable null, or why the stored request no longer decodes (its class changed in a
+     *     deploy): the recoverer still looks it up by its downstream key, never sends it again, and an
+     *     operator can resolve it
      */
     public record Unsettled<R>(Scope scope, IdempotencyKey key, R request, long fence, int lookups, Instant since,
-            Instant nextLookupAt) {}
+            Instant nextLookupAt, String undecodable) {}
 
     /** Builds an {@link ExternalEffect}. */
     public static final class Builder<R, T> {
@@ -308,8 +343,9 @@ public final class ExternalEffect<R, T> {
         }
 
         /**
-         * The pauses between the recoverer's lookups of an unknown outcome; after the last one goes
-         * unanswered the claim needs reconciliation. 0 to 20 positive durations; default 1, 2, 4 minutes.
+         * The pauses between the recoverer's attempts on an unknown outcome (a lookup, or a resend
+         * after absent); after the last one goes unanswered the claim needs reconciliation. 0 to 20
+         * pauses of 1 ms to 30 days ({@link #LONGEST_LOOKUP_PAUSE}); default 1, 2, 4 minutes.
          */
         public Builder<R, T> lookupSchedule(List<Duration> schedule) {
             Objects.requireNonNull(schedule, "schedule must not be null");
@@ -317,8 +353,9 @@ public final class ExternalEffect<R, T> {
                 throw new IllegalArgumentException("at most 20 lookups may be scheduled, was " + schedule.size());
             }
             for (Duration d : schedule) {
-                if (d == null || d.isNegative() || d.isZero()) {
-                    throw new IllegalArgumentException("every pause of the lookup schedule must be positive, was " + d);
+                if (d == null || d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(LONGEST_LOOKUP_PAUSE) > 0) {
+                    throw new IllegalArgumentException("every pause of the lookup schedule must be between 1 ms and 30 days"
+                            + " (ExternalEffect.LONGEST_LOOKUP_PAUSE), was " + d);
                 }
             }
             this.lookupSchedule = List.copyOf(schedule);

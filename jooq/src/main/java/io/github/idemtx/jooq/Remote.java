@@ -32,7 +32,9 @@ public interface Remote<R, T> {
      * Asks the remote whether it has the request, by its downstream key: {@link Lookup#found},
      * {@link Lookup#refused}, {@link Lookup#absent} (the remote answered and has no record of it), or
      * {@link Lookup#unknown} (no usable answer: timeout, 5xx, a lagging index). Throwing counts as
-     * unknown.
+     * unknown. Look it up by the downstream key alone: a recoverer's intent has a null
+     * {@link Intent#request()} when the stored request no longer decodes (its class changed in a
+     * deploy), and is looked up all the same.
      */
     Lookup<T> lookup(Intent<R> intent) throws Exception;
 
@@ -40,15 +42,21 @@ public interface Remote<R, T> {
      * Local writes committed together with the in-flight claim, before the call (a hold on the funds).
      * A {@link io.github.idemtx.core.Rejection} here refuses the request without calling the remote:
      * the writes roll back and the failure is recorded. Anything else thrown rolls everything back and
-     * frees the key. A {@code Remote} that does not override this method saves a round trip: the
-     * claim's COMMIT is sent with its INSERT.
+     * frees the key. The claim's lease is counted from the COMMIT that follows, so however long this
+     * runs, the call has all of it; a duplicate meanwhile waits on the uncommitted claim at most its
+     * {@code duplicateWait}. A {@code Remote} that does not override this method saves a round trip:
+     * the claim's COMMIT is sent with its INSERT.
      */
     default void before(DSLContext tx, Intent<R> intent) throws Exception {}
 
-    /** Local writes committed together with the result (the posting), only by the current holder. */
+    /**
+     * Local writes committed together with the result (the posting), exactly once per claim: by the
+     * holder that records it (a holder whose lease was taken over still records a definite answer
+     * while the claim is unsettled), or with an operator's resolution.
+     */
     default void after(DSLContext tx, Intent<R> intent, T result) throws Exception {}
 
-    /** Local writes committed together with a refusal (releasing the hold), only by the current holder. */
+    /** Local writes committed together with a refusal (releasing the hold), exactly once per claim, as {@link #after}. */
     default void refused(DSLContext tx, Intent<R> intent, Failure failure) throws Exception {}
 
     /**
@@ -56,6 +64,8 @@ public interface Remote<R, T> {
      *
      * @param downstreamKey the key to send to the remote: the same for every attempt of this claim,
      *     different for every other (scope, key)
+     * @param request the request; null only where the stored one no longer decodes (a recoverer's
+     *     lookup and the local writes of its record, an operator's resolution), never for a call
      * @param fence the holder's fencing token (grows on every takeover); for logs
      */
     record Intent<R>(Scope scope, IdempotencyKey key, String downstreamKey, R request, long fence) {

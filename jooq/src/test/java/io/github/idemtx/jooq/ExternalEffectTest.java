@@ -13,14 +13,22 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.jooq.FakeBank.Fault;
+import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -53,10 +61,15 @@ class ExternalEffectTest {
     }
 
     private ExternalEffect<Long, String> effect(boolean readAfterWrite) {
-        return ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+        return effect(Db.dsl(), "charge", readAfterWrite, SCHEDULE);
+    }
+
+    /** An effect of its own name: its recoverer and its lists see only the claims of the test that made it. */
+    private ExternalEffect<Long, String> effect(DSLContext dsl, String name, boolean readAfterWrite, List<Duration> schedule) {
+        return ExternalEffect.builder(dsl, name, LONGS, ResultCodec.utf8(), bank)
                 .schema(Db.SCHEMA)
                 .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
-                .lease(LEASE).lookupSchedule(SCHEDULE).readAfterWrite(readAfterWrite).build();
+                .lease(LEASE).lookupSchedule(schedule).readAfterWrite(readAfterWrite).build();
     }
 
     private int count(String table, IdempotencyKey key) {
@@ -230,6 +243,12 @@ class ExternalEffectTest {
         assertThat(count("effect_posting", key)).isEqualTo(1);
         assertThat(count("effect_hold", key)).isZero();
         assertThat(charges.needingReconciliation(10)).isEmpty();
+        assertThat(storedRequestBytes(key)).as("cleared, as the holder's own record clears it").isZero();
+    }
+
+    private int storedRequestBytes(IdempotencyKey key) {
+        return Db.DSL_CONTEXT.resultQuery("select coalesce(length(request), 0)::int from " + Db.SCHEMA
+                + ".idempotency_claim where scope = ? and idem_key = ?", scope.value(), key.value()).fetchOne(0, Integer.class);
     }
 
     @Test
@@ -404,6 +423,24 @@ class ExternalEffectTest {
         assertThat(count("effect_hold", key)).isZero();
         assertThat(charges.run(scope, key, fingerprint, 30L)).isInstanceOfSatisfying(Outcome.Rejected.class,
                 r -> assertThat(r.failure().code()).isEqualTo("not-charged"));
+        assertThat(storedRequestBytes(key)).isZero();
+    }
+
+    @Test
+    void settingsOutsideTheirLimitsAreRefusedAtOnceNamingTheSettingAndTheLimit() {
+        ExternalEffect<Long, String> charges = effect(false);
+        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ofNanos(500_000), 10, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("every").hasMessageContaining("1 ms");
+        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ofSeconds(Long.MAX_VALUE), 10, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("every").hasMessageContaining("1 day");
+        assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .lookupSchedule(List.of(Duration.ofDays(400_000_000))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lookup schedule").hasMessageContaining("30 days");
+        assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .lookupSchedule(java.util.Arrays.asList(Duration.ofSeconds(1), null)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lookup schedule").hasMessageContaining("null");
+        assertThat(ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .lookupSchedule(List.of(Duration.ofMillis(1), ExternalEffect.LONGEST_LOOKUP_PAUSE)).build()).isNotNull();
     }
 
     /**
@@ -459,5 +496,285 @@ class ExternalEffectTest {
         assertThat(claims).hasSize(1).allSatisfy(sql -> assertThat(sql).doesNotContain("commit"));
         assertThat(count("effect_hold", held)).isZero();
         assertThat(count("effect_posting", held)).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------------ phase 1 with local writes before the call
+
+    /**
+     * The holder's before() runs longer than the lease. Whenever the holder touches its lease (the
+     * hook below runs before each of its lease statements), a recoverer tries to take the claim
+     * over: it must find nothing to take, so the holder sends, rather than the recoverer finding a
+     * passed lease at the COMMIT, looking up a request nobody sent and handing it to an operator.
+     */
+    @Test
+    void aBeforeThatOutlastsTheLeaseLeavesTheHolderItsWholeLeaseSoItSendsAndNobodyTakesItOver() {
+        ExternalEffect<Long, String> recoverer = effect(Db.dsl(), "charge-slow-before", false, List.of());
+        List<ExternalEffect.Recovery> passes = new CopyOnWriteArrayList<>();
+        SqlHook recoverBeforeEachLeaseStatement = new SqlHook() {
+            @Override
+            public void before(Sql sql) {
+                if (Kind.of(sql.sql()) == Kind.EFFECT_TAKEOVER) {
+                    passes.add(recoverer.recover(10));
+                }
+            }
+        };
+        ExternalEffect<Long, String> holder = effect(SqlHook.around(Db.dsl(), recoverBeforeEachLeaseStatement),
+                "charge-slow-before", false, List.of());
+        bank.inBefore = tx -> sleep(LEASE.toMillis() + 100);
+        IdempotencyKey key = Db.freshKey();
+
+        RemoteOutcome<String> outcome = holder.run(scope, key, fingerprint, 410L);
+
+        assertThat(outcome).isInstanceOf(Outcome.Executed.class);
+        assertThat(bank.calls).as("the holder sent it").hasValue(1);
+        assertThat(passes).allSatisfy(p -> assertThat(p.total()).as("nothing to take over: " + p.counts()).isZero());
+        assertThat(recoverer.needingReconciliation(10)).isEmpty();
+        assertThat(holder.run(scope, key, fingerprint, 410L)).isInstanceOf(Outcome.Replayed.class);
+    }
+
+    /**
+     * The holder's claim is not committed while its before() runs, so a duplicate's INSERT waits on
+     * the row; that wait ends at the duplicate's duplicateWait (the holder is still held in before()
+     * when the duplicate answers), and the holder's own before() runs with lock_timeout as it was.
+     */
+    @Test
+    void aDuplicateWaitsNoLongerThanDuplicateWaitWhileTheHolderIsStillInBefore() throws Exception {
+        CountDownLatch inBefore = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        List<String> lockTimeoutsInBefore = new CopyOnWriteArrayList<>();
+        bank.inBefore = tx -> {
+            lockTimeoutsInBefore.add(Db.lockTimeout(tx));
+            inBefore.countDown();
+            try {
+                letGo.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "charge-bounded-wait", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA).lease(LEASE)
+                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(50)).build()).build();
+        IdempotencyKey key = Db.freshKey();
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<RemoteOutcome<String>> holder = threads.submit(() -> charges.run(scope, key, fingerprint, 20L));
+            assertThat(inBefore.await(10, TimeUnit.SECONDS)).isTrue();
+            Future<RemoteOutcome<String>> duplicate = threads.submit(() -> charges.run(scope, key, fingerprint, 20L));
+            // the holder stays in before() until letGo: an unbounded wait would not answer here
+            assertThat(duplicate.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.InProgress.class);
+            assertThat(letGo.getCount()).as("answered while the holder is still in before()").isEqualTo(1);
+            letGo.countDown();
+            assertThat(holder.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+        } finally {
+            letGo.countDown();
+            threads.shutdownNow();
+        }
+        assertThat(lockTimeoutsInBefore).as("before() waits as the session was set").containsExactly("0");
+        assertThat(charges.run(scope, key, fingerprint, 20L)).isInstanceOf(Outcome.Replayed.class);
+        assertThat(bank.calls).hasValue(1);
+    }
+
+    // ------------------------------------------------------------------ recovery that never gets stuck or goes silent
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - until).as("waiting for " + what).isNegative();
+            Thread.sleep(10);
+        }
+    }
+
+    /**
+     * A remote that is down: every call fails (5xx, nothing applied) and every lookup answers
+     * absent, so with read-after-write the recoverer resends each time. More claims are due than
+     * the batch limit, so the scheduled recoverer catches up in passes one after another: each
+     * resend must count as an attempt, so each claim is tried once per step of the schedule and then
+     * handed to an operator, and closing the recoverer returns.
+     */
+    @Test
+    void resendsThatKeepFailingAreCountedAndReachReconciliationOnScheduleWithoutSpinning() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-outage", true, SCHEDULE);
+        bank.fault = Fault.ERROR_BEFORE_APPLY;
+        int claims = 12;
+        for (int i = 0; i < claims; i++) {
+            assertThat(charges.run(scope, Db.freshKey(), fingerprint, 100L + i)).isInstanceOf(RemoteOutcome.Unknown.class);
+        }
+        AutoCloseable recovering = charges.scheduleRecovery(Duration.ofMillis(10), 5, pass -> { });
+        try {
+            await("every claim handed to an operator", () -> charges.needingReconciliation(100).size() == claims);
+        } finally {
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(() -> {
+                try {
+                    recovering.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            closing.get(20, TimeUnit.SECONDS); // a spinning pass kept close() waiting its full minute
+        }
+        int attempts = SCHEDULE.size() + 1; // the first lookup at once, then one after each pause
+        assertThat(charges.needingReconciliation(100)).allSatisfy(u -> assertThat(u.lookups()).isEqualTo(attempts));
+        assertThat(bank.lookups).as("one lookup per attempt").hasValue(claims * attempts);
+        assertThat(bank.calls).as("the first call and one resend per attempt").hasValue(claims * (1 + attempts));
+        assertThat(charges.inFlight(100)).isEmpty();
+    }
+
+    /**
+     * The request's stored form no longer decodes (its class changed in a deploy). The lookup needs
+     * only the downstream key, so a claim the remote applied is still found and recorded; the list of
+     * claims in flight shows the row instead of failing for all; one whose lookups never answer
+     * reaches reconciliation and an operator resolves it; the other claims are not held up.
+     */
+    @Test
+    void aStoredRequestThatNoLongerDecodesIsStillLookedUpListedAndResolvableWithoutBlockingTheOthers() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-old-request", false, SCHEDULE);
+        IdempotencyKey applied = Db.freshKey();
+        IdempotencyKey silent = Db.freshKey();
+        IdempotencyKey fine = Db.freshKey();
+        bank.silentKeys.add(silent.value());
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        for (IdempotencyKey key : List.of(applied, silent, fine)) {
+            assertThat(charges.run(scope, key, fingerprint, 33L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        }
+        bank.fault = Fault.NONE;
+        for (IdempotencyKey key : List.of(applied, silent)) {
+            Db.DSL_CONTEXT.execute("update " + Db.SCHEMA + ".idempotency_claim set request = '\\x0102'::bytea"
+                    + " where scope = ? and idem_key = ?", scope.value(), key.value()); // 2 bytes: no long decodes from them
+        }
+
+        List<ExternalEffect.Unsettled<Long>> inFlight = charges.inFlight(10);
+        assertThat(inFlight).hasSize(3);
+        assertThat(inFlight).filteredOn(u -> !u.key().equals(fine)).allSatisfy(u -> {
+            assertThat(u.request()).isNull();
+            assertThat(u.undecodable()).contains("no longer decodes");
+        });
+        assertThat(inFlight).filteredOn(u -> u.key().equals(fine)).singleElement().satisfies(u -> {
+            assertThat(u.request()).isEqualTo(33L);
+            assertThat(u.undecodable()).isNull();
+        });
+
+        ExternalEffect.Recovery first = charges.recover(10);
+        assertThat(first.count("found")).as("the applied one and the fine one: " + first.counts()).isEqualTo(2);
+        assertThat(first.count("failed")).isZero();
+        assertThat(charges.run(scope, applied, fingerprint, 33L)).isInstanceOf(Outcome.Replayed.class);
+        assertThat(count("effect_posting", applied)).isEqualTo(1);
+        assertThat(count("effect_hold", applied)).isZero();
+
+        await("the silent one handed to an operator", () -> {
+            charges.recover(10);
+            return !charges.needingReconciliation(10).isEmpty();
+        });
+        assertThat(charges.needingReconciliation(10)).singleElement().satisfies(u -> {
+            assertThat(u.key()).isEqualTo(silent);
+            assertThat(u.request()).isNull();
+            assertThat(u.undecodable()).contains("no longer decodes");
+        });
+        assertThat(charges.resolveRefused(scope, silent, new Failure("not-charged", "the statement shows no charge"))).isTrue();
+        assertThat(count("effect_hold", silent)).isZero();
+        assertThat(charges.run(scope, silent, fingerprint, 33L)).isInstanceOf(Outcome.Rejected.class);
+        assertThat(charges.inFlight(10)).isEmpty();
+        assertThat(bank.calls).as("nothing sent again").hasValue(3);
+    }
+
+    /**
+     * Starts a charge on {@code thread} whose call waits at the bank's gate, and returns once its
+     * claim is committed and its lease has passed; from then on the key's lookups go unanswered.
+     */
+    private Future<RemoteOutcome<String>> heldInItsCallPastItsLease(ExecutorService thread, ExternalEffect<Long, String> charges,
+            IdempotencyKey key, long amount) throws InterruptedException {
+        Future<RemoteOutcome<String>> late = thread.submit(() -> charges.run(scope, key, fingerprint, amount));
+        await("the claim committed", () -> count("idempotency_claim", key) == 1);
+        Thread.sleep(LEASE.toMillis() + 50);
+        bank.silentKeys.add(key.value());
+        return late;
+    }
+
+    /**
+     * A holder whose call the bank applied only after its lease had passed and a retry had taken the
+     * claim over (its lookup went unanswered, so the claim is still unsettled): the late holder's
+     * definite answer is recorded, with its posting, rather than thrown away.
+     */
+    @Test
+    void aLateHoldersDefiniteAnswerIsRecordedWhileTheClaimIsStillUnsettled() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-late", false, SCHEDULE);
+        IdempotencyKey key = Db.freshKey();
+        CountDownLatch gate = new CountDownLatch(1);
+        bank.gate = gate;
+        ExecutorService slow = Executors.newSingleThreadExecutor();
+        try {
+            Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(slow, charges, key, 140L);
+            assertThat(charges.run(scope, key, fingerprint, 140L)).as("the retry's lookup went unanswered")
+                    .isInstanceOf(RemoteOutcome.Unknown.class);
+            gate.countDown(); // the late holder's call now applies
+            RemoteOutcome<String> answer = late.get(10, TimeUnit.SECONDS);
+            assertThat(answer).isInstanceOf(Outcome.Executed.class);
+            String charge = ((Outcome.Executed<String>) answer).value();
+            assertThat(bank.charges.values()).extracting(FakeBank.Charge::id).containsExactly(charge);
+            assertThat(charges.run(scope, key, fingerprint, 140L)).isInstanceOfSatisfying(Outcome.Replayed.class,
+                    r -> assertThat(r.value()).isEqualTo(charge));
+        } finally {
+            gate.countDown();
+            slow.shutdownNow();
+        }
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(charges.inFlight(10)).isEmpty();
+    }
+
+    /**
+     * The same late answer after an operator had already settled the claim the other way: it cannot
+     * be recorded, so it is logged as an error naming scope, key and downstream key for the operator.
+     */
+    @Test
+    void aLateDefiniteAnswerThatContradictsTheSettledClaimIsLoggedForTheOperator() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-late-settled", false, List.of());
+        IdempotencyKey key = Db.freshKey();
+        List<LogRecord> logged = new CopyOnWriteArrayList<>();
+        Logger jul = Logger.getLogger("io.github.idemtx");
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                logged.add(record);
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        jul.addHandler(handler);
+        CountDownLatch gate = new CountDownLatch(1);
+        bank.gate = gate;
+        ExecutorService slow = Executors.newSingleThreadExecutor();
+        try {
+            Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(slow, charges, key, 150L);
+            assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
+            assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet"))).isTrue();
+            gate.countDown();
+            assertThat(late.get(10, TimeUnit.SECONDS)).as("the claim's answer").isInstanceOf(Outcome.Rejected.class);
+        } finally {
+            gate.countDown();
+            slow.shutdownNow();
+            jul.removeHandler(handler);
+        }
+        String downstreamKey = bank.charges.values().iterator().next().downstreamKey();
+        List<String> errors = new ArrayList<>();
+        for (LogRecord r : logged) {
+            if (r.getLevel() == java.util.logging.Level.SEVERE) {
+                errors.add(r.getMessage());
+            }
+        }
+        assertThat(errors).singleElement().asString()
+                .contains(scope.value(), key.value(), downstreamKey, "applied", "refusal");
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -71,6 +71,8 @@ final class FakeBank implements Remote<Long, String> {
     volatile long limit = Long.MAX_VALUE;
     /** Calls wait for this latch before doing anything (to hold a caller past its lease). */
     volatile CountDownLatch gate;
+    /** Runs at the end of {@link #before}, in the claim's transaction (to make it slow, or hold it there). */
+    volatile java.util.function.Consumer<DSLContext> inBefore;
 
     FakeBank(String schema) {
         this.schema = schema;
@@ -90,6 +92,10 @@ final class FakeBank implements Remote<Long, String> {
         }
         tx.execute("insert into " + schema + ".effect_hold values (?, ?, ?)", intent.scope().value(), intent.key().value(),
                 intent.request());
+        java.util.function.Consumer<DSLContext> hook = inBefore;
+        if (hook != null) {
+            hook.accept(tx);
+        }
     }
 
     @Override

@@ -22,8 +22,11 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.jooq.Configuration;
 import org.jooq.exception.DataAccessException;
@@ -71,8 +74,21 @@ public final class EffectFlow<R, T> {
         this.nothingBefore = keepsDefault(remote, "before", org.jooq.DSLContext.class, Remote.Intent.class);
     }
 
-    /** What a recovery pass did with a claim it took over. */
-    public enum Settled { FOUND, REFUSED, RESENT, UNKNOWN, RECONCILIATION, LOST_FENCE, FAILED }
+    /**
+     * What a recovery pass did with a claim it took over; {@code HANDED_BACK}: not settled because
+     * the pass was asked to stop, its lease ended at once for another pass.
+     */
+    public enum Settled { FOUND, REFUSED, RESENT, UNKNOWN, RECONCILIATION, LOST_FENCE, FAILED, HANDED_BACK }
+
+    /**
+     * A stored request as decoded, or why it no longer decodes (a deploy changed its class): then
+     * {@code request} is null, and what needs only the downstream key (a lookup, a record, an
+     * operator's resolution) still works.
+     */
+    public record DecodedRequest<R>(R request, String problem) {}
+
+    /** The claim's INSERT waited on another claimer's uncommitted row for all the wait left. */
+    private static final Object WAITED_OUT = new Object();
 
     /** An outcome, and how the claim was settled on the way. */
     private record Step<T>(RemoteOutcome<T> outcome, Settled how) {}
@@ -84,19 +100,38 @@ public final class EffectFlow<R, T> {
         long deadline = System.nanoTime() + policy.duplicateWait().toNanos();
         long pause = 10;
         while (true) {
-            long leaseStart = System.nanoTime(); // no later than the database's start of the lease
+            // a claimer whose before() is running holds the row uncommitted: the wait on it is bounded too
+            long waitMs = Math.max(1, (deadline - System.nanoTime() + 999_999) / 1_000_000);
+            long claimStart = System.nanoTime(); // no later than the database's start of the lease
             Object claimed = inTransaction(scope, key, c -> {
-                EffectStatements.Claimed fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest,
-                        lease.toMillis(), nothingBefore);
+                EffectStatements.Claimed fresh;
+                try {
+                    fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest, lease.toMillis(), waitMs,
+                            nothingBefore);
+                } catch (SQLException e) {
+                    if (!SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                        throw e;
+                    }
+                    Jdbc.rollback(c); // the aborted attempt; the unit's COMMIT is then a no-op
+                    return WAITED_OUT;
+                }
                 if (fresh == null) {
                     return sql.read(c, scope, key); // after a COMMIT sent with the claim, in a transaction of its own
                 }
                 Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
+                long leaseStart = claimStart;
                 if (!nothingBefore) {
                     before(c, intent);
+                    // the lease counts from the COMMIT, not from the INSERT: nobody can see the claim
+                    // while before() runs, so all of the lease is left for the call however long it took
+                    leaseStart = System.nanoTime();
+                    sql.leaseFromCommit(c, scope, key, fresh.fence(), fresh.createdAt(), lease.toMillis());
                 }
-                return new Fresh<>(intent, fresh.createdAt()); // the COMMIT that follows is a no-op after one sent with the claim
+                return new Fresh<>(intent, fresh.createdAt(), leaseStart); // the unit's COMMIT is a no-op after one sent
             }, true);
+            if (claimed == WAITED_OUT) {
+                return new Outcome.InProgress<>(policy.retryAfter());
+            }
             if (claimed instanceof Rejected rejected) {
                 RemoteOutcome<T> failed = recordRefusalBeforeCall(scope, key, fingerprint, rejected.failure());
                 if (failed != null) {
@@ -107,7 +142,8 @@ public final class EffectFlow<R, T> {
             if (claimed instanceof Fresh<?> fresh) {
                 @SuppressWarnings("unchecked")
                 Intent<R> intent = (Intent<R>) fresh.intent();
-                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), leaseStart, 0), false).outcome();
+                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), fresh.leaseStart(), 0, false, null), false)
+                        .outcome();
             }
             EffectStatements.Row row = (EffectStatements.Row) claimed;
             if (row == null) {
@@ -125,9 +161,10 @@ public final class EffectFlow<R, T> {
                 Long fence = inTransaction(scope, key,
                         c -> sql.takeOver(c, scope, key, row.fence(), row.createdAt(), lease.toMillis()), false);
                 if (fence != null) {
-                    R stored = requests.decode(scope, key, row.request());
-                    return settle(new Hold<>(intent(scope, key, stored, fence, row.createdAt()), row.createdAt(), takeoverStart,
-                            row.lookups()), false).outcome();
+                    // a request stored before a deploy may no longer decode: the retry carries it (its fingerprint matched)
+                    R stored = decodeRequest(scope, key, row.request()).request();
+                    Intent<R> intent = intent(scope, key, stored != null ? stored : request, fence, row.createdAt());
+                    return settle(new Hold<>(intent, row.createdAt(), takeoverStart, row.lookups(), false, null)).outcome();
                 }
                 continue; // another caller or the recoverer took it over first
             }
@@ -141,31 +178,65 @@ public final class EffectFlow<R, T> {
 
     // ------------------------------------------------------------------ recovery
 
-    /** Takes over up to {@code limit} stuck claims and settles each: what happened to each, in order. */
-    public List<Settled> recover(int limit) {
+    /**
+     * Takes over up to {@code limit} stuck claims and settles each, one after the other: what
+     * happened to each, in order. Once {@code stop} says so, the claims not settled yet are handed
+     * back (their lease ends at once) instead. Every unanswered attempt of the pass (a lookup, a
+     * resend, a record) is counted, so each claim is due again only on the lookup schedule.
+     */
+    public List<Settled> recover(int limit, BooleanSupplier stop) {
         List<EffectStatements.Stuck> taken = inTransaction(null, null, c -> sql.scan(c, effect, limit, lease.toMillis()), false);
-        return taken.stream().map(s -> {
-            try {
-                // the batch's leases started together: renew this one before settling it, or a
-                // takeover by someone else may have happened while the others were settled
-                long renewed = System.nanoTime();
-                Long left = inTransaction(s.scope(), s.key(),
-                        c -> sql.renew(c, s.scope(), s.key(), s.fence(), s.createdAt(), lease.toMillis()), false);
-                if (left == null) {
-                    return Settled.LOST_FENCE;
-                }
-                R request = requests.decode(s.scope(), s.key(), s.request());
-                return settle(new Hold<>(intent(s.scope(), s.key(), request, s.fence(), s.createdAt()), s.createdAt(), renewed,
-                        s.lookups()), true).how();
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "idemtx: recovering a claim of " + effect + " failed; a later pass tries again", e);
-                return Settled.FAILED;
-            }
-        }).toList();
+        List<Settled> settled = new ArrayList<>(taken.size());
+        for (EffectStatements.Stuck s : taken) {
+            settled.add(stop.getAsBoolean() ? handBack(s) : recoverOne(s));
+        }
+        return settled;
     }
 
-    public R decodeRequest(Scope scope, IdempotencyKey key, byte[] stored) {
-        return requests.decode(scope, key, stored);
+    private Settled recoverOne(EffectStatements.Stuck s) {
+        try {
+            // the batch's leases started together: renew this one before settling it, or a
+            // takeover by someone else may have happened while the others were settled
+            long renewed = System.nanoTime();
+            Long left = inTransaction(s.scope(), s.key(),
+                    c -> sql.renew(c, s.scope(), s.key(), s.fence(), s.createdAt(), lease.toMillis()), false);
+            if (left == null) {
+                return Settled.LOST_FENCE;
+            }
+            // the lookup needs only the downstream key: a request that no longer decodes does not stop it
+            DecodedRequest<R> request = decodeRequest(s.scope(), s.key(), s.request());
+            if (request.problem() != null) {
+                LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(s.scope(), s.key(), s.createdAt())
+                        + ": " + request.problem() + "; it is looked up by its downstream key, never sent again");
+            }
+            return settle(new Hold<>(intent(s.scope(), s.key(), request.request(), s.fence(), s.createdAt()), s.createdAt(),
+                    renewed, s.lookups(), true, request.problem())).how();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "idemtx: recovering a claim of " + effect + " failed; a later pass tries again", e);
+            return Settled.FAILED;
+        }
+    }
+
+    /** A claim the pass took but will not settle: its lease ends now, nothing counted, for the next pass. */
+    private Settled handBack(EffectStatements.Stuck s) {
+        try {
+            boolean released = inTransaction(s.scope(), s.key(),
+                    c -> sql.release(c, s.scope(), s.key(), s.fence(), s.createdAt(), false, null, false), false);
+            return released ? Settled.HANDED_BACK : Settled.LOST_FENCE;
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "idemtx: handing back a claim of " + effect + " failed; its lease runs out", e);
+            return Settled.FAILED;
+        }
+    }
+
+    /** The stored request decoded, or why it no longer decodes; never throws for the codec's sake. */
+    public DecodedRequest<R> decodeRequest(Scope scope, IdempotencyKey key, byte[] stored) {
+        try {
+            return new DecodedRequest<>(requests.decode(scope, key, stored), null);
+        } catch (RuntimeException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            return new DecodedRequest<>(null, "the stored request no longer decodes (" + cause + ")");
+        }
     }
 
     public List<EffectStatements.Stuck> unsettled(short state, int limit) {
@@ -181,7 +252,12 @@ public final class EffectFlow<R, T> {
             if (resolved == null) {
                 return false;
             }
-            Intent<R> intent = intent(scope, key, requests.decode(scope, key, resolved.request()), 0, resolved.createdAt());
+            DecodedRequest<R> request = decodeRequest(scope, key, resolved.request());
+            if (request.problem() != null) {
+                LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(scope, key, resolved.createdAt())
+                        + " resolved by an operator: " + request.problem() + "; the local writes get no request");
+            }
+            Intent<R> intent = intent(scope, key, request.request(), 0, resolved.createdAt());
             if (failure != null) {
                 local(() -> remote.refused(ClaimFlow.workContext(configuration, c), intent, failure), scope, key);
             } else {
@@ -195,12 +271,16 @@ public final class EffectFlow<R, T> {
 
     /**
      * A claim this call holds: its intent, when its lease began (by this JVM's clock, no later than
-     * the database's), and the lookups counted so far.
+     * the database's), the lookups counted so far, whether this holder counts its unanswered
+     * attempts (the recoverer does, so that it reaches reconciliation on schedule; a retry does
+     * not, the client deciding how often it asks), and why its stored request does not decode (null
+     * when it does; then it is never sent again).
      */
-    private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups) {}
+    private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups, boolean counts,
+            String undecodable) {}
 
-    /** Phase 1's fresh claim, carried out of its transaction. */
-    private record Fresh<R>(Intent<R> intent, Instant claimedAt) {}
+    /** Phase 1's fresh claim, carried out of its transaction, with when its lease began. */
+    private record Fresh<R>(Intent<R> intent, Instant claimedAt, long leaseStart) {}
 
     /** Phase 2 and 3: calls the remote with the claim held, records its answer or releases the lease. */
     private Step<T> callAndRecord(Hold<R> hold, boolean resent) {
@@ -214,7 +294,10 @@ public final class EffectFlow<R, T> {
             Long ms = inTransaction(intent.scope(), intent.key(),
                     c -> sql.renew(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), lease.toMillis()), false);
             if (ms == null) {
-                return lostFence(intent); // taken over: this holder sends nothing
+                LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(intent) + ": this holder sent"
+                        + " nothing: its lease (fence " + intent.fence() + ") passed before the call and another holder took"
+                        + " the claim over");
+                return lostFence(intent);
             }
             left = Math.min(leaseNanos, ms * 1_000_000L) * 4 / 5 - (System.nanoTime() - renewedAt);
         }
@@ -225,7 +308,7 @@ public final class EffectFlow<R, T> {
                 throw new IllegalStateException(remote.getClass().getName() + ".call returned null");
             }
         } catch (Exception e) {
-            return unknown(hold, "the remote call failed: " + e, false);
+            return unknown(hold, "the remote call failed: " + e);
         }
         return switch (reply) {
             case Reply.Applied<T> applied -> recordApplied(hold, applied.result(), resent ? Settled.RESENT : Settled.FOUND);
@@ -234,7 +317,7 @@ public final class EffectFlow<R, T> {
     }
 
     /** A takeover's path: look the request up before anything is sent again. */
-    private Step<T> settle(Hold<R> hold, boolean recoverer) {
+    private Step<T> settle(Hold<R> hold) {
         Lookup<T> lookup;
         try {
             lookup = remote.lookup(hold.intent());
@@ -247,10 +330,13 @@ public final class EffectFlow<R, T> {
         return switch (lookup) {
             case Lookup.Found<T> found -> recordApplied(hold, found.result(), Settled.FOUND);
             case Lookup.Refused<T> refused -> recordRefused(hold, refused.failure());
-            case Lookup.Absent<T> absent -> readAfterWrite
-                    ? callAndRecord(hold, true)
-                    : unknown(hold, "the remote has no record of it, but does not promise read-after-write", recoverer);
-            case Lookup.Unknown<T> unknown -> unknown(hold, "the lookup did not answer: " + unknown.reason(), recoverer);
+            case Lookup.Absent<T> absent when !readAfterWrite ->
+                    unknown(hold, "the remote has no record of it, but does not promise read-after-write");
+            // nothing applied it, and nothing can send it: only an operator can settle it
+            case Lookup.Absent<T> absent when hold.undecodable() != null -> release(hold, "the remote has no record of it"
+                    + " and it cannot be sent again: " + hold.undecodable(), true, true);
+            case Lookup.Absent<T> absent -> callAndRecord(hold, true);
+            case Lookup.Unknown<T> unknown -> unknown(hold, "the lookup did not answer: " + unknown.reason());
         };
     }
 
@@ -283,21 +369,84 @@ public final class EffectFlow<R, T> {
     private Step<T> record(Hold<R> hold, short state, byte[] stored, LocalWrites writes,
             Function<Instant, RemoteOutcome<T>> answer, Settled how) {
         Intent<R> intent = hold.intent();
-        Instant at;
+        Recorded recorded;
         try {
-            at = inTransaction(intent.scope(), intent.key(), c -> {
-                Instant recorded = sql.record(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), state, stored,
+            recorded = inTransaction(intent.scope(), intent.key(), c -> {
+                Instant at = sql.record(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), state, stored,
                         policy.ttl().toMillis());
-                if (recorded != null) {
+                boolean late = false;
+                if (at == null) {
+                    // the fence was lost, the answer is still definite: the remote applied (or refused)
+                    // this downstream key. While the claim is unsettled nobody has a better answer, and
+                    // whoever holds it now can only record the same (the remote deduplicates the key)
+                    // or learn this one: state 3/4 under the row lock lets exactly one record and its
+                    // local writes commit
+                    at = sql.recordLate(c, intent.scope(), intent.key(), hold.claimedAt(), state, stored, policy.ttl().toMillis());
+                    late = at != null;
+                }
+                if (at != null) {
                     local(() -> writes.write(ClaimFlow.workContext(configuration, c)), intent.scope(), intent.key());
                 }
-                return recorded;
+                return at == null ? null : new Recorded(at, late);
             }, false);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "idemtx: recording the answer of " + effect + " failed; it is looked up again", e);
+            LOG.log(System.Logger.Level.WARNING, "idemtx: recording the answer of " + effect + " (" + verdict(state) + ") for "
+                    + describe(intent) + " failed; it is looked up again", e);
             return release(hold, "recording the answer failed: " + e, true, false);
         }
-        return at == null ? lostFence(intent) : new Step<>(answer.apply(at), how);
+        if (recorded == null) {
+            return unrecorded(hold, state, stored);
+        }
+        if (recorded.late()) {
+            LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(intent) + ": the remote's answer ("
+                    + verdict(state) + ") came after this holder's lease (fence " + intent.fence() + ") was taken over;"
+                    + " the claim was unsettled, so it is recorded");
+        }
+        return new Step<>(answer.apply(recorded.at()), how);
+    }
+
+    private record Recorded(Instant at, boolean late) {}
+
+    /**
+     * A definite answer that came too late to record: the claim is settled (or gone). The same
+     * answer recorded is no news; any other is a contradiction an operator must look at, so it is
+     * logged as an error with everything needed to find it at the remote.
+     */
+    private Step<T> unrecorded(Hold<R> hold, short state, byte[] stored) {
+        Intent<R> intent = hold.intent();
+        EffectStatements.Row row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        boolean sameClaim = row != null && row.createdAt().equals(hold.claimedAt());
+        if (sameClaim && row.state() == state && Arrays.equals(row.result(), stored)) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "idemtx: " + effect + " " + describe(intent)
+                    + ": a late answer, the same as the one recorded");
+        } else {
+            LOG.log(System.Logger.Level.ERROR, "idemtx: " + effect + " " + describe(intent) + ": the remote " + verdict(state)
+                    + " it (" + (state == ClaimStatements.SUCCEEDED ? "result" : "failure") + " of "
+                    + (stored == null ? 0 : stored.length) + " bytes)"
+                    + " after this holder's lease was taken over, but the claim "
+                    + (!sameClaim ? "is gone or was claimed anew" : "records " + (row.state() == ClaimStatements.SUCCEEDED
+                            ? "another result" : row.state() == ClaimStatements.FAILED ? "a refusal" : "state " + row.state()))
+                    + ": not recorded; reconcile it with the remote by its downstream key");
+        }
+        RemoteOutcome<T> now = row == null || row.state() == EffectStatements.IN_FLIGHT
+                ? new Outcome.InProgress<>(policy.retryAfter())
+                : answer(intent.scope(), intent.key(), row);
+        return new Step<>(now, Settled.LOST_FENCE);
+    }
+
+    private static String verdict(short state) {
+        return state == ClaimStatements.SUCCEEDED ? "applied" : "refused";
+    }
+
+    /** Scope, key and downstream key, as logs name a claim. */
+    private String describe(Intent<R> intent) {
+        return "scope '" + intent.scope().value() + "' key '" + intent.key().value() + "' (downstream key "
+                + intent.downstreamKey() + ")";
+    }
+
+    private String describe(Scope scope, IdempotencyKey key, Instant claimedAt) {
+        return "scope '" + scope.value() + "' key '" + key.value() + "' (downstream key "
+                + downstreamKey(scope, key, claimedAt) + ")";
     }
 
     @FunctionalInterface
@@ -305,9 +454,12 @@ public final class EffectFlow<R, T> {
         void write(org.jooq.DSLContext tx) throws Exception;
     }
 
-    /** The outcome is unknown: the lease ends now; the recoverer counts its lookups and may hand it to reconciliation. */
-    private Step<T> unknown(Hold<R> hold, String reason, boolean recoverer) {
-        return release(hold, reason, recoverer, false);
+    /**
+     * The outcome is unknown: the lease ends now; a holder that counts (the recoverer) counts the
+     * attempt, whatever it was (a lookup, a resend), and may hand the claim to reconciliation.
+     */
+    private Step<T> unknown(Hold<R> hold, String reason) {
+        return release(hold, reason, hold.counts(), false);
     }
 
     /**
@@ -453,10 +605,10 @@ public final class EffectFlow<R, T> {
 
     /**
      * {@code effect:} and the base64url SHA-256 of scope, key and the claim's start (its
-     * {@code created_at} in epoch microseconds), each after a 0 byte: the same for every attempt and
-     * takeover of one claim, different for the claim of the same key after the first expired (a
-     * remote that keeps keys longer than the TTL must not answer the new request with the old charge);
-     * bounded and opaque.
+     * {@code created_at} in epoch microseconds, decimal digits), separated by 0 bytes: the same for
+     * every attempt and takeover of one claim, different for the claim of the same key after the
+     * first expired (a remote that keeps keys longer than the TTL must not answer the new request with
+     * the old charge); bounded and opaque.
      */
     public static String downstreamKey(String effect, Scope scope, IdempotencyKey key, Instant claimedAt) {
         try {

@@ -33,24 +33,37 @@ public final class EffectStatements {
     private final String readSql;
     private final String takeOverSql;
     private final String recordSql;
+    private final String recordLateSql;
     private final String failSql;
     private final String releaseSql;
     private final String scanSql;
     private final String unsettledSql;
     private final String resolveSql;
     private final String renewSql;
+    private final String leaseFromCommitSql;
 
     public EffectStatements(String schema) {
         String t = "\"" + schema + "\".idempotency_claim";
-        this.claimSql = Kind.EFFECT_CLAIM.tag() + "insert into " + t + " as c (scope, idem_key, fingerprint, state,"
+        // The "bound" CTE saves lock_timeout and sets it (transaction-local) to what is left of the
+        // call's wait before the row is inserted, so a wait on a holder whose claim is not committed
+        // yet (its before() still running) ends at the policy's bound (55P03); the main query puts the
+        // saved value back once the row is in, so before() waits as the caller set it. With no row
+        // (a live one is there) nothing is restored, but then nothing else waits in this transaction
+        // (a read, then COMMIT), and the transaction's end drops the setting anyway.
+        this.claimSql = Kind.EFFECT_CLAIM.tag()
+                + "with bound as materialized (select current_setting('lock_timeout') as saved,"
+                + " set_config('lock_timeout', ?, true) as waiting),"
+                + " claimed as (insert into " + t + " as c (scope, idem_key, fingerprint, state,"
                 + " created_at, expires_at, effect, request, fence, lease_until, lookups)"
-                + " values (?, ?, ?, 3, now(), 'infinity', ?, ?, 1, clock_timestamp() + ?" + MS + ", 0)"
+                + " select ?, ?, ?, 3, now(), 'infinity', ?, ?, 1, clock_timestamp() + ?" + MS + ", 0 from bound"
                 + " on conflict (scope, idem_key) do update set fingerprint = excluded.fingerprint, state = 3,"
                 + " result = null, created_at = excluded.created_at, completed_at = null, expires_at = 'infinity',"
                 + " effect = excluded.effect, request = excluded.request, fence = coalesce(c.fence, 0) + 1,"
                 + " lease_until = excluded.lease_until, lookups = 0, next_lookup_at = null"
                 + " where c.expires_at <= clock_timestamp()"
-                + " returning c.fence, c.created_at";
+                + " returning c.fence, c.created_at)"
+                + " select claimed.fence, claimed.created_at, set_config('lock_timeout', bound.saved, true)"
+                + " from bound, claimed";
         // when the caller has no local writes to commit with the claim, its COMMIT rides along
         this.claimAndCommitSql = claimSql + "; commit";
         this.readSql = Kind.EFFECT_READ.tag() + "select state, fingerprint, result, completed_at, fence,"
@@ -64,6 +77,12 @@ public final class EffectStatements {
                 + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
                 + " request = null, lease_until = null, next_lookup_at = null"
                 + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ? returning completed_at";
+        // a definite answer whose holder lost its fence: kept while this claim (its start) is not
+        // settled, by whoever holds it now; state = 3 or 4 under the row lock lets one record win
+        this.recordLateSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
+                + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
+                + " request = null, lease_until = null, next_lookup_at = null"
+                + " where scope = ? and idem_key = ? and state in (3, 4) and created_at = ? returning completed_at";
         // a refusal before the remote call (a Rejection of the local writes), on a fresh or expired key
         this.failSql = Kind.EFFECT_RECORD.tag() + "insert into " + t + " as c (scope, idem_key, fingerprint, state,"
                 + " result, created_at, completed_at, expires_at, effect)"
@@ -91,15 +110,23 @@ public final class EffectStatements {
         this.unsettledSql = Kind.EFFECT_SCAN.tag() + "select scope, idem_key, state, request, fence, lookups,"
                 + " completed_at, lease_until, next_lookup_at, created_at from " + t + " where effect = ? and state = ?"
                 + " order by scope, idem_key limit ?";
-        this.resolveSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
+        // the request is cleared as the holder's record clears it; RETURNING gives new values, so the
+        // request the local writes need comes from the locked row as it was
+        this.resolveSql = Kind.EFFECT_RECORD.tag() + "update " + t + " as c set state = ?, result = ?,"
                 + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
-                + " lease_until = null, next_lookup_at = null"
-                + " where scope = ? and idem_key = ? and effect = ? and state = 4 returning request, created_at";
+                + " request = null, lease_until = null, next_lookup_at = null"
+                + " from (select scope, idem_key, request from " + t
+                + " where scope = ? and idem_key = ? and effect = ? and state = 4 for update) as old"
+                + " where c.scope = old.scope and c.idem_key = old.idem_key and c.state = 4"
+                + " returning old.request, c.created_at";
         // the holder's lease, renewed just before a remote call or a recoverer's settling: what is
         // left of it in ms, or nothing when the fence was lost
         this.renewSql = Kind.EFFECT_TAKEOVER.tag() + "update " + t + " set lease_until = clock_timestamp() + ?" + MS
                 + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ?"
                 + " returning (extract(epoch from lease_until - clock_timestamp()) * 1000)::bigint";
+        // phase 1 with local writes: the lease counted again from just before the COMMIT, sent with
+        // it, so that however long before() ran, the holder has its whole lease for the call
+        this.leaseFromCommitSql = renewSql + "; commit";
     }
 
     /**
@@ -123,19 +150,22 @@ public final class EffectStatements {
 
     /**
      * Claims a fresh or expired key in flight; its fence and start, or null when a live row is there.
+     * Waits at most {@code waitMs} (at least 1 ms) on a concurrent claimer's uncommitted row: past
+     * that, SQLSTATE 55P03 (lock not available), the transaction aborted.
      *
      * @param commit send the COMMIT with the insert (one round trip): the transaction ends either way
      *     (nothing is committed when a live row is there), so nothing else may be in it
      */
     public Claimed claim(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, String effect, byte[] request,
-            long leaseMillis, boolean commit) throws SQLException {
+            long leaseMillis, long waitMs, boolean commit) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(commit ? claimAndCommitSql : claimSql)) {
-            ps.setString(1, scope.value());
-            ps.setString(2, key.value());
-            ps.setBytes(3, fingerprint);
-            ps.setString(4, effect);
-            ps.setBytes(5, request);
-            ps.setLong(6, leaseMillis);
+            ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
+            ps.setString(2, scope.value());
+            ps.setString(3, key.value());
+            ps.setBytes(4, fingerprint);
+            ps.setString(5, effect);
+            ps.setBytes(6, request);
+            ps.setLong(7, leaseMillis);
             if (!ps.execute()) {
                 throw new SQLException("the claim of the external effect returned no result");
             }
@@ -171,18 +201,42 @@ public final class EffectStatements {
     /** Records the outcome if {@code fence} is still the claim's; when recorded, or null if the fence was lost. */
     public Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, short state,
             byte[] result, long ttlMillis) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(recordSql)) {
-            ps.setShort(1, state);
-            ps.setBytes(2, result);
-            ps.setLong(3, ttlMillis);
-            ps.setString(4, scope.value());
-            ps.setString(5, key.value());
-            ps.setLong(6, fence);
-            ps.setObject(7, at(claimedAt));
+        return settle(c, recordSql, scope, key, fence, claimedAt, state, result, ttlMillis);
+    }
+
+    /**
+     * Records a definite answer whose holder's fence was lost, if the claim that began at
+     * {@code claimedAt} is still unsettled (in flight or needing reconciliation); when, or null.
+     */
+    public Instant recordLate(Connection c, Scope scope, IdempotencyKey key, Instant claimedAt, short state, byte[] result,
+            long ttlMillis) throws SQLException {
+        return settle(c, recordLateSql, scope, key, null, claimedAt, state, result, ttlMillis);
+    }
+
+    /** A record of the claim that began at {@code claimedAt}, fenced unless {@code fence} is null; when, or null. */
+    private static Instant settle(Connection c, String sql, Scope scope, IdempotencyKey key, Long fence, Instant claimedAt,
+            short state, byte[] result, long ttlMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int next = bindOutcome(ps, state, result, ttlMillis, scope, key);
+            if (fence != null) {
+                ps.setLong(next++, fence);
+            }
+            ps.setObject(next, at(claimedAt));
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getTimestamp(1).toInstant() : null;
             }
         }
+    }
+
+    /** Binds the outcome's state, result and TTL, then scope and key, as every settling statement starts; the next index. */
+    private static int bindOutcome(PreparedStatement ps, short state, byte[] result, long ttlMillis, Scope scope,
+            IdempotencyKey key) throws SQLException {
+        ps.setShort(1, state);
+        ps.setBytes(2, result);
+        ps.setLong(3, ttlMillis);
+        ps.setString(4, scope.value());
+        ps.setString(5, key.value());
+        return 6;
     }
 
     /** Records a refusal of the local writes on a fresh or expired key; when, or null if a live row is there. */
@@ -269,6 +323,17 @@ public final class EffectStatements {
         return leased(c, renewSql, scope, key, fence, claimedAt, leaseMillis);
     }
 
+    /**
+     * Phase 1 with local writes: starts the lease of the claim this transaction inserted again, from
+     * now, and sends the COMMIT with it (one round trip). The row is this transaction's, so it matches.
+     */
+    public void leaseFromCommit(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt,
+            long leaseMillis) throws SQLException {
+        if (leased(c, leaseFromCommitSql, scope, key, fence, claimedAt, leaseMillis) == null) {
+            throw new SQLException("the claim this transaction inserted is not there to start its lease");
+        }
+    }
+
     /** A fenced statement that starts a lease of {@code leaseMillis} and returns one number, or null. */
     private static Long leased(Connection c, String sql, Scope scope, IdempotencyKey key, long fence, Instant claimedAt,
             long leaseMillis) throws SQLException {
@@ -278,7 +343,10 @@ public final class EffectStatements {
             ps.setString(3, key.value());
             ps.setLong(4, fence);
             ps.setObject(5, at(claimedAt));
-            try (ResultSet rs = ps.executeQuery()) {
+            if (!ps.execute()) {
+                throw new SQLException("the lease statement of the external effect returned no result");
+            }
+            try (ResultSet rs = ps.getResultSet()) { // the update's; a COMMIT sent with it reports its count after
                 return rs.next() ? rs.getLong(1) : null;
             }
         }
@@ -288,12 +356,7 @@ public final class EffectStatements {
     public Resolved resolve(Connection c, Scope scope, IdempotencyKey key, String effect, short state, byte[] result,
             long ttlMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(resolveSql)) {
-            ps.setShort(1, state);
-            ps.setBytes(2, result);
-            ps.setLong(3, ttlMillis);
-            ps.setString(4, scope.value());
-            ps.setString(5, key.value());
-            ps.setString(6, effect);
+            ps.setString(bindOutcome(ps, state, result, ttlMillis, scope, key), effect);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? new Resolved(rs.getBytes(1), rs.getTimestamp(2).toInstant()) : null;
             }
