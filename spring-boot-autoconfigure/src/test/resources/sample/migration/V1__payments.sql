@@ -10,3 +10,9 @@ CREATE TABLE audit (
     id bigserial PRIMARY KEY,
     note text NOT NULL
 );
+
+-- written through JPA (io.github.idemtx.spring.jpa): Hibernate holds its inserts until it flushes
+CREATE TABLE payment_note (
+    id uuid PRIMARY KEY,
+    note text NOT NULL
+);
