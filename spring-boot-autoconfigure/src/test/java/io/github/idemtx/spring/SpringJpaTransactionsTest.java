@@ -138,6 +138,17 @@ class SpringJpaTransactionsTest {
     }
 
     @Test
+    void aWorkThatThrowsLeavesNeitherWriteAndTheCallersTransactionCommitsWhatItDoesAfterwards() {
+        IdempotencyKey key = key();
+        String reference = "failed-" + key.value();
+        String callersNote = "callers-" + key.value();
+        assertThat(payments.payCatchingFailureThenNote(scope, key, fingerprint, reference, Then.THROW, callersNote))
+                .isEqualTo("the work failed");
+        assertThat(committed(key, reference)).as("payment, claim, the work's note").containsExactly(0, 0, 0);
+        assertThat(committed(key, callersNote)[2]).as("the caller's note after the failure").isEqualTo(1);
+    }
+
+    @Test
     void theCallersOwnPendingEntityFromBeforeRunSurvivesARejectedWork() {
         // flushed after the work only, it would be sent inside the savepoint and undone with the work,
         // while Hibernate took it as written: lost without an error

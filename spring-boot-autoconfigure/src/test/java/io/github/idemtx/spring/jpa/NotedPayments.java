@@ -24,7 +24,9 @@ public class NotedPayments {
         /** throw a {@link Rejection} after both writes */
         REJECT,
         /** return, and then fail the caller's method after {@code run} */
-        FAIL_AFTER_RUN
+        FAIL_AFTER_RUN,
+        /** throw an exception the policy does not call deterministic, after both writes */
+        THROW
     }
 
     private final IdempotentTransaction<String> idem;
@@ -45,6 +47,9 @@ public class NotedPayments {
             if (then == Then.REJECT) {
                 throw new Rejection("declined", "the payment was declined");
             }
+            if (then == Then.THROW) {
+                throw new IllegalStateException("the work failed");
+            }
             return String.valueOf(id);
         });
         if (then == Then.FAIL_AFTER_RUN) {
@@ -62,5 +67,22 @@ public class NotedPayments {
             String reference, Then then) {
         notes.save(new PaymentNote(callersNote));
         return pay(scope, key, fingerprint, reference, then);
+    }
+
+    /**
+     * The call as {@link #pay}; the caller catches what {@code run} throws, saves a note of its own
+     * afterwards and commits. Returns the message of what it caught, or null.
+     */
+    @Transactional
+    public String payCatchingFailureThenNote(Scope scope, IdempotencyKey key, Fingerprint fingerprint, String reference,
+            Then then, String callersNote) {
+        String caught = null;
+        try {
+            pay(scope, key, fingerprint, reference, then);
+        } catch (RuntimeException e) {
+            caught = e.getMessage();
+        }
+        notes.save(new PaymentNote(callersNote));
+        return caught;
     }
 }
