@@ -7,14 +7,9 @@ import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.spring.jpa.JpaPaymentsApplication;
 import io.github.idemtx.spring.jpa.NotedPayments;
 import io.github.idemtx.spring.jpa.NotedPayments.Then;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
@@ -22,6 +17,7 @@ import org.jooq.impl.DataSourceConnectionProvider;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -37,6 +33,9 @@ import org.springframework.transaction.PlatformTransactionManager;
  * library had rolled back to its savepoint.
  */
 @SpringBootTest(classes = JpaPaymentsApplication.class, webEnvironment = SpringBootTest.WebEnvironment.NONE)
+// the server is shared with other builds: its pool's connections go back when the class is done,
+// not when the JVM ends (each test class's dynamic properties make a context of its own)
+@DirtiesContext
 class SpringJpaTransactionsTest {
 
     @DynamicPropertySource
@@ -68,27 +67,11 @@ class SpringJpaTransactionsTest {
 
     /** What another session sees now: payments with the reference, claims of the key, notes with the text. */
     private int[] committed(IdempotencyKey key, String reference) {
-        String schema = transactions.schema();
-        try (Connection c = TestDatabase.get().connect();
-                PreparedStatement payments = c.prepareStatement("select count(*) from " + schema + ".payment where reference = ?");
-                PreparedStatement claims = c.prepareStatement("select count(*) from " + schema
-                        + ".idempotency_claim where scope = ? and idem_key = ?");
-                PreparedStatement notes = c.prepareStatement("select count(*) from " + schema + ".payment_note where note = ?")) {
-            payments.setString(1, reference);
-            claims.setString(1, scope.value());
-            claims.setString(2, key.value());
-            notes.setString(1, reference);
-            return new int[] {count(payments), count(claims), count(notes)};
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static int count(PreparedStatement ps) throws SQLException {
-        try (ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getInt(1);
-        }
+        return new int[] {
+            Committed.count("select count(*) from {schema}.payment where reference = ?", reference),
+            Committed.count("select count(*) from {schema}.idempotency_claim where scope = ? and idem_key = ?",
+                    scope.value(), key.value()),
+            Committed.count("select count(*) from {schema}.payment_note where note = ?", reference)};
     }
 
     @Test

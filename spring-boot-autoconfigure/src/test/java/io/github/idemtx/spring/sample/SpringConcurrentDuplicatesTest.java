@@ -9,6 +9,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.IdempotentTransaction;
+import io.github.idemtx.spring.Committed;
 import io.github.idemtx.spring.IdempotentTransactions;
 import io.github.idemtx.spring.sample.PaymentController.Payment;
 import io.github.idemtx.spring.sample.PaymentController.PaymentRequest;
@@ -38,6 +39,7 @@ import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.dao.ConcurrencyFailureException;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -53,6 +55,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * serialization failure, nothing of it remains, and the retry of its whole transaction replays.
  */
 @SpringBootTest(classes = PaymentsApplication.class, webEnvironment = SpringBootTest.WebEnvironment.NONE)
+// the server is shared with other builds: its pool's connections go back when the class is done,
+// not when the JVM ends (each test class's dynamic properties make a context of its own)
+@DirtiesContext
 class SpringConcurrentDuplicatesTest {
 
     /** Callers of one key at once; groups of them work through keys side by side. */
@@ -91,49 +96,8 @@ class SpringConcurrentDuplicatesTest {
 
     @Test
     void concurrentDuplicatesInsideTransactionalAtReadCommittedExecuteOnceAndReplayNeverThrow() throws Exception {
-        int threads = GROUPS * CALLERS_PER_KEY;
-        Map<String, Answers> answers = new ConcurrentHashMap<>();
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        List<Future<?>> running = new ArrayList<>();
-        try {
-            for (int g = 0; g < GROUPS; g++) {
-                // the callers of a group meet at the barrier before each of the group's keys, so every
-                // key is called by all of them at once
-                CyclicBarrier together = new CyclicBarrier(CALLERS_PER_KEY);
-                List<String> keys = new ArrayList<>();
-                for (int k = 0; k < KEYS_PER_GROUP; k++) {
-                    String key = UUID.randomUUID().toString();
-                    keys.add(key);
-                    answers.put(key, new Answers());
-                }
-                for (int c = 0; c < CALLERS_PER_KEY; c++) {
-                    running.add(pool.submit(() -> {
-                        for (String key : keys) {
-                            together.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
-                            Answers of = answers.get(key);
-                            try {
-                                // PaymentService.pay is @Transactional (READ COMMITTED): run joins it
-                                of.outcomes().add(payments.pay(scope, IdempotencyKey.of(key), fingerprint,
-                                        new PaymentRequest(100, key)));
-                            } catch (RuntimeException e) {
-                                of.failures().add(e);
-                            }
-                        }
-                        return null;
-                    }));
-                }
-            }
-            for (Future<?> f : running) {
-                f.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-
-        List<String> failures = new ArrayList<>();
-        answers.values().forEach(a -> a.failures().forEach(e -> failures.add(stackTrace(e))));
-        assertThat(failures).as("exceptions out of run (%d calls)", GROUPS * KEYS_PER_GROUP * CALLERS_PER_KEY)
-                .isEmpty();
+        Map<String, Answers> answers = callConcurrently(100);
+        assertNoFailures(answers);
         Map<String, Integer> rows = paymentsByReference();
         for (Map.Entry<String, Answers> e : answers.entrySet()) {
             List<Outcome<Payment>> outcomes = List.copyOf(e.getValue().outcomes());
@@ -160,16 +124,9 @@ class SpringConcurrentDuplicatesTest {
                 + undoneWorks());
     }
 
-    private long undoneWorks() throws SQLException {
-        try (Connection c = TestDatabase.get().connect();
-                PreparedStatement ps = c.prepareStatement("select max(id) - min(id) + 1 - count(*) from "
-                        + transactions.schema() + ".payment where payer = ?")) {
-            ps.setString(1, scope.value());
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
+    private long undoneWorks() {
+        return Committed.number("select max(id) - min(id) + 1 - count(*) from {schema}.payment where payer = ?",
+                scope.value());
     }
 
     @Test
@@ -246,6 +203,58 @@ class SpringConcurrentDuplicatesTest {
                 r -> assertThat(r.value()).isEqualTo("done-" + key.value()));
     }
 
+    /**
+     * Every key of {@link #GROUPS} groups of {@link #KEYS_PER_GROUP} called by {@link #CALLERS_PER_KEY}
+     * threads at once, through {@code PaymentService.pay} (@Transactional, READ COMMITTED: run joins
+     * it) for {@code amountCents}; the answers by key.
+     */
+    private Map<String, Answers> callConcurrently(long amountCents) throws Exception {
+        Map<String, Answers> answers = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(GROUPS * CALLERS_PER_KEY);
+        List<Future<?>> running = new ArrayList<>();
+        try {
+            for (int g = 0; g < GROUPS; g++) {
+                // the callers of a group meet at the barrier before each of the group's keys, so every
+                // key is called by all of them at once
+                CyclicBarrier together = new CyclicBarrier(CALLERS_PER_KEY);
+                List<String> keys = new ArrayList<>();
+                for (int k = 0; k < KEYS_PER_GROUP; k++) {
+                    String key = UUID.randomUUID().toString();
+                    keys.add(key);
+                    answers.put(key, new Answers());
+                }
+                for (int c = 0; c < CALLERS_PER_KEY; c++) {
+                    running.add(pool.submit(() -> {
+                        for (String key : keys) {
+                            together.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+                            Answers of = answers.get(key);
+                            try {
+                                of.outcomes().add(payments.pay(scope, IdempotencyKey.of(key), fingerprint,
+                                        new PaymentRequest(amountCents, key)));
+                            } catch (RuntimeException e) {
+                                of.failures().add(e);
+                            }
+                        }
+                        return null;
+                    }));
+                }
+            }
+            for (Future<?> f : running) {
+                f.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        return answers;
+    }
+
+    private static void assertNoFailures(Map<String, Answers> answers) {
+        List<String> failures = new ArrayList<>();
+        answers.values().forEach(a -> a.failures().forEach(e -> failures.add(stackTrace(e))));
+        assertThat(failures).as("exceptions out of run (%d calls)", GROUPS * KEYS_PER_GROUP * CALLERS_PER_KEY)
+                .isEmpty();
+    }
+
     private TransactionTemplate repeatableRead() {
         TransactionTemplate t = new TransactionTemplate(transactionManager);
         t.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
@@ -291,18 +300,8 @@ class SpringConcurrentDuplicatesTest {
         }
     }
 
-    private int audits(IdempotencyKey key) {
-        try (Connection c = TestDatabase.get().connect();
-                PreparedStatement ps = c.prepareStatement("select count(*) from " + transactions.schema()
-                        + ".audit where note = ?")) {
-            ps.setString(1, "audit-" + key.value());
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getInt(1);
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+    private static int audits(IdempotencyKey key) {
+        return Committed.count("select count(*) from {schema}.audit where note = ?", "audit-" + key.value());
     }
 
     private Map<String, Integer> paymentsByReference() throws SQLException {
