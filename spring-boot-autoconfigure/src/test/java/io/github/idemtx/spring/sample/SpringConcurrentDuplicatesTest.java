@@ -36,6 +36,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jooq.DSLContext;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -130,6 +131,26 @@ class SpringConcurrentDuplicatesTest {
     }
 
     @Test
+    @Disabled("fails until the jooq module's fix: ClaimFlow.workFailed -> recordFailure -> record (joined) lets"
+            + " SQLSTATE 40001 'another call with this idempotency key committed first' reach the caller when a"
+            + " duplicate committed between its re-claim's read and its lock (2 of 4,000 calls in one run here);"
+            + " the success path's record is answered for that case, the rejection's is not")
+    void concurrentDuplicatesOfARejectedWorkInsideTransactionalRecordOneRejectionAndReplayItNeverThrow()
+            throws Exception {
+        Map<String, Answers> answers = callConcurrently(0); // the work rejects a non-positive amount
+        assertNoFailures(answers);
+        for (Map.Entry<String, Answers> e : answers.entrySet()) {
+            List<Outcome<Payment>> outcomes = List.copyOf(e.getValue().outcomes());
+            assertThat(outcomes).hasSize(CALLERS_PER_KEY);
+            assertThat(outcomes).as("key %s", e.getKey()).allSatisfy(o -> assertThat(o)
+                    .isInstanceOfAny(Outcome.Rejected.class, Outcome.InProgress.class));
+            assertThat(outcomes.stream().filter(o -> o instanceof Outcome.Rejected<Payment> r && !r.replayed()))
+                    .as("recorded once for key %s: %s", e.getKey(), outcomes).hasSize(1);
+        }
+        assertThat(paymentsByReference()).as("a rejected work's payment is undone").isEmpty();
+    }
+
+    @Test
     void underRepeatableReadADuplicateThatWaitedOnTheFirstFailsToSerializeAndItsRetriedTransactionReplays()
             throws Exception {
         IdempotentTransaction<String> idem = transactions.strings();
@@ -206,7 +227,7 @@ class SpringConcurrentDuplicatesTest {
     /**
      * Every key of {@link #GROUPS} groups of {@link #KEYS_PER_GROUP} called by {@link #CALLERS_PER_KEY}
      * threads at once, through {@code PaymentService.pay} (@Transactional, READ COMMITTED: run joins
-     * it) for {@code amountCents}; the answers by key.
+     * it) for {@code amountCents} (not positive: the work rejects); the answers by key.
      */
     private Map<String, Answers> callConcurrently(long amountCents) throws Exception {
         Map<String, Answers> answers = new ConcurrentHashMap<>();
