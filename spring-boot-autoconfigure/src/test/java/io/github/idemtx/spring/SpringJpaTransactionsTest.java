@@ -10,6 +10,14 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.spring.jpa.JpaPaymentsApplication;
 import io.github.idemtx.spring.jpa.NotedPayments;
 import io.github.idemtx.spring.jpa.NotedPayments.Then;
+import java.sql.SQLException;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
@@ -17,6 +25,7 @@ import org.jooq.impl.DataSourceConnectionProvider;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.dao.DataAccessException;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.orm.jpa.JpaTransactionManager;
@@ -74,6 +83,27 @@ class SpringJpaTransactionsTest {
             Committed.count("select count(*) from {schema}.payment_note where note = ?", reference)};
     }
 
+    /** The SQLSTATEs in {@code e}'s causes and suppressed exceptions, all the way down. */
+    private static Set<String> sqlStates(Throwable e) {
+        Set<String> states = new HashSet<>();
+        Deque<Throwable> todo = new ArrayDeque<>(List.of(e));
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        while (!todo.isEmpty()) {
+            Throwable t = todo.pop();
+            if (!seen.add(t)) {
+                continue;
+            }
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                states.add(sql.getSQLState());
+            }
+            if (t.getCause() != null) {
+                todo.push(t.getCause());
+            }
+            todo.addAll(List.of(t.getSuppressed()));
+        }
+        return states;
+    }
+
     @Test
     void theSetUpIsJpaTransactionsWithJooqOverTheSameDataSource() {
         assertThat(transactionManager).isInstanceOf(JpaTransactionManager.class);
@@ -129,6 +159,19 @@ class SpringJpaTransactionsTest {
                 .isEqualTo("the work failed");
         assertThat(committed(key, reference)).as("payment, claim, the work's note").containsExactly(0, 0, 0);
         assertThat(committed(key, callersNote)[2]).as("the caller's note after the failure").isEqualTo(1);
+    }
+
+    @Test
+    void aFlushThatFailsAfterTheWorkFailsTheCallAndNothingOfItCommits() {
+        IdempotencyKey key = key();
+        String reference = "bad-note-" + key.value();
+        // the empty note passes Hibernate and fails the table's check: only at the flush after the work
+        assertThatThrownBy(() -> payments.payWithNote(scope, key, fingerprint, reference, ""))
+                .isInstanceOf(DataAccessException.class)
+                .satisfies(e -> assertThat(sqlStates(e)).as("the check's violation is told").contains("23514"));
+        assertThat(committed(key, reference)).as("payment, claim, note").containsExactly(0, 0, 0);
+        assertThat(payments.pay(scope, key, fingerprint, reference, Then.RETURN)).as("the key is free")
+                .isInstanceOf(Outcome.Executed.class);
     }
 
     @Test

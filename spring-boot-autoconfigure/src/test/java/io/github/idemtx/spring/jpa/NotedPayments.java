@@ -58,6 +58,18 @@ public class NotedPayments {
         return outcome;
     }
 
+    /** The payment through {@code tx} and a note with the given text through JPA. */
+    @Transactional
+    public Outcome<String> payWithNote(Scope scope, IdempotencyKey key, Fingerprint fingerprint, String reference,
+            String note) {
+        return idem.run(scope, key, fingerprint, tx -> {
+            Object id = tx.fetchValue("insert into payment (payer, amount_cents, reference) values (?, ?, ?) returning id",
+                    scope.value(), 100L, reference);
+            notes.save(new PaymentNote(note));
+            return String.valueOf(id);
+        });
+    }
+
     /**
      * The caller saves a note of its own before {@code run}, still pending in the persistence
      * context when the call begins; then the call as {@link #pay}.
