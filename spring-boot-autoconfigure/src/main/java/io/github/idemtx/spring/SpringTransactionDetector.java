@@ -63,8 +63,12 @@ public final class SpringTransactionDetector implements TransactionDetector {
             if (TransactionSynchronizationManager.isActualTransactionActive()
                     && target != null && TransactionSynchronizationManager.hasResource(target)) {
                 // the caller's pending writes go out before the savepoint, so that no rollback of the
-                // call undoes them: flushed after the work, inside the savepoint, they would be lost
-                flushPending();
+                // call undoes them: flushed after the work, inside the savepoint, they would be lost.
+                // Not in a read-only transaction, which the library refuses: that refusal, not the
+                // server's to a flushed write, is what the caller must hear.
+                if (!TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
+                    flushPending();
+                }
                 return Detection.ACTIVE;
             }
             return Detection.NONE;

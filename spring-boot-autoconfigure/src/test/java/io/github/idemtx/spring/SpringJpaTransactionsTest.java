@@ -7,6 +7,7 @@ import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.spring.jpa.JpaPaymentsApplication;
 import io.github.idemtx.spring.jpa.NotedPayments;
 import io.github.idemtx.spring.jpa.NotedPayments.Then;
@@ -185,6 +186,15 @@ class SpringJpaTransactionsTest {
                 .isInstanceOf(Outcome.Rejected.class);
         assertThat(committed(key, reference)).as("payment, claim, the work's note").containsExactly(0, 1, 0);
         assertThat(committed(key, callersNote)[2]).as("the caller's note").isEqualTo(1);
+    }
+
+    @Test
+    void aReadOnlyJpaTransactionIsRefusedBeforeAnythingRunsNotFailedByFlushingTheCallersEntity() {
+        IdempotencyKey key = key();
+        String reference = "read-only-" + key.value();
+        assertThatThrownBy(() -> payments.noteThenPayReadOnly(scope, key, fingerprint, "callers-" + key.value(), reference))
+                .isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("read-only");
+        assertThat(committed(key, reference)).containsExactly(0, 0, 0);
     }
 
     @Test

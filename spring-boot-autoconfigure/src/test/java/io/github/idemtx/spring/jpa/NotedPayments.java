@@ -58,6 +58,14 @@ public class NotedPayments {
         return outcome;
     }
 
+    /** A note saved, still pending, in a read-only transaction; then the call as {@link #pay}. */
+    @Transactional(readOnly = true)
+    public Outcome<String> noteThenPayReadOnly(Scope scope, IdempotencyKey key, Fingerprint fingerprint,
+            String callersNote, String reference) {
+        notes.save(new PaymentNote(callersNote));
+        return pay(scope, key, fingerprint, reference, Then.RETURN);
+    }
+
     /** The payment through {@code tx} and a note with the given text through JPA. */
     @Transactional
     public Outcome<String> payWithNote(Scope scope, IdempotencyKey key, Fingerprint fingerprint, String reference,
