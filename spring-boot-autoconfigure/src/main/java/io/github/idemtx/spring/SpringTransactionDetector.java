@@ -32,11 +32,15 @@ import org.springframework.util.ClassUtils;
  * that joins, this detector pushes out what the transaction holds in memory
  * ({@link TransactionSynchronizationUtils#triggerFlush()}, and every JPA {@code EntityManager} bound
  * to the transaction, which {@code JpaTransactionManager} binds without a flushing synchronization)
- * twice: when it reports {@link Detection#ACTIVE}, before the call's savepoint, so the caller's own
- * pending writes land outside the savepoint and are not undone with a rejected work; and in
- * {@link #flush}, after the work, so the work's land inside it and are undone with it, or kept with
- * it. A flush that finds nothing pending sends nothing. The JPA part is active only where spring-orm
- * and the JPA API are on the class path. A failing flush fails the call with the provider's exception.
+ * twice: when it reports {@link Detection#ACTIVE} (unless the transaction is read-only, which the
+ * library refuses), before the call's savepoint, so the caller's own pending writes land outside the
+ * savepoint and are not undone with a rejected work; and in {@link #flush}, after the work, so the
+ * work's land inside it and are undone with it, or kept with it. The first is the one place a
+ * detector's {@code detect} sends SQL, against {@link TransactionDetector}'s rule: the caller's own
+ * pending writes, on its own connection, which would otherwise be lost without an error; the engine
+ * offers no flush before the savepoint. A flush that finds nothing pending sends nothing; one that
+ * fails fails the call. The JPA part is active only where spring-orm and the JPA API are on the class
+ * path.
  *
  * <p>The persistence context itself is not rolled back with the savepoint (as with Spring's
  * {@code NESTED} propagation on {@code JpaTransactionManager}): after a work whose writes were

@@ -57,9 +57,6 @@ class SpringJpaTransactionsTest {
     NotedPayments payments;
 
     @Autowired
-    IdempotentTransactions transactions;
-
-    @Autowired
     PlatformTransactionManager transactionManager;
 
     @Autowired
