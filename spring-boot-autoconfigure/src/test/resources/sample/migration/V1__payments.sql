@@ -8,5 +8,11 @@ CREATE TABLE payment (
 
 CREATE TABLE audit (
     id bigserial PRIMARY KEY,
-    note text NOT NULL
+    note text NOT NULL CHECK (note <> '')
+);
+
+-- written through JPA (io.github.idemtx.spring.jpa): Hibernate holds its inserts until it flushes
+CREATE TABLE payment_note (
+    id uuid PRIMARY KEY,
+    note text NOT NULL CHECK (note <> '')
 );

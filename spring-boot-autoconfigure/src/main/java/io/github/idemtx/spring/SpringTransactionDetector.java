@@ -7,6 +7,8 @@ import org.jooq.Configuration;
 import org.jooq.impl.DataSourceConnectionProvider;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionSynchronizationUtils;
+import org.springframework.util.ClassUtils;
 
 /**
  * Tells {@code IdempotentTransaction.run} whether a Spring-managed transaction is open on the calling
@@ -23,8 +25,36 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * A {@code DSLContext} over the bare DataSource inside a Spring transaction on that same DataSource
  * would take a different connection than the transaction's, so its call would be split off the
  * caller's transaction: that is refused. Anything else is not Spring's to answer ({@code UNKNOWN}).
+ *
+ * <p><b>Writes held in memory.</b> A JPA persistence context (Hibernate through Spring Data
+ * repositories, say) holds inserts and updates until it flushes, which by default is at the caller's
+ * commit: long after the library rolled back to its savepoint for a rejected work. So, for a call
+ * that joins, this detector pushes out what the transaction holds in memory
+ * ({@link TransactionSynchronizationUtils#triggerFlush()}, and every JPA {@code EntityManager} bound
+ * to the transaction, which {@code JpaTransactionManager} binds without a flushing synchronization)
+ * twice: when it reports {@link Detection#ACTIVE} (unless the transaction is read-only, which the
+ * library refuses), before the call's savepoint, so the caller's own pending writes land outside the
+ * savepoint and are not undone with a rejected work; and in {@link #flush}, after the work, so the
+ * work's land inside it and are undone with it, or kept with it. The first is the one place a
+ * detector's {@code detect} sends SQL, against {@link TransactionDetector}'s rule: the caller's own
+ * pending writes, on its own connection, which would otherwise be lost without an error; the engine
+ * offers no flush before the savepoint. A flush that finds nothing pending sends nothing; one that
+ * fails fails the call. The JPA part is active only where spring-orm and the JPA API are on the class
+ * path.
+ *
+ * <p>The persistence context itself is not rolled back with the savepoint (as with Spring's
+ * {@code NESTED} propagation on {@code JpaTransactionManager}): after a work whose writes were
+ * undone, entities it saved or changed are still managed with the state it gave them; do not reuse
+ * them in the caller's transaction (or clear the {@code EntityManager}).
  */
 public final class SpringTransactionDetector implements TransactionDetector {
+
+    private static final boolean JPA = present("org.springframework.orm.jpa.EntityManagerHolder")
+            && present("jakarta.persistence.EntityManager");
+
+    private static boolean present(String className) {
+        return ClassUtils.isPresent(className, SpringTransactionDetector.class.getClassLoader());
+    }
 
     @Override
     public Detection detect(Configuration configuration) {
@@ -34,9 +64,18 @@ public final class SpringTransactionDetector implements TransactionDetector {
         DataSource dataSource = provider.dataSource();
         if (dataSource instanceof TransactionAwareDataSourceProxy proxy) {
             DataSource target = proxy.getTargetDataSource();
-            return TransactionSynchronizationManager.isActualTransactionActive()
-                    && target != null && TransactionSynchronizationManager.hasResource(target)
-                    ? Detection.ACTIVE : Detection.NONE;
+            if (TransactionSynchronizationManager.isActualTransactionActive()
+                    && target != null && TransactionSynchronizationManager.hasResource(target)) {
+                // the caller's pending writes go out before the savepoint, so that no rollback of the
+                // call undoes them: flushed after the work, inside the savepoint, they would be lost.
+                // Not in a read-only transaction, which the library refuses: that refusal, not the
+                // server's to a flushed write, is what the caller must hear.
+                if (!TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
+                    flushPending();
+                }
+                return Detection.ACTIVE;
+            }
+            return Detection.NONE;
         }
         if (TransactionSynchronizationManager.isActualTransactionActive()
                 && TransactionSynchronizationManager.hasResource(dataSource)) {
@@ -47,5 +86,23 @@ public final class SpringTransactionDetector implements TransactionDetector {
                     + " auto-configuration does), or inject the application's DSLContext");
         }
         return Detection.UNKNOWN;
+    }
+
+    /**
+     * Pushes out the writes the current Spring transaction holds in memory: its synchronizations'
+     * {@code flush()} and every JPA {@code EntityManager} bound to it.
+     */
+    @Override
+    public void flush(Configuration configuration) {
+        flushPending();
+    }
+
+    private static void flushPending() {
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+            TransactionSynchronizationUtils.triggerFlush();
+        }
+        if (JPA) {
+            JpaFlush.flushBoundEntityManagers();
+        }
     }
 }

@@ -9,13 +9,8 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
-import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.IdempotentTransaction;
 import io.github.idemtx.spring.sample.PaymentsApplication;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
@@ -84,25 +79,10 @@ class SpringTransactionsTest {
 
     /** What another session sees now: claims and audit rows of the key. */
     private int[] committed(IdempotencyKey key) {
-        try (Connection c = TestDatabase.get().connect();
-                PreparedStatement claims = c.prepareStatement("select count(*) from " + transactions.schema()
-                        + ".idempotency_claim where scope = ? and idem_key = ?");
-                PreparedStatement audits = c.prepareStatement("select count(*) from " + transactions.schema()
-                        + ".audit where note = ?")) {
-            claims.setString(1, scope.value());
-            claims.setString(2, key.value());
-            audits.setString(1, audit(key));
-            return new int[] {count(claims), count(audits)};
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static int count(PreparedStatement ps) throws SQLException {
-        try (ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getInt(1);
-        }
+        return new int[] {
+            Committed.count("select count(*) from {schema}.idempotency_claim where scope = ? and idem_key = ?",
+                    scope.value(), key.value()),
+            Committed.count("select count(*) from {schema}.audit where note = ?", audit(key))};
     }
 
     @Test

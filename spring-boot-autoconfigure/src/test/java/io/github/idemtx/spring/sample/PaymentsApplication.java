@@ -18,9 +18,13 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * The sample service of the Spring tests: payments (POST with an Idempotency-Key, GET), on Spring
- * Boot's own jOOQ, Flyway, Jackson 3 and MVC auto-configuration plus idemtx's starter.
+ * Boot's own jOOQ, Flyway, Jackson 3 and MVC auto-configuration plus idemtx's starter. JPA is on the
+ * test class path for {@code io.github.idemtx.spring.jpa}'s application; this one leaves it out, so
+ * its transactions are {@code DataSourceTransactionManager}'s, as in an application without JPA.
  */
-@SpringBootApplication
+@SpringBootApplication(excludeName = {
+        "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
+        "org.springframework.boot.data.jpa.autoconfigure.DataJpaRepositoriesAutoConfiguration"})
 public class PaymentsApplication {
 
     /** The test database's coordinates as Spring Boot properties; the app's tables and the claim table share its schema. */
