@@ -30,10 +30,12 @@ public interface TransactionDetector {
      * Pushes to the database the writes this manager's transaction still holds in memory (a JPA
      * persistence context's pending inserts, say), so that the library undoes or keeps them together
      * with the work's. Called only for a call that joined a transaction this detector reported
-     * {@link Detection#ACTIVE}: after the work returned, and after it threw, before the library rolls
-     * back to its savepoint (so a recorded rejection never leaves one of those writes to commit
-     * later with the caller). What it throws fails the call; after a work that threw, the call then
-     * fails with it rather than record a rejection. The default flushes nothing.
+     * {@link Detection#ACTIVE}: before the library sets its savepoint (so the caller's own pending
+     * writes land outside it and no undo of the call's reaches them), and again after the work
+     * returned, or threw, before the library rolls back to its savepoint (so a recorded rejection
+     * never leaves one of the work's writes to commit later with the caller). What it throws fails
+     * the call; after a work that threw, the call then fails with it rather than record a
+     * rejection. The default flushes nothing.
      *
      * @param configuration the configuration of the {@code DSLContext} the instance was built with
      */

@@ -8,6 +8,7 @@ import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
@@ -114,6 +115,32 @@ class ExternalEffectTest {
         assertThat(charges.run(scope, key, fingerprint, 500L)).isInstanceOfSatisfying(Outcome.Rejected.class,
                 r -> assertThat(r.replayed()).isTrue());
         assertThat(bank.calls).hasValue(1);
+    }
+
+    @Test
+    void localWritesBeforeTheCallThatCommitTheirTransactionAreRefusedAndNothingIsSentOrCommitted() {
+        ExternalEffect<Long, String> charges = effect(false);
+        for (String how : List.of("Connection.commit()", "a COMMIT statement", "setAutoCommit(true)")) {
+            IdempotencyKey key = Db.freshKey();
+            bank.inBefore = tx -> {
+                try {
+                    switch (how) {
+                        case "Connection.commit()" -> tx.connection(java.sql.Connection::commit);
+                        case "a COMMIT statement" -> tx.execute("commit");
+                        default -> tx.connection(c -> c.setAutoCommit(true));
+                    }
+                } catch (org.jooq.exception.DataAccessException refusedAtOnce) {
+                    // a before() that swallows the refusal is refused all the same
+                }
+            };
+            assertThatThrownBy(() -> charges.run(scope, key, fingerprint, 10L)).as(how)
+                    .isInstanceOfSatisfying(WorkEndedTransactionException.class,
+                            e -> assertThat(e.committedByWork()).isFalse());
+            assertThat(count("effect_hold", key)).as(how + ": the hold went with the claim").isZero();
+            assertThat(Db.claims(scope, key)).as(how + ": no claim in flight for a request never sent").isZero();
+        }
+        bank.inBefore = null;
+        assertThat(bank.calls).as("the bank was never called").hasValue(0);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.github.idemtx.spring;
 
 import jakarta.persistence.EntityManager;
+import org.springframework.orm.jpa.EntityManagerFactoryUtils;
 import org.springframework.orm.jpa.EntityManagerHolder;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -30,7 +31,13 @@ final class JpaFlush {
                     continue; // a holder of a stateless agent: no persistence context to flush
                 }
                 if (entityManager.isOpen() && entityManager.isJoinedToTransaction()) {
-                    entityManager.flush();
+                    try {
+                        entityManager.flush();
+                    } catch (RuntimeException e) {
+                        // as Spring's own flush does: the caller hears Spring's DataAccessException
+                        RuntimeException translated = EntityManagerFactoryUtils.convertJpaAccessExceptionIfPossible(e);
+                        throw translated != null ? translated : e;
+                    }
                 }
             }
         }

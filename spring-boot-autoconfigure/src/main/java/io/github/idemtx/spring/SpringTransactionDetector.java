@@ -29,18 +29,14 @@ import org.springframework.util.ClassUtils;
  * <p><b>Writes held in memory.</b> A JPA persistence context (Hibernate through Spring Data
  * repositories, say) holds inserts and updates until it flushes, which by default is at the caller's
  * commit: long after the library rolled back to its savepoint for a rejected work. So, for a call
- * that joins, this detector pushes out what the transaction holds in memory
- * ({@link TransactionSynchronizationUtils#triggerFlush()}, and every JPA {@code EntityManager} bound
- * to the transaction, which {@code JpaTransactionManager} binds without a flushing synchronization)
- * twice: when it reports {@link Detection#ACTIVE} (unless the transaction is read-only, which the
- * library refuses), before the call's savepoint, so the caller's own pending writes land outside the
- * savepoint and are not undone with a rejected work; and in {@link #flush}, after the work, so the
- * work's land inside it and are undone with it, or kept with it. The first is the one place a
- * detector's {@code detect} sends SQL, against {@link TransactionDetector}'s rule: the caller's own
- * pending writes, on its own connection, which would otherwise be lost without an error; the engine
- * offers no flush before the savepoint. A flush that finds nothing pending sends nothing; one that
- * fails fails the call. The JPA part is active only where spring-orm and the JPA API are on the class
- * path.
+ * that joins, the library asks this detector's {@link #flush} to push out what the transaction holds
+ * in memory ({@link TransactionSynchronizationUtils#triggerFlush()}, and every JPA
+ * {@code EntityManager} bound to the transaction, which {@code JpaTransactionManager} binds without a
+ * flushing synchronization) twice: before the call's savepoint, so the caller's own pending writes
+ * land outside it and are not undone with a rejected work; and after the work, so the work's land
+ * inside it and are undone with it, or kept with it. A flush that finds nothing pending sends
+ * nothing; one that fails fails the call. The JPA part is active only where spring-orm and the JPA
+ * API are on the class path.
  *
  * <p>The persistence context itself is not rolled back with the savepoint (as with Spring's
  * {@code NESTED} propagation on {@code JpaTransactionManager}): after a work whose writes were
@@ -66,13 +62,6 @@ public final class SpringTransactionDetector implements TransactionDetector {
             DataSource target = proxy.getTargetDataSource();
             if (TransactionSynchronizationManager.isActualTransactionActive()
                     && target != null && TransactionSynchronizationManager.hasResource(target)) {
-                // the caller's pending writes go out before the savepoint, so that no rollback of the
-                // call undoes them: flushed after the work, inside the savepoint, they would be lost.
-                // Not in a read-only transaction, which the library refuses: that refusal, not the
-                // server's to a flushed write, is what the caller must hear.
-                if (!TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
-                    flushPending();
-                }
                 return Detection.ACTIVE;
             }
             return Detection.NONE;

@@ -48,6 +48,9 @@ public final class ClaimFlow<T> {
         }
     }
 
+    /** jOOQ's (3.19 to 3.21) data key under which DefaultTransactionProvider keeps its transaction's connection. */
+    private static final String TRANSACTION_CONNECTION_KEY = "DATA_DEFAULT_TRANSACTION_PROVIDER_CONNECTION";
+
     private final Configuration configuration;
     private final IdempotencyPolicy policy;
     private final StoredValues<T> values;
@@ -308,7 +311,21 @@ public final class ClaimFlow<T> {
         if (failure.isEmpty()) {
             throw unchecked(call, e);
         }
-        Outcome<T> outcome = recordFailure(connection, call, failure.get(), boundary.joined());
+        Outcome<T> outcome;
+        try {
+            outcome = recordFailure(connection, call, failure.get(), boundary.joined());
+        } catch (DataAccessException recordFailed) {
+            // joined: a duplicate committed the key between the re-claim's read and its lock (the
+            // rollback to the savepoint had released the lock); a fresh read answers, as on success
+            Outcome<T> answered = boundary.joined() && SqlStates.has(recordFailed, SqlStates.SERIALIZATION_FAILURE)
+                    ? answeredDespite(connection, call, boundary, recordFailed)
+                    : null;
+            if (answered == null) {
+                throw recordFailed;
+            }
+            discard(boundary);
+            return answered;
+        }
         if (outcome instanceof Outcome.Rejected<T>) {
             keep(boundary, call);
         } else {
@@ -450,17 +467,8 @@ public final class ClaimFlow<T> {
 
     /**
      * The work's {@code tx}: {@code configuration} bound to the unit's connection as {@code guard}
-     * hands it to the work; a nested
-     * {@code tx.transaction(...)} is a savepoint.
+     * hands it to the work; a nested {@code tx.transaction(...)} is a savepoint.
      */
-    /** jOOQ's (3.19 to 3.21) data key under which DefaultTransactionProvider keeps its transaction's connection. */
-    private static final String TRANSACTION_CONNECTION_KEY = "DATA_DEFAULT_TRANSACTION_PROVIDER_CONNECTION";
-
-    public static DSLContext workContext(Configuration configuration, Connection connection) {
-        return workContext(configuration, new WorkGuard(connection, true));
-    }
-
-    /** {@link #workContext(Configuration, Connection)}, the work seeing {@code guard}'s connection. */
     public static DSLContext workContext(Configuration configuration, WorkGuard guard) {
         Connection connection = guard.connection();
         DefaultConnectionProvider unit = new DefaultConnectionProvider(connection);

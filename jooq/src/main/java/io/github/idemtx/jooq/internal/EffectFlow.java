@@ -10,6 +10,7 @@ import io.github.idemtx.core.Rejection;
 import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Intent;
@@ -259,9 +260,9 @@ public final class EffectFlow<R, T> {
             }
             Intent<R> intent = intent(scope, key, request.request(), 0, resolved.createdAt());
             if (failure != null) {
-                local(() -> remote.refused(ClaimFlow.workContext(configuration, c), intent, failure), scope, key);
+                local(c, tx -> remote.refused(tx, intent, failure), scope, key);
             } else {
-                local(() -> remote.after(ClaimFlow.workContext(configuration, c), intent, result), scope, key);
+                local(c, tx -> remote.after(tx, intent, result), scope, key);
             }
             return true;
         }, false);
@@ -385,7 +386,7 @@ public final class EffectFlow<R, T> {
                     late = at != null;
                 }
                 if (at != null) {
-                    local(() -> writes.write(ClaimFlow.workContext(configuration, c)), intent.scope(), intent.key());
+                    local(c, writes, intent.scope(), intent.key());
                 }
                 return at == null ? null : new Recorded(at, late);
             }, false);
@@ -514,7 +515,7 @@ public final class EffectFlow<R, T> {
     /** The local writes before the call; a Rejection is answered by recording it, anything else propagates. */
     private void before(Connection c, Intent<R> intent) {
         try {
-            local(() -> remote.before(ClaimFlow.workContext(configuration, c), intent), intent.scope(), intent.key());
+            local(c, tx -> remote.before(tx, intent), intent.scope(), intent.key());
         } catch (Rejection r) {
             throw new RejectedBefore(r.failure());
         }
@@ -537,19 +538,24 @@ public final class EffectFlow<R, T> {
         return at == null ? null : new Outcome.Rejected<>(failure, at, false);
     }
 
-    private void local(ThrowingRunnable writes, Scope scope, IdempotencyKey key) {
+    /**
+     * Runs local writes ({@link Remote#before}, {@link Remote#after}, {@link Remote#refused}) on
+     * {@code c}'s open transaction through a guarded {@code tx}: one that tries to end that
+     * transaction is refused ({@link WorkEndedTransactionException}), whatever it returned or threw,
+     * so the claim never commits apart from them.
+     */
+    private void local(Connection c, LocalWrites writes, Scope scope, IdempotencyKey key) {
+        WorkGuard guard = new WorkGuard(c, true);
         try {
-            writes.run();
+            writes.write(ClaimFlow.workContext(configuration, guard));
         } catch (RuntimeException e) {
-            throw e;
+            WorkEndedTransactionException refused = guard.refusal(scope, key, e);
+            throw refused != null ? refused : e;
         } catch (Exception e) {
-            throw new WorkFailedException(scope, key, e);
+            WorkEndedTransactionException refused = guard.refusal(scope, key, e);
+            throw refused != null ? refused : new WorkFailedException(scope, key, e);
         }
-    }
-
-    @FunctionalInterface
-    private interface ThrowingRunnable {
-        void run() throws Exception;
+        guard.check(scope, key);
     }
 
     @FunctionalInterface

@@ -108,9 +108,11 @@ public final class Units {
      * Runs {@code unit} in a savepoint of the caller's transaction on {@code connection}; the unit
      * ends the boundary it is given on every path that returns; whatever it throws is rolled back
      * to the savepoint, which is released, so the caller's transaction stays usable. {@code flush}
-     * pushes out what the caller's transaction manager holds in memory ({@link Boundary#flush}).
+     * pushes out what the caller's transaction manager holds in memory: once before the savepoint
+     * (the caller's own pending writes), then after the work ({@link Boundary#flush}).
      */
     public static <R> R inSavepoint(Connection connection, Runnable flush, Function<Boundary, R> unit) {
+        flush.run(); // the caller's own pending writes go out before the savepoint: no undo of the call's reaches them
         Savepoint savepoint = Jdbc.savepoint(connection);
         try {
             return unit.apply(Boundary.savepoint(connection, savepoint, flush));

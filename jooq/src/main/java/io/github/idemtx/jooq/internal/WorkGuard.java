@@ -86,12 +86,14 @@ public final class WorkGuard {
         if (attempted != null) {
             return new WorkEndedTransactionException(scope, key, attempted, false, failure);
         }
-        String ended = endedUnseen();
+        // A work that threw may have failed at its first statement before anything was sent (no
+        // transaction open, and none ever was): only a transaction known open before it tells.
+        String ended = endedUnseen(failure == null || openBefore);
         return ended == null ? null : new WorkEndedTransactionException(scope, key, ended, true, failure);
     }
 
     /** What ended the transaction without passing the guard, or null when it is still the one open. */
-    private String endedUnseen() {
+    private String endedUnseen(boolean statementsTell) {
         try {
             if (raw.isClosed()) {
                 return null; // a lost connection, not the work's doing: the flow reports it as such
@@ -103,7 +105,7 @@ public final class WorkGuard {
             return null;
         }
         TransactionState state = Jdbc.transactionState(raw);
-        if (state == TransactionState.IDLE && (openBefore || used)) {
+        if (state == TransactionState.IDLE && (openBefore || (used && statementsTell))) {
             return "a statement that ended the transaction (a COMMIT or ROLLBACK the guard could not see in advance)";
         }
         return null;

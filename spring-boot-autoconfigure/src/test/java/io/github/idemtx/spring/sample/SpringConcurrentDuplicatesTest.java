@@ -36,7 +36,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jooq.DSLContext;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -131,10 +130,6 @@ class SpringConcurrentDuplicatesTest {
     }
 
     @Test
-    @Disabled("fails until the jooq module's fix: ClaimFlow.workFailed -> recordFailure -> record (joined) lets"
-            + " SQLSTATE 40001 'another call with this idempotency key committed first' reach the caller when a"
-            + " duplicate committed between its re-claim's read and its lock (2 of 4,000 calls in one run here);"
-            + " the success path's record is answered for that case, the rejection's is not")
     void concurrentDuplicatesOfARejectedWorkInsideTransactionalRecordOneRejectionAndReplayItNeverThrow()
             throws Exception {
         Map<String, Answers> answers = callConcurrently(0); // the work rejects a non-positive amount
