@@ -45,7 +45,11 @@ public interface Remote<R, T> {
      * frees the key. The claim's lease is counted from the COMMIT that follows, so however long this
      * runs, the call has all of it; a duplicate meanwhile waits on the uncommitted claim at most its
      * {@code duplicateWait}. A {@code Remote} that does not override this method saves a round trip:
-     * the claim's COMMIT is sent with its INSERT.
+     * the claim's COMMIT is sent with its INSERT. Like every local write of a {@code Remote}
+     * ({@link #after}, {@link #refused}) it must not end the transaction it is handed: {@code tx}
+     * refuses a commit, rollback, auto-commit or a COMMIT/ROLLBACK statement, and the call then
+     * throws {@link io.github.idemtx.core.WorkEndedTransactionException} with nothing sent and
+     * nothing committed (see {@link TransactionalWork}).
      */
     default void before(DSLContext tx, Intent<R> intent) throws Exception {}
 

@@ -117,14 +117,19 @@ class ProtocolGuardTest {
         }
     }
 
-    static Stream<Arguments> endingsInBothModes() {
+    /** Every pair of one of {@code firsts} with one of {@code seconds}. */
+    private static Stream<Arguments> pairs(Object[] firsts, Object[] seconds) {
         List<Arguments> all = new ArrayList<>();
-        for (Ending e : Ending.values()) {
-            for (ClaimMode m : ClaimMode.values()) {
-                all.add(Arguments.of(e, m));
+        for (Object first : firsts) {
+            for (Object second : seconds) {
+                all.add(Arguments.of(first, second));
             }
         }
         return all.stream();
+    }
+
+    static Stream<Arguments> endingsInBothModes() {
+        return pairs(Ending.values(), ClaimMode.values());
     }
 
     @ParameterizedTest(name = "{0} in {1}")
@@ -365,13 +370,7 @@ class ProtocolGuardTest {
     // ------------------------------------------------------------------ one bound for every wait
 
     static Stream<Arguments> modePairs() {
-        List<Arguments> all = new ArrayList<>();
-        for (ClaimMode holder : ClaimMode.values()) {
-            for (ClaimMode duplicate : ClaimMode.values()) {
-                all.add(Arguments.of(holder, duplicate));
-            }
-        }
-        return all.stream();
+        return pairs(ClaimMode.values(), ClaimMode.values()); // the holder's mode, the duplicate's
     }
 
     /**
