@@ -106,7 +106,27 @@ class ProtocolGuardTest {
             }
         })),
         COMMIT_ON_THE_UNWRAPPED_DRIVER(false, tx -> tx.connection(c -> c.unwrap(BaseConnection.class).commit())),
-        AUTO_COMMIT_ON_THE_UNWRAPPED_DRIVER(false, tx -> tx.connection(c -> c.unwrap(BaseConnection.class).setAutoCommit(true)));
+        AUTO_COMMIT_ON_THE_UNWRAPPED_DRIVER(false, tx -> tx.connection(c -> c.unwrap(BaseConnection.class).setAutoCommit(true))),
+        // past the guard, then on through tx in a new transaction pgjdbc opens: the next call sees it
+        COMMIT_ON_THE_DRIVER_THEN_MORE_WORK(false, tx -> {
+            tx.connection(c -> c.unwrap(BaseConnection.class).commit());
+            tx.execute("select 1");
+        }),
+        ROLLBACK_ON_THE_DRIVER_THEN_MORE_WORK(false, tx -> {
+            tx.connection(c -> c.unwrap(BaseConnection.class).rollback());
+            tx.execute("select 1");
+        }),
+        AUTO_COMMIT_TOGGLED_ON_THE_DRIVER_THEN_MORE_WORK(false, tx -> {
+            tx.connection(c -> {
+                c.unwrap(BaseConnection.class).setAutoCommit(true);
+                c.unwrap(BaseConnection.class).setAutoCommit(false);
+            });
+            tx.execute("select 1");
+        }),
+        COMMIT_IN_A_NESTED_TRANSACTION_ON_THE_DRIVER(false, tx -> {
+            tx.transaction(nested -> nested.dsl().connection(c -> c.unwrap(BaseConnection.class).commit()));
+            tx.execute("select 1");
+        });
 
         final boolean seen;
         final Step step;
@@ -182,6 +202,21 @@ class ProtocolGuardTest {
                         ((Outcome.Executed<String>) fixed).value()));
         assertThat(Db.effects(scope, key)).isEqualTo(before + 1);
         assertThat(Db.DATABASE.leftoverSessionState(Db.POOL)).as("the pool's connections are clean").isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void aRejectionThrownAfterACommitPastTheGuardIsNotRecordedAsTheAnswer(ClaimMode mode) {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
+        assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
+            Db.writeEffect(tx, scope, key, "x");
+            tx.connection(c -> c.unwrap(BaseConnection.class).commit());
+            throw new Rejection(io.github.idemtx.core.Failure.of("late", "rejected after a commit"));
+        })).isInstanceOfSatisfying(WorkEndedTransactionException.class, e -> assertThat(e.committedByWork()).isTrue())
+                .hasCauseInstanceOf(Rejection.class);
+        assertThat(Db.claims(scope, key)).as("no rejection recorded for a work that committed").isZero();
     }
 
     @ParameterizedTest
@@ -451,14 +486,16 @@ class ProtocolGuardTest {
             IdempotencyKey key) throws InterruptedException {
         IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
         String note = "slow-" + key.value();
+        java.util.concurrent.atomic.AtomicInteger backend = new java.util.concurrent.atomic.AtomicInteger();
         Future<Outcome<String>> held = holder.submit(() -> idem.run(scope, key, fingerprint, tx -> {
+            backend.set(tx.resultQuery("select pg_backend_pid()").fetchSingle().get(0, Integer.class));
             tx.execute("INSERT INTO " + T + ".slow_commit (note) VALUES (?)", note);
             return "id-" + Db.writeEffect(tx, scope, key, "holder");
         }));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        // only the holder's deferred trigger sleeps, and only in its COMMIT
-        while (count("select count(*) from pg_stat_activity where wait_event = 'PgSleep'"
-                + " and datname = current_database()") == 0) {
+        // the holder's own session (others on the server may sleep too), sleeping in its COMMIT's trigger
+        while (backend.get() == 0 || count("select count(*) from pg_stat_activity where wait_event = 'PgSleep'"
+                + " and pid = ?", backend.get()) == 0) {
             assertThat(System.nanoTime()).as("the holder's COMMIT started sleeping").isLessThan(deadline);
             assertThat(held.isDone()).as("the holder is still committing").isFalse();
             Thread.sleep(5);
@@ -551,6 +588,15 @@ class ProtocolGuardTest {
         assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("update t set committed = true")).isNull();
         assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("do $f$ begin perform 1; end $f$")).isNull();
         assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("prepare p as select 1")).isNull();
+        // an outside attack's finds: escaped quotes in E-strings, $ inside identifiers, a comment
+        // ended by a carriage return, ROLLBACK WORK TO
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select E'\\' '; commit; --'")).isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select 1 as a$b$; commit; --$b$")).isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select 1; --x\rcommit")).isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("insert into t values (E'it\\'s; commit')")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("ROLLBACK WORK TO SAVEPOINT a")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("rollback transaction to a")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("rollback work")).isEqualTo("rollback");
     }
 
     private static long count(String sql, Object... bindings) {

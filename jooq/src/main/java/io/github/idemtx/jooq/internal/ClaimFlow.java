@@ -357,6 +357,12 @@ public final class ClaimFlow<T> {
         try {
             boundary.keep();
         } catch (DataAccessException e) {
+            if (boundary.joined() && SqlStates.has(e, SqlStates.NO_SUCH_SAVEPOINT)) {
+                // only an end of the caller's transaction since the call began removes its savepoint
+                throw new WorkEndedTransactionException(call.scope(), call.key(),
+                        "a COMMIT or ROLLBACK past the guard (the call's savepoint in the caller's transaction is gone)",
+                        true, e);
+            }
             if (!boundary.joined() && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
             }

@@ -12,6 +12,8 @@ public final class SqlStates {
     public static final String DEADLOCK_DETECTED = "40P01";
     public static final String LOCK_NOT_AVAILABLE = "55P03";
     public static final String UNIQUE_VIOLATION = "23505";
+    /** invalid_savepoint_specification: e.g. RELEASE of a savepoint its transaction no longer has. */
+    public static final String NO_SUCH_SAVEPOINT = "3B001";
 
     private SqlStates() {}
 

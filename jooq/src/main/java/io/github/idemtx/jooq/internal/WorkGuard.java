@@ -26,6 +26,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Executor;
+import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
 /**
@@ -49,7 +50,11 @@ public final class WorkGuard {
     private final Connection guarded;
     private final boolean openBefore;
     private String attempted;
-    private boolean used;
+    /** What ended the transaction past the guard, seen at a later call or after the work; null while none did. */
+    private String endedPast;
+    /** Whether a transaction was seen open on the connection (or known open before the work). */
+    private boolean sawOpen;
+    private BaseConnection driver;
 
     /**
      * @param raw the unit's connection, auto-commit off
@@ -59,6 +64,7 @@ public final class WorkGuard {
     public WorkGuard(Connection raw, boolean openBefore) {
         this.raw = raw;
         this.openBefore = openBefore;
+        this.sawOpen = openBefore;
         this.guarded = new Guarded();
     }
 
@@ -86,29 +92,64 @@ public final class WorkGuard {
         if (attempted != null) {
             return new WorkEndedTransactionException(scope, key, attempted, false, failure);
         }
-        // A work that threw may have failed at its first statement before anything was sent (no
-        // transaction open, and none ever was): only a transaction known open before it tells.
-        String ended = endedUnseen(failure == null || openBefore);
+        String ended = endedPast != null ? endedPast : endedNow();
         return ended == null ? null : new WorkEndedTransactionException(scope, key, ended, true, failure);
     }
 
-    /** What ended the transaction without passing the guard, or null when it is still the one open. */
-    private String endedUnseen(boolean statementsTell) {
+    /**
+     * Samples the connection's state, client-side: whether the transaction seen open before has
+     * ended (auto-commit on, or none open), which only a commit or rollback past the guard does
+     * (the driver's connection unwrapped). A transaction never seen open says nothing: a work whose
+     * first statement failed before it was sent has none. Null while it is still open.
+     */
+    private String endedNow() {
         try {
             if (raw.isClosed()) {
                 return null; // a lost connection, not the work's doing: the flow reports it as such
             }
             if (raw.getAutoCommit()) {
-                return "Connection.setAutoCommit(true) (on the underlying connection)";
+                return "Connection.setAutoCommit(true) on the driver's own connection";
             }
         } catch (SQLException e) {
             return null;
         }
-        TransactionState state = Jdbc.transactionState(raw);
-        if (state == TransactionState.IDLE && (openBefore || (used && statementsTell))) {
-            return "a statement that ended the transaction (a COMMIT or ROLLBACK the guard could not see in advance)";
+        TransactionState state = state();
+        if (state == null) {
+            return null;
         }
-        return null;
+        if (state != TransactionState.IDLE) {
+            sawOpen = true;
+            return null;
+        }
+        return sawOpen ? "a COMMIT or ROLLBACK past the guard (on the driver's own connection)" : null;
+    }
+
+    private TransactionState state() {
+        try {
+            if (driver == null) {
+                if (!raw.isWrapperFor(BaseConnection.class)) {
+                    return null;
+                }
+                driver = raw.unwrap(BaseConnection.class);
+            }
+            return driver.getTransactionState();
+        } catch (SQLException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Every call of the work on the guarded connection starts here: a transaction that ended past
+     * the guard since the last call is refused now, before the work goes on in a new one.
+     */
+    private void enter() throws SQLException {
+        if (endedPast == null) {
+            endedPast = endedNow();
+        }
+        if (endedPast != null) {
+            throw new SQLException("the work must not end the transaction that holds the idempotency claim, and it"
+                    + " did (" + endedPast + "); refused: let the library commit", INVALID_TERMINATION);
+        }
     }
 
     private SQLException refuse(String what) {
@@ -120,7 +161,7 @@ public final class WorkGuard {
     }
 
     private void sql(String sql) throws SQLException {
-        used = true;
+        enter();
         String verb = endingVerb(sql);
         if (verb != null) {
             throw refuse("the statement '" + verb + "'");
@@ -157,6 +198,10 @@ public final class WorkGuard {
             case "rollback" -> {
                 int j = skipBlank(sql, i + word.length());
                 String next = word(sql, j);
+                if (next.equals("work") || next.equals("transaction")) {
+                    j = skipBlank(sql, j + next.length());
+                    next = word(sql, j);
+                }
                 if (next.equals("to")) {
                     return null; // ROLLBACK TO SAVEPOINT: the work's own savepoint
                 }
@@ -191,9 +236,7 @@ public final class WorkGuard {
             if (Character.isWhitespace(c) || c == '(') {
                 i++;
             } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-                while (i < n && sql.charAt(i) != '\n') {
-                    i++;
-                }
+                i = endOfLineComment(sql, i);
             } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
                 i = endOfBlockComment(sql, i);
             } else {
@@ -201,6 +244,39 @@ public final class WorkGuard {
             }
         }
         return i;
+    }
+
+    /** The index past a {@code --} comment at {@code i}: the server ends it at a line feed or a carriage return. */
+    private static int endOfLineComment(String sql, int i) {
+        int n = sql.length();
+        while (i < n && sql.charAt(i) != '\n' && sql.charAt(i) != '\r') {
+            i++;
+        }
+        return i;
+    }
+
+    /** The index past the closing quote of an {@code E'...'} string whose body starts at {@code i}. */
+    private static int endOfEscapeString(String sql, int i) {
+        int n = sql.length();
+        while (i < n) {
+            char c = sql.charAt(i);
+            if (c == '\\') {
+                i += 2;
+            } else if (c == '\'') {
+                if (i + 1 < n && sql.charAt(i + 1) == '\'') {
+                    i += 2; // a doubled quote inside
+                } else {
+                    return i + 1;
+                }
+            } else {
+                i++;
+            }
+        }
+        return n;
+    }
+
+    private static boolean isIdentifierPart(char c) {
+        return Character.isLetterOrDigit(c) || c == '_' || c == '$';
     }
 
     private static int endOfBlockComment(String sql, int i) {
@@ -230,12 +306,16 @@ public final class WorkGuard {
             char c = sql.charAt(i);
             if (c == ';') {
                 return i + 1;
+            } else if (c == '\'' && i > 0 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
+                    && (i < 2 || !isIdentifierPart(sql.charAt(i - 2)))) {
+                i = endOfEscapeString(sql, i + 1); // E'...': a backslash escapes the next character
             } else if (c == '\'' || c == '"') {
                 int close = sql.indexOf(c, i + 1);
                 i = close < 0 ? n : close + 1; // a doubled quote closes and reopens: the same
             } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-                int eol = sql.indexOf('\n', i);
-                i = eol < 0 ? n : eol + 1;
+                i = endOfLineComment(sql, i);
+            } else if (c == '$' && i > 0 && isIdentifierPart(sql.charAt(i - 1))) {
+                i++; // inside an identifier (a$b), not a dollar quote
             } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
                 i = endOfBlockComment(sql, i);
             } else if (c == '$') {
@@ -283,19 +363,19 @@ public final class WorkGuard {
 
         @Override
         public Statement createStatement() throws SQLException {
-            used = true;
+            enter();
             return statement(raw.createStatement());
         }
 
         @Override
         public Statement createStatement(int type, int concurrency) throws SQLException {
-            used = true;
+            enter();
             return statement(raw.createStatement(type, concurrency));
         }
 
         @Override
         public Statement createStatement(int type, int concurrency, int holdability) throws SQLException {
-            used = true;
+            enter();
             return statement(raw.createStatement(type, concurrency, holdability));
         }
 
@@ -362,6 +442,7 @@ public final class WorkGuard {
 
         @Override
         public void setAutoCommit(boolean autoCommit) throws SQLException {
+            enter();
             if (autoCommit) {
                 throw refuse("Connection.setAutoCommit(true)");
             }
@@ -385,6 +466,7 @@ public final class WorkGuard {
 
         @Override
         public void rollback(Savepoint savepoint) throws SQLException {
+            enter();
             raw.rollback(savepoint);
         }
 
@@ -405,6 +487,7 @@ public final class WorkGuard {
 
         @Override
         public DatabaseMetaData getMetaData() throws SQLException {
+            enter();
             return raw.getMetaData();
         }
 
@@ -470,16 +553,19 @@ public final class WorkGuard {
 
         @Override
         public Savepoint setSavepoint() throws SQLException {
+            enter();
             return raw.setSavepoint();
         }
 
         @Override
         public Savepoint setSavepoint(String name) throws SQLException {
+            enter();
             return raw.setSavepoint(name);
         }
 
         @Override
         public void releaseSavepoint(Savepoint savepoint) throws SQLException {
+            enter();
             raw.releaseSavepoint(savepoint);
         }
 
@@ -563,7 +649,7 @@ public final class WorkGuard {
             if (iface.isInstance(this)) {
                 return iface.cast(this);
             }
-            used = true; // the driver's own connection runs statements the guard does not see
+            enter(); // the driver's own connection runs statements the guard does not see: note the state now
             return raw.unwrap(iface);
         }
 
