@@ -172,6 +172,23 @@ public final class ClaimFlow<T> {
         }
     }
 
+    /**
+     * A joined record that failed with 40001 ({@code e}): a duplicate committed the key between this
+     * call's read and its lock. Rolled back to the savepoint, a fresh read (READ COMMITTED) sees
+     * that row, whose answer is this call's, the savepoint released; null when the call is not
+     * joined, the failure is another, or the read finds no answer (REPEATABLE READ): throw {@code e}.
+     */
+    private Outcome<T> joinedRaceAnswer(Connection connection, Call call, Boundary boundary, DataAccessException e) {
+        if (!boundary.joined() || !SqlStates.has(e, SqlStates.SERIALIZATION_FAILURE)) {
+            return null;
+        }
+        Outcome<T> answered = answeredDespite(connection, call, boundary, e);
+        if (answered != null) {
+            discard(boundary);
+        }
+        return answered;
+    }
+
     /** {@link #answeredDespite}, else {@code e} thrown, the boundary ended. */
     private Outcome<T> answeredOrThrow(Connection connection, Call call, Boundary boundary, RuntimeException e) {
         Outcome<T> answered = answeredDespite(connection, call, boundary, e);
@@ -269,12 +286,9 @@ public final class ClaimFlow<T> {
             if (commitInRecord && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
             }
-            if (boundary.joined() && SqlStates.has(e, SqlStates.SERIALIZATION_FAILURE)) {
-                Outcome<T> answered = answeredDespite(connection, call, boundary, e);
-                if (answered != null) {
-                    discard(boundary); // releases the savepoint, rolled back already
-                    return answered; // a duplicate committed between our read and our lock: its answer is ours
-                }
+            Outcome<T> answered = joinedRaceAnswer(connection, call, boundary, e);
+            if (answered != null) {
+                return answered;
             }
             throw e;
         }
@@ -315,15 +329,11 @@ public final class ClaimFlow<T> {
         try {
             outcome = recordFailure(connection, call, failure.get(), boundary.joined());
         } catch (DataAccessException recordFailed) {
-            // joined: a duplicate committed the key between the re-claim's read and its lock (the
-            // rollback to the savepoint had released the lock); a fresh read answers, as on success
-            Outcome<T> answered = boundary.joined() && SqlStates.has(recordFailed, SqlStates.SERIALIZATION_FAILURE)
-                    ? answeredDespite(connection, call, boundary, recordFailed)
-                    : null;
+            // the rollback to the savepoint had released the key's lock, so the re-claim can race too
+            Outcome<T> answered = joinedRaceAnswer(connection, call, boundary, recordFailed);
             if (answered == null) {
                 throw recordFailed;
             }
-            discard(boundary);
             return answered;
         }
         if (outcome instanceof Outcome.Rejected<T>) {

@@ -36,21 +36,8 @@ public final class SqlStates {
      * the session with it, whatever its SQLSTATE.
      */
     private static boolean hasFatal(Throwable t) {
-        Map<Throwable, Boolean> seen = new IdentityHashMap<>();
-        for (Throwable c = t; c != null && seen.put(c, Boolean.TRUE) == null; c = c.getCause()) {
-            if (c instanceof SQLException sql) {
-                for (SQLException s = sql; s != null; s = s.getNextException()) {
-                    if (s instanceof PSQLException p && p.getServerErrorMessage() != null
-                            && "FATAL".equals(p.getServerErrorMessage().getSeverity())) {
-                        return true;
-                    }
-                    if (s.getNextException() == s) {
-                        break;
-                    }
-                }
-            }
-        }
-        return false;
+        return anyException(t, s -> s instanceof PSQLException p && p.getServerErrorMessage() != null
+                && "FATAL".equals(p.getServerErrorMessage().getSeverity()));
     }
 
     /** Whether {@code state} (null: no) says the connection is gone, as {@link #isConnectionLoss} counts it. */
@@ -93,11 +80,16 @@ public final class SqlStates {
     }
 
     private static boolean any(Throwable t, java.util.function.Predicate<String> stateMatches) {
+        return anyException(t, s -> s.getSQLState() != null && stateMatches.test(s.getSQLState()));
+    }
+
+    /** Whether an SQLException of the cause chain, or one chained behind it as its next exception, matches. */
+    private static boolean anyException(Throwable t, java.util.function.Predicate<SQLException> matches) {
         Map<Throwable, Boolean> seen = new IdentityHashMap<>();
         for (Throwable c = t; c != null && seen.put(c, Boolean.TRUE) == null; c = c.getCause()) {
             if (c instanceof SQLException sql) {
                 for (SQLException s = sql; s != null; s = s.getNextException()) {
-                    if (s.getSQLState() != null && stateMatches.test(s.getSQLState())) {
+                    if (matches.test(s)) {
                         return true;
                     }
                     if (s.getNextException() == s) {
