@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * {@link ClaimMode#WORK_FIRST}'s own mechanism, whatever the run's default mode: the insert with
  * COMMIT is the claim, a duplicate that overtakes a slow holder wins, and a duplicate meeting a
  * holder's uncommitted row waits for it within {@code duplicateWait}. (The contract as a whole runs
- * in both modes: every suite of this module, see jooq/pom.xml's executions.)
+ * in both modes: every suite of this module, see jooq-integration/pom.xml's executions.)
  */
 class WorkFirstTest {
 

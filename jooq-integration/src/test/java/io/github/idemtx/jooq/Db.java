@@ -32,7 +32,7 @@ final class Db {
 
     /**
      * The {@link ClaimMode} this run's instances use: the library's default, or the one the surefire
-     * execution names in {@code idemtx.test.claimMode} (jooq/pom.xml runs the suites in both).
+     * execution names in {@code idemtx.test.claimMode} (jooq-integration/pom.xml runs the suites in both).
      */
     static final ClaimMode CLAIM_MODE = claimMode();
 
