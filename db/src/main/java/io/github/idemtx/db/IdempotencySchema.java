@@ -1,5 +1,9 @@
 package io.github.idemtx.db;
 
+import io.github.idemtx.core.UnsupportedDatabaseException;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.SQLException;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -35,6 +39,12 @@ public final class IdempotencySchema {
     /** The claim table's name. */
     public static final String CLAIM_TABLE = "idempotency_claim";
 
+    /**
+     * The oldest PostgreSQL major version the library supports and is tested on; older servers are
+     * refused by {@link #migrate} and by the first call on them.
+     */
+    public static final int OLDEST_SUPPORTED_VERSION = 14;
+
     private static final Pattern SCHEMA_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,62}");
 
     private IdempotencySchema() {}
@@ -50,11 +60,20 @@ public final class IdempotencySchema {
      * @return how many migrations were applied (0 if it was up to date)
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code schema} is not a plain PostgreSQL identifier
+     * @throws UnsupportedDatabaseException if the server is older than PostgreSQL
+     *     {@value #OLDEST_SUPPORTED_VERSION}; nothing was changed
+     * @throws IllegalStateException if {@code dataSource} gives no connection (the driver's error is the cause)
      * @throws org.flywaydb.core.api.FlywayException if a migration fails
      */
     public static int migrate(DataSource dataSource, String schema) {
         Objects.requireNonNull(dataSource, "dataSource must not be null");
         requireSchemaName(schema);
+        try (Connection connection = dataSource.getConnection()) {
+            requireSupportedServer(connection);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot connect to migrate the claim table (SQLSTATE " + e.getSQLState() + "): "
+                    + e.getMessage(), e);
+        }
         MigrateResult result = Flyway.configure(IdempotencySchema.class.getClassLoader())
                 .dataSource(dataSource)
                 .locations(LOCATION)
@@ -70,6 +89,33 @@ public final class IdempotencySchema {
                 .load()
                 .migrate();
         return result.migrationsExecuted;
+    }
+
+    /**
+     * Checks that {@code connection} leads to a PostgreSQL this library supports, from what the
+     * driver learned when it connected (no statement is sent).
+     *
+     * @throws NullPointerException if {@code connection} is null
+     * @throws UnsupportedDatabaseException if the server is not PostgreSQL, or older than
+     *     {@value #OLDEST_SUPPORTED_VERSION}
+     * @throws SQLException if the driver cannot say
+     */
+    public static void requireSupportedServer(Connection connection) throws SQLException {
+        Objects.requireNonNull(connection, "connection must not be null");
+        DatabaseMetaData meta = connection.getMetaData();
+        String product = meta.getDatabaseProductName();
+        if (!"PostgreSQL".equalsIgnoreCase(product)) {
+            throw new UnsupportedDatabaseException(UnsupportedDatabaseException.Problem.SERVER_TOO_OLD,
+                    "the database at " + meta.getURL() + " is " + product + ", not PostgreSQL: idemtx runs on PostgreSQL "
+                            + OLDEST_SUPPORTED_VERSION + " or newer", null);
+        }
+        int major = meta.getDatabaseMajorVersion();
+        if (major < OLDEST_SUPPORTED_VERSION) {
+            throw new UnsupportedDatabaseException(UnsupportedDatabaseException.Problem.SERVER_TOO_OLD,
+                    "the server at " + meta.getURL() + " runs PostgreSQL " + meta.getDatabaseProductVersion()
+                            + "; idemtx supports PostgreSQL " + OLDEST_SUPPORTED_VERSION
+                            + " and newer: upgrade the server, or point the data source at a newer one", null);
+        }
     }
 
     /**

@@ -16,6 +16,7 @@ import io.github.idemtx.jooq.internal.ClaimFlow;
 import io.github.idemtx.jooq.internal.ClaimFlow.Call;
 import io.github.idemtx.jooq.internal.ClaimStatements;
 import io.github.idemtx.jooq.internal.Jdbc;
+import io.github.idemtx.jooq.internal.SqlStates;
 import io.github.idemtx.jooq.internal.TransactionOwnership;
 import io.github.idemtx.jooq.internal.TransactionOwnership.Decision;
 import io.github.idemtx.jooq.internal.Units;
@@ -132,6 +133,7 @@ public final class IdempotentTransaction<T> {
     private final Listeners listeners;
     private final long waitNanos;
     private final ClaimMode claimMode;
+    private final Jdbc.ServerCheck serverCheck = new Jdbc.ServerCheck();
 
     private IdempotentTransaction(Builder<T> b) {
         this.dsl = b.dsl;
@@ -279,7 +281,7 @@ public final class IdempotentTransaction<T> {
         try {
             return sql.purge(connection, limit);
         } catch (SQLException e) {
-            throw new DataAccessException("the purge of expired claims failed (SQLSTATE " + e.getSQLState() + ")", e);
+            throw SqlStates.storeFailure("the purge of expired claims failed", e, schema);
         }
     }
 
@@ -317,8 +319,11 @@ public final class IdempotentTransaction<T> {
         Configuration configuration = dsl.configuration();
         TransactionOwnership.Detected detected = ownership.detect(configuration); // before a connection is taken
         return Jdbc.onConnection(configuration,
-                connection -> body.apply(connection, ownership.decide(configuration, detected, connection, scope, key),
-                        detected.flusher(configuration)));
+                connection -> {
+                    serverCheck.check(connection);
+                    return body.apply(connection, ownership.decide(configuration, detected, connection, scope, key),
+                        detected.flusher(configuration));
+                });
     }
 
     /** Builds an {@link IdempotentTransaction}. */

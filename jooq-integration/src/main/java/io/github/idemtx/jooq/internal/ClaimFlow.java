@@ -128,6 +128,9 @@ public final class ClaimFlow<T> {
                 }
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
             }
+            if (SqlStates.isNotMigrated(e)) {
+                throw SqlStates.notMigrated(e, sql.schema());
+            }
             DataAccessException failed = new DataAccessException("recording the outcome of the idempotency key failed"
                     + " (SQLSTATE " + e.getSQLState() + ")", e);
             return answeredOrThrow(connection, call, boundary, failed); // e.g. 25P02: the work left its transaction aborted
@@ -159,8 +162,8 @@ public final class ClaimFlow<T> {
                     answered = sql.rollbackAndRead(connection, call.scope().value(), call.key().value(),
                             call.fingerprint().bytes());
                 } catch (SQLException e) {
-                    throw new DataAccessException("reading the answer of the idempotency key, which another call holds,"
-                            + " failed (SQLSTATE " + e.getSQLState() + "); nothing of this call was committed", e);
+                    throw SqlStates.storeFailure("reading the answer of the idempotency key, which another call holds,"
+                            + " failed; nothing of this call was committed", e, sql.schema());
                 }
                 if (answered != null) {
                     discard(boundary); // a no-op: no transaction is open
@@ -385,7 +388,7 @@ public final class ClaimFlow<T> {
             return sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
                     call.waitLeftMillis(), call.timings());
         } catch (SQLException e) {
-            throw new DataAccessException("the claim of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
+            throw SqlStates.storeFailure("the claim of the idempotency key failed", e, sql.schema());
         }
     }
 
@@ -396,7 +399,7 @@ public final class ClaimFlow<T> {
             return sql.record(connection, held, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
                     state, result, ttlMillis, commit, joined);
         } catch (SQLException e) {
-            throw new DataAccessException("recording the outcome of the idempotency key failed (SQLSTATE " + e.getSQLState() + ")", e);
+            throw SqlStates.storeFailure("recording the outcome of the idempotency key failed", e, sql.schema());
         }
     }
 

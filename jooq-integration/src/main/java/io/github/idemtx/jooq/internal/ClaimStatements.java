@@ -54,8 +54,15 @@ public final class ClaimStatements {
     private final String rereadSql;
     private final String upsertSql;
     private final String purgeSql;
+    private final String schema;
+
+    /** The schema holding the claim table. */
+    public String schema() {
+        return schema;
+    }
 
     public ClaimStatements(String schema) {
+        this.schema = schema;
         DSLContext render = DSL.using(SQLDialect.POSTGRES, new Settings()
                 .withRenderMapping(new RenderMapping()
                         .withSchemata(new MappedSchema().withInput("").withOutput(schema))));

@@ -57,6 +57,7 @@ public final class EffectFlow<R, T> {
     private final boolean readAfterWrite;
     /** Whether {@code remote} keeps {@link Remote#before}'s no-op: the claim then carries its own COMMIT. */
     private final boolean nothingBefore;
+    private final Jdbc.ServerCheck serverCheck = new Jdbc.ServerCheck();
 
     public EffectFlow(Configuration configuration, IdempotencyPolicy policy, TransactionOwnership ownership,
             EffectStatements sql, String effect, ResultCodec<R> requestCodec, ResultCodec<T> resultCodec,
@@ -572,6 +573,7 @@ public final class EffectFlow<R, T> {
     private <V> V inTransaction(Scope scope, IdempotencyKey key, SqlUnit<V> unit, boolean first) {
         TransactionOwnership.Detected detected = first ? ownership.detect(configuration) : null;
         return Jdbc.onConnection(configuration, connection -> {
+            serverCheck.check(connection);
             if (first) {
                 ownership.decide(configuration, detected, connection, scope, key);
             }
@@ -581,7 +583,7 @@ public final class EffectFlow<R, T> {
                     Jdbc.commit(connection);
                     return v;
                 } catch (SQLException e) {
-                    throw new DataAccessException("the external effect's statement failed (SQLSTATE " + e.getSQLState() + ")", e);
+                    throw SqlStates.storeFailure("the external effect's statement failed", e, sql.schema());
                 }
             };
             try {

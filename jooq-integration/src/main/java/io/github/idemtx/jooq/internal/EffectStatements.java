@@ -42,7 +42,15 @@ public final class EffectStatements {
     private final String renewSql;
     private final String leaseFromCommitSql;
 
+    private final String schema;
+
+    /** The schema holding the claim table. */
+    public String schema() {
+        return schema;
+    }
+
     public EffectStatements(String schema) {
+        this.schema = schema;
         String t = "\"" + schema + "\".idempotency_claim";
         // The "bound" CTE saves lock_timeout and sets it (transaction-local) to what is left of the
         // call's wait before the row is inserted, so a wait on a holder whose claim is not committed

@@ -154,4 +154,26 @@ public final class Jdbc {
         provider.release(connection);
         return result;
     }
+
+    /**
+     * Refuses a server older than the oldest supported PostgreSQL ({@link
+     * io.github.idemtx.db.IdempotencySchema#requireSupportedServer}) on the first connection a front
+     * door is given; after that, a volatile read. Reads what the driver learned at connect time: no
+     * round trip.
+     */
+    public static final class ServerCheck {
+        private volatile boolean passed;
+
+        public void check(Connection connection) {
+            if (passed) {
+                return;
+            }
+            try {
+                io.github.idemtx.db.IdempotencySchema.requireSupportedServer(connection);
+            } catch (SQLException e) {
+                throw new DataAccessException("cannot read the server's version from the connection", e);
+            }
+            passed = true;
+        }
+    }
 }

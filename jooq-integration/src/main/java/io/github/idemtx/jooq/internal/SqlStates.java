@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq.internal;
 
+import io.github.idemtx.core.UnsupportedDatabaseException;
 import java.sql.SQLException;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -72,6 +73,48 @@ public final class SqlStates {
                 : null;
         return where != null && where.contains("while inserting index tuple") && !where.contains("SQL statement")
                 && !where.contains("function");
+    }
+
+    /**
+     * Whether {@code e} says a relation, column, function or schema is not there (42P01, 42703,
+     * 42883, 3F000): raised by one of the library's own statements, the claim table is missing or
+     * older than this version's migrations.
+     */
+    public static boolean isNotMigrated(SQLException e) {
+        String state = e.getSQLState();
+        return "42P01".equals(state) || "42703".equals(state) || "42883".equals(state) || "3F000".equals(state);
+    }
+
+    /**
+     * The exception for a failure of one of the library's own statements on the claim table of
+     * {@code schema}: {@link UnsupportedDatabaseException} where the table is not migrated, else
+     * jOOQ's DataAccessException saying {@code what} failed.
+     *
+     * @param what what failed, as "the claim of the idempotency key failed"
+     */
+    public static RuntimeException storeFailure(String what, SQLException e, String schema) {
+        if (isNotMigrated(e)) {
+            return notMigrated(e, schema);
+        }
+        return new org.jooq.exception.DataAccessException(what + " (SQLSTATE " + e.getSQLState() + ")", e);
+    }
+
+    /** {@link UnsupportedDatabaseException} for a claim table in {@code schema} that {@code e} shows missing or old. */
+    public static UnsupportedDatabaseException notMigrated(SQLException e, String schema) {
+        return new UnsupportedDatabaseException(UnsupportedDatabaseException.Problem.NOT_MIGRATED,
+                "the claim table " + schema + "." + io.github.idemtx.db.IdempotencySchema.CLAIM_TABLE
+                        + " is missing or older than this version of idemtx (SQLSTATE " + e.getSQLState() + ": "
+                        + serverMessage(e) + "). Apply the migrations with IdempotencySchema.migrate(dataSource, \""
+                        + schema + "\") before the first call, or point the builder's schema(...) at the schema"
+                        + " that holds them; nothing was written", e);
+    }
+
+    /** The server's own words for {@code e}, without the driver's position and hint lines. */
+    private static String serverMessage(SQLException e) {
+        if (e instanceof PSQLException p && p.getServerErrorMessage() != null && p.getServerErrorMessage().getMessage() != null) {
+            return p.getServerErrorMessage().getMessage();
+        }
+        return String.valueOf(e.getMessage());
     }
 
     /** Whether the cause chain (suppressed exceptions aside) holds an SQLException with {@code state}. */

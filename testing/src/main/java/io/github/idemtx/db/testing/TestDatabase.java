@@ -11,23 +11,19 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
-import org.testcontainers.DockerClientFactory;
-import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
- * The PostgreSQL the database tests run against, resolved once per test JVM in this order:
- *
- * <ol>
- *   <li>the JDBC URL in {@code IDEMPOTENCY_TEST_DB_URL} (with {@code IDEMPOTENCY_TEST_DB_USER} and
- *       {@code IDEMPOTENCY_TEST_DB_PASSWORD});
- *   <li>a server at 127.0.0.1:5432, user {@code postgres}, when one answers;
- *   <li>a Testcontainers container, when Docker answers;
- *   <li>otherwise every database test fails with a message saying how to provide one.
- * </ol>
+ * The PostgreSQL the database tests run against, resolved once per test JVM as {@link LocalPostgres}
+ * says (the same order as the ledger's): the JDBC URL in {@code IDEMPOTENCY_TEST_DB_URL} (with
+ * {@code IDEMPOTENCY_TEST_DB_USER} and {@code IDEMPOTENCY_TEST_DB_PASSWORD}), or the words
+ * {@code embedded[:version]} / {@code testcontainers[:image]} there; else a server at 127.0.0.1:5432
+ * that lets user {@code postgres} in; else an embedded PostgreSQL; else Testcontainers where Docker
+ * answers; else every database test fails with one message that says why and how to provide one.
  *
  * <p>Each JVM works in a schema of its own ({@code idemtx_test_<random>}), created here and dropped
  * when the JVM exits; the migrations are applied to it by whoever needs them.
@@ -47,7 +43,6 @@ public final class TestDatabase {
     public static final String URL_ENV = "IDEMPOTENCY_TEST_DB_URL";
     public static final String USER_ENV = "IDEMPOTENCY_TEST_DB_USER";
     public static final String PASSWORD_ENV = "IDEMPOTENCY_TEST_DB_PASSWORD";
-    static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
 
     /** System property: {@code true} to run the code under test through PgBouncer (transaction mode). */
     public static final String PGBOUNCER_PROPERTY = "idemtx.test.pgbouncer";
@@ -69,6 +64,7 @@ public final class TestDatabase {
     private final String schema;
     private final String origin;
     private PgBouncer pgBouncer;
+    private LocalPostgres local;
 
     private TestDatabase(String url, String user, String password, String origin) {
         this.url = url;
@@ -102,46 +98,25 @@ public final class TestDatabase {
         }
     }
 
+    /** The settings' names, for messages. */
+    public static final ConnectionCheck.Settings SETTINGS = new ConnectionCheck.Settings(URL_ENV, USER_ENV, PASSWORD_ENV);
+
     private static TestDatabase resolve() {
-        String url = System.getenv(URL_ENV);
-        if (url != null && !url.isBlank()) {
-            return new TestDatabase(url, System.getenv(USER_ENV), System.getenv(PASSWORD_ENV), URL_ENV);
-        }
-        if (answers(LOCAL_URL, "postgres", null)) {
-            return new TestDatabase(LOCAL_URL, "postgres", null, "local server at 127.0.0.1:5432");
-        }
-        if (dockerAnswers()) {
-            PostgreSQLContainer container = new PostgreSQLContainer("postgres:15-alpine");
-            container.start();
-            Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "stop-test-postgres"));
-            return new TestDatabase(container.getJdbcUrl(), container.getUsername(), container.getPassword(), "Testcontainers");
-        }
-        throw new IllegalStateException("""
-                No PostgreSQL for the database tests. Provide one of:
-                  - IDEMPOTENCY_TEST_DB_URL=jdbc:postgresql://host:port/db (with IDEMPOTENCY_TEST_DB_USER and
-                    IDEMPOTENCY_TEST_DB_PASSWORD), a database where the user may create schemas;
-                  - a PostgreSQL at 127.0.0.1:5432 accepting user 'postgres' without a password;
-                  - a running Docker, for Testcontainers to start postgres:15-alpine.""");
+        LocalPostgres found = LocalPostgres.resolve(System.getenv(URL_ENV), System.getenv(USER_ENV),
+                System.getenv(PASSWORD_ENV), SETTINGS);
+        System.out.println("database tests: " + found.describe());
+        TestDatabase db = new TestDatabase(found.url(), found.user(), found.password(), found.describe());
+        db.local = found;
+        return db;
     }
 
-    private static boolean answers(String url, String user, String password) {
-        Properties props = credentials(user, password);
-        props.setProperty("connectTimeout", "3");
-        props.setProperty("loginTimeout", "3");
-        try (Connection c = DriverManager.getConnection(url, props)) {
-            return c.isValid(3);
-        } catch (SQLException e) {
-            return false;
+    /** The embedded server's {@code bin} directory, when the tests run on one ({@link ThrowawayCluster}'s fallback). */
+    static Optional<java.nio.file.Path> embeddedBinaries() {
+        TestDatabase db;
+        synchronized (TestDatabase.class) {
+            db = instance;
         }
-    }
-
-    /** Whether a Docker answers, for Testcontainers (also {@link ThrowawayCluster}'s fallback). */
-    static boolean dockerAnswers() {
-        try {
-            return DockerClientFactory.instance().isDockerAvailable();
-        } catch (RuntimeException | LinkageError e) {
-            return false;
-        }
+        return db == null || db.local == null ? Optional.empty() : db.local.binaries();
     }
 
     private static Properties credentials(String user, String password) {

