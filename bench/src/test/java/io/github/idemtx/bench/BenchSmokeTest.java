@@ -1,5 +1,6 @@
 package io.github.idemtx.bench;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * profile runs, and the outputs are written. It checks that the harness works, never how fast
  * anything was.
  */
+@DatabaseTest
 class BenchSmokeTest {
 
     private static final int ACCOUNTS = 50;

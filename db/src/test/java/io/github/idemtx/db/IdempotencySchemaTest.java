@@ -1,5 +1,6 @@
 package io.github.idemtx.db;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -14,6 +15,7 @@ import java.util.List;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 
+@DatabaseTest
 class IdempotencySchemaTest {
 
     private final TestDatabase db = TestDatabase.get();

@@ -1,14 +1,11 @@
 package io.github.idemtx.ledger;
 
 import io.github.idemtx.jooq.ClaimMode;
+import io.github.idemtx.db.testing.ConnectionCheck;
 import java.security.SecureRandom;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Properties;
 
 /**
  * The ledger's settings, from {@code --name=value} flags or {@code LEDGER_*} environment variables
@@ -16,8 +13,9 @@ import java.util.Properties;
  *
  * <ul>
  *   <li>{@code LEDGER_DB_URL}, {@code LEDGER_DB_USER}, {@code LEDGER_DB_PASSWORD} ({@code --db-url},
- *       ...): the PostgreSQL. Default: 127.0.0.1:5432 as {@code postgres} if it answers, else a
- *       Testcontainers PostgreSQL when Docker answers, else a message saying how to provide one.
+ *       ...): the PostgreSQL, a JDBC URL or {@code embedded[:version]} / {@code testcontainers[:image]};
+ *       unset, 127.0.0.1:5432 as {@code postgres} if it lets that user in, else an embedded
+ *       PostgreSQL (docs/database.md; {@code LocalPostgres} resolves it as it does for the tests).
  *   <li>{@code LEDGER_SCHEMA} ({@code --schema}): where the ledger's and the claims' tables go;
  *       default {@code ledger}.
  *   <li>{@code LEDGER_PORT} ({@code --port}): default 8080; 0 picks a free port.
@@ -33,7 +31,9 @@ import java.util.Properties;
 record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schema, int port,
         Map<String, String> tokens, boolean demoTokens, int poolSize, String bankUrl, ClaimMode claimMode) {
 
-    static final String LOCAL_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
+    /** The names of the database settings, for messages. */
+    static final ConnectionCheck.Settings DB_SETTINGS = new ConnectionCheck.Settings("LEDGER_DB_URL (--db-url)",
+            "LEDGER_DB_USER (--db-user)", "LEDGER_DB_PASSWORD (--db-password)");
 
     LedgerConfig {
         tokens = Map.copyOf(tokens);
@@ -76,29 +76,8 @@ record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schem
                 tokens.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
             }
         }
-        if (url == null) {
-            url = LOCAL_URL;
-            user = user == null ? "postgres" : user;
-        }
         return new LedgerConfig(url, user, password, schema, port, tokens, demo, poolSize,
                 bankUrl == null ? null : bankUrl.replaceAll("/$", ""), claimMode);
-    }
-
-    /** Whether a PostgreSQL answers at {@code url}. */
-    static boolean answers(String url, String user, String password) {
-        Properties props = new Properties();
-        if (user != null) {
-            props.setProperty("user", user);
-        }
-        if (password != null) {
-            props.setProperty("password", password);
-        }
-        props.setProperty("connectTimeout", "3");
-        try (Connection c = DriverManager.getConnection(url, props)) {
-            return c.isValid(3);
-        } catch (SQLException e) {
-            return false;
-        }
     }
 
     LedgerConfig withDatabase(String url, String user, String password) {

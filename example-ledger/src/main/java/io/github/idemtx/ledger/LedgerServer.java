@@ -1,5 +1,8 @@
 package io.github.idemtx.ledger;
 
+import io.github.idemtx.db.testing.LocalPostgres;
+import java.util.Optional;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -34,7 +37,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -142,22 +144,14 @@ public final class LedgerServer implements AutoCloseable {
     }
 
     private static LedgerServer start(LedgerConfig config, boolean fresh) throws IOException {
-        if (LedgerConfig.answers(config.dbUrl(), config.dbUser(), config.dbPassword())) {
-            return new LedgerServer(config, () -> {}, fresh);
+        LocalPostgres db = LocalPostgres.resolve(config.dbUrl(), config.dbUser(), config.dbPassword(), LedgerConfig.DB_SETTINGS);
+        System.out.println("ledger database: " + db.describe());
+        try {
+            return new LedgerServer(config.withDatabase(db.url(), db.user(), db.password()), db, fresh);
+        } catch (RuntimeException | IOException e) {
+            db.close();
+            throw e;
         }
-        if (!config.dbUrl().equals(LedgerConfig.LOCAL_URL)) {
-            throw new IllegalStateException("no PostgreSQL answers at " + config.dbUrl() + " (LEDGER_DB_URL)");
-        }
-        Optional<TestcontainersDatabase> container = TestcontainersDatabase.startIfDockerAnswers();
-        if (container.isEmpty()) {
-            throw new IllegalStateException("""
-                    No PostgreSQL for the ledger. Provide one of:
-                      - LEDGER_DB_URL=jdbc:postgresql://host:port/db with LEDGER_DB_USER and LEDGER_DB_PASSWORD;
-                      - a PostgreSQL at 127.0.0.1:5432 accepting user 'postgres' without a password;
-                      - a running Docker, for Testcontainers to start one.""");
-        }
-        TestcontainersDatabase db = container.get();
-        return new LedgerServer(config.withDatabase(db.url(), db.user(), db.password()), db, fresh);
     }
 
     public static void main(String[] args) throws Exception {

@@ -24,7 +24,7 @@ class LedgerConfigTest {
         LedgerConfig config = LedgerConfig.from(new String[0], Map.of());
         assertThat(config.demoTokens()).isTrue();
         assertThat(config.tokens().values()).containsExactlyInAnyOrder("demo-tenant-a", "demo-tenant-b");
-        assertThat(config.dbUrl()).isEqualTo(LedgerConfig.LOCAL_URL);
+        assertThat(config.dbUrl()).as("unset: resolved at start (LocalPostgres)").isNull();
     }
 
     @Test

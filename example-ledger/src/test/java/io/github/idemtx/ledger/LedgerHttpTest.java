@@ -1,5 +1,6 @@
 package io.github.idemtx.ledger;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+@DatabaseTest
 class LedgerHttpTest {
 
     static final String TOKEN_A = "token-of-a";

@@ -1,5 +1,6 @@
 package io.github.idemtx.ledger;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -10,6 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The short version of {@code storm --payouts} that CI runs: the ledger SIGKILLed mid-payout, the bank misbehaving. */
+@DatabaseTest
 class PayoutStormTest {
 
     @Test

@@ -1,5 +1,6 @@
 package io.github.idemtx.ledger;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.db.testing.TestDatabase;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Payouts from the ledger to the bank simulator, both over HTTP, with the bank's faults switched per test. */
+@DatabaseTest
 class PayoutsHttpTest {
 
     static final String TOKEN = "token-payouts";

@@ -1,5 +1,6 @@
 package io.github.idemtx.ledger;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Test;
  * (The asynchronous run, which measures what it loses, is {@code FailoverTest}'s and the command
  * line's: see the README's Reliability section.)
  */
+@DatabaseTest
 class StormFailoverTest {
 
     @Test

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -26,6 +27,7 @@ import org.postgresql.PGProperty;
  * client sees a connection error; the retry with the same key replays the committed result. And
  * the mirror case: the proxy cuts before the COMMIT reaches the server; the retry executes, once.
  */
+@DatabaseTest
 class AmbiguousCommitTest {
 
     private static final int ITERATIONS = 50;

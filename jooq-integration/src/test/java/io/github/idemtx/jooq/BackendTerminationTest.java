@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.Backends;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.Test;
  * exists exactly once. Every call gets a session of its own (no pool), so a killed backend never
  * serves a later call.
  */
+@DatabaseTest
 class BackendTerminationTest {
 
     private static final int ITERATIONS = 80;

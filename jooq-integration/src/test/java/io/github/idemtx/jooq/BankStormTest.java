@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.Backends;
 import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.Test;
  * the database. A second phase retries every key still without an answer, as clients eventually
  * would, and judges again: by then every intent has its final answer.
  */
+@DatabaseTest
 class BankStormTest {
 
     private static final int INTENTS = 1800;

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
@@ -39,6 +40,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * completed key, the retry gets the recorded answer; the insert's wait bound never reaches the
  * work's own commit. (From an independent review of the mode; each of these failed before its fix.)
  */
+@DatabaseTest
 class ClaimModeParityTest {
 
     private final Scope scope = Db.freshScope();

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * session commits the key's row just before the call records its own; the call must not commit its
  * work, and its retry replays the row that got there first.
  */
+@DatabaseTest
 class ClaimRaceTest {
 
     private final Scope scope = Db.freshScope();

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.IdempotencyKey;
@@ -10,6 +11,7 @@ import java.time.OffsetDateTime;
 import org.junit.jupiter.api.Test;
 
 /** The downstream key, as the library derives it and as a verifier can derive it in SQL from the claim row. */
+@DatabaseTest
 class DownstreamKeyTest {
 
     @Test

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.BeforeAll;
  * are done nothing is in flight, the only unsettled claims being those handed to reconciliation,
  * exactly the intents whose lookups never answered.
  */
+@DatabaseTest
 class ExternalEffectStormTest {
 
     private static final int INTENTS = 150;

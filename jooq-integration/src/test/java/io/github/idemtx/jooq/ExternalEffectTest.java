@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The external-effect front door against PostgreSQL and a fake bank, with a fault at every point. */
+@DatabaseTest
 class ExternalEffectTest {
 
     static final ResultCodec<Long> LONGS = new ResultCodec<>() {

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -53,6 +54,7 @@ import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
  */
 @DisabledIfSystemProperty(named = "idemtx.test.pgbouncer", matches = "true",
         disabledReason = "a primary and a standby of its own, reached directly: the PgBouncer execution has nothing to add")
+@DatabaseTest
 class FailoverTest {
 
     private static final int CLIENTS = 8;

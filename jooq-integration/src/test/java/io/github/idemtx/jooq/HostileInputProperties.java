@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -17,14 +18,37 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
 import net.jqwik.api.lifecycle.AfterContainer;
+import net.jqwik.api.lifecycle.LifecycleContext;
+import net.jqwik.api.lifecycle.PropagationMode;
+import net.jqwik.api.lifecycle.SkipExecutionHook;
+import io.github.idemtx.db.testing.TestDatabase;
 
 /**
  * Hostile scopes, keys and header values against the real database: each one either works (runs
  * once, then replays) or is refused with the documented exception before any SQL; afterwards the
  * claim table and the business table hold exactly the accepted calls.
  */
+@AddLifecycleHook(value = HostileInputProperties.SkipWithoutDatabase.class, propagateTo = PropagationMode.ALL_DESCENDANTS)
 class HostileInputProperties {
+
+    /**
+     * jqwik's side of {@link DatabaseTest}: without a database these properties are skipped with the
+     * reason, which the module's first {@code @DatabaseTest} class reports as its one failure.
+     */
+    static final class SkipWithoutDatabase implements SkipExecutionHook {
+        @Override
+        public SkipResult shouldBeSkipped(LifecycleContext context) {
+            try {
+                TestDatabase.get();
+                return SkipResult.doNotSkip();
+            } catch (RuntimeException e) {
+                return SkipResult.skip(DatabaseTest.Condition.SKIPPED + ": " + e.getMessage());
+            }
+        }
+    }
+
 
     /** Every scope this class used, so the final check can look at exactly those. */
     private static final String RUN = "hostile-" + UUID.randomUUID() + "-";
@@ -88,6 +112,9 @@ class HostileInputProperties {
 
     @AfterContainer
     static void theTablesHoldExactlyTheAcceptedCalls() {
+        if (TestDatabase.failedAlready()) {
+            return; // nothing ran: the missing database is reported once, by a @DatabaseTest class
+        }
         int claims = Db.DSL_CONTEXT.resultQuery("SELECT count(*)::int FROM " + Db.SCHEMA + ".idempotency_claim WHERE scope LIKE ?",
                 RUN.replace("-", "\\-") + "%").fetchSingle().get(0, Integer.class);
         int effects = Db.DSL_CONTEXT.resultQuery("SELECT count(*)::int FROM " + Db.SCHEMA + ".effect WHERE scope LIKE ?",

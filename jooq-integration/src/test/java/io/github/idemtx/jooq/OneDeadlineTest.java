@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -33,6 +34,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * behind a chain of holders longer than the bound, the call answers {@code InProgress} close to the
  * bound, never {@code RetriesExhaustedException} for waiting alone.
  */
+@DatabaseTest
 class OneDeadlineTest {
 
     private static final Duration WAIT = Duration.ofMillis(1000);

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -53,6 +54,7 @@ import org.postgresql.core.BaseConnection;
  * invariant, one committed effect per key and every answer equal to what is stored, besides the
  * status.
  */
+@DatabaseTest
 class ProtocolGuardTest {
 
     private static final String T = Db.SCHEMA;

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.Backends;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * same key). A {@link Rejection} thrown out of {@code run} is neither: the caller takes it for the
  * final answer, yet the key is free and a retry may execute.
  */
+@DatabaseTest
 class RejectionOnDeadConnectionTest {
 
     private final Scope scope = Db.freshScope();

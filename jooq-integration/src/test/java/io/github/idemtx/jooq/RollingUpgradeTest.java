@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * share a lock, but the unique index still lets only one of them commit a key, and each replays
  * the other's answer.
  */
+@DatabaseTest
 class RollingUpgradeTest {
 
     private final Scope scope = Db.freshScope();

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -14,6 +15,7 @@ import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
 
 /** What the library sends besides the work's own statements, in each {@link ClaimMode}. */
+@DatabaseTest
 class RoundTripTest {
 
     private final List<String> statements = new CopyOnWriteArrayList<>();

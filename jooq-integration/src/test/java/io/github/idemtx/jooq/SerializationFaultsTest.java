@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -41,6 +42,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * call whose budget is spent ends in {@link RetriesExhaustedException}, having left no effect and
  * no claim.
  */
+@DatabaseTest
 class SerializationFaultsTest {
 
     /**

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,6 +36,7 @@ import org.jooq.impl.DSL;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
 
 /**
  * Restarts the server under a load of {@code run} calls from a HikariCP pool, on a cluster of the
@@ -43,6 +45,9 @@ import org.junit.jupiter.api.Test;
  * and a client that retries the calls that threw, with the same key, ends with each intent applied
  * exactly once and nothing applied that nobody asked for.
  */
+@DisabledIfSystemProperty(named = "idemtx.test.pgbouncer", matches = "true",
+        disabledReason = "a server of its own, reached directly: the PgBouncer executions would repeat the direct ones")
+@DatabaseTest
 class ServerRestartTest {
 
     private static final int THREADS = 12;

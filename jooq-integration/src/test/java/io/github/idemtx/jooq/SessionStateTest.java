@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -29,6 +30,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * PgBouncer (the through-pgbouncer execution) they are the few that every client connection of the
  * test JVM shares, so whatever any earlier test left behind shows up here too.
  */
+@DatabaseTest
 class SessionStateTest {
 
     private final Scope scope = Db.freshScope();

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -27,6 +28,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * refused rather than committed on its own (which split the caller's transaction before); stated
  * {@code JOIN}, it joins; outside a transaction it owns its own.
  */
+@DatabaseTest
 class SpringWithoutTheModuleTest {
 
     private final Scope scope = Db.freshScope();

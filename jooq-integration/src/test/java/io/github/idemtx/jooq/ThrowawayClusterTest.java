@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -16,6 +17,7 @@ import java.util.Optional;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
+@DatabaseTest
 class ThrowawayClusterTest {
 
     @Test

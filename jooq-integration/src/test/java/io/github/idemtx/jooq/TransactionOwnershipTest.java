@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -40,6 +41,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * PgBouncer; the set-ups that change session state (init SQL that SETs, {@code schema},
  * {@code transactionIsolation}) only directly, where they belong.
  */
+@DatabaseTest
 class TransactionOwnershipTest {
 
     /** A way to get connections, as users configure it. */

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * holder's uncommitted row waits for it within {@code duplicateWait}. (The contract as a whole runs
  * in both modes: every suite of this module, see jooq-integration/pom.xml's executions.)
  */
+@DatabaseTest
 class WorkFirstTest {
 
     private final Scope scope = Db.freshScope();

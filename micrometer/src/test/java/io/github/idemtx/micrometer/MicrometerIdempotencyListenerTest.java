@@ -1,5 +1,6 @@
 package io.github.idemtx.micrometer;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Real calls against PostgreSQL, observed: timers and counters by outcome, bounded tags, no scope by default. */
+@DatabaseTest
 class MicrometerIdempotencyListenerTest {
 
     static final TestDatabase DB = TestDatabase.get();

@@ -1,5 +1,6 @@
 package io.github.idemtx.spring;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -25,6 +26,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+@DatabaseTest
 class IdempotencyAutoConfigurationTest {
 
     private static final TestDatabase DB = TestDatabase.get();

@@ -1,5 +1,6 @@
 package io.github.idemtx.spring;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.db.testing.Concurrently;
@@ -29,6 +30,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * The sample payments service over real HTTP: concurrent duplicates, replays, a key reused for
  * another request, malformed keys, no principal, a rejection, and a method that fails after run.
  */
+@DatabaseTest
 @SpringBootTest(classes = PaymentsApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class PaymentsHttpTest {
 

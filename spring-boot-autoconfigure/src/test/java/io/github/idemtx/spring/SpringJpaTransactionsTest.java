@@ -1,5 +1,6 @@
 package io.github.idemtx.spring;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -45,6 +46,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 @SpringBootTest(classes = JpaPaymentsApplication.class, webEnvironment = SpringBootTest.WebEnvironment.NONE)
 // the server is shared with other builds: its pool's connections go back when the class is done,
 // not when the JVM ends (each test class's dynamic properties make a context of its own)
+@DatabaseTest
 @DirtiesContext
 class SpringJpaTransactionsTest {
 

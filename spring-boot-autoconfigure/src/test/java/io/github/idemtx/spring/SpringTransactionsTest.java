@@ -1,5 +1,6 @@
 package io.github.idemtx.spring;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -34,6 +35,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * call inside a Spring transaction (declarative or programmatic, REQUIRES_NEW, NESTED) joins it,
  * even as its first statement, and its claim and effect commit or vanish with it.
  */
+@DatabaseTest
 @SpringBootTest(classes = PaymentsApplication.class, webEnvironment = SpringBootTest.WebEnvironment.NONE)
 class SpringTransactionsTest {
 

@@ -1,5 +1,8 @@
 package io.github.idemtx.ledger.storm;
 
+import io.github.idemtx.db.testing.ConnectionCheck;
+import io.github.idemtx.db.testing.LocalPostgres;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.idemtx.ledger.Flags;
@@ -112,8 +115,8 @@ public final class PayoutStorm {
         }
         return new Options(Flags.intFlag(flags, "intents", 300, 1, 100_000), Flags.intFlag(flags, "clients", 8, 1, 128),
                 Flags.intFlag(flags, "kills", 8, 0, 1000), Flags.longFlag(flags, "seed", System.nanoTime()),
-                flags.getOrDefault("db-url", System.getenv().getOrDefault("LEDGER_DB_URL", "jdbc:postgresql://127.0.0.1:5432/postgres")),
-                flags.getOrDefault("db-user", System.getenv().getOrDefault("LEDGER_DB_USER", "postgres")),
+                flags.getOrDefault("db-url", System.getenv("LEDGER_DB_URL")),
+                flags.getOrDefault("db-user", System.getenv("LEDGER_DB_USER")),
                 flags.getOrDefault("db-password", System.getenv("LEDGER_DB_PASSWORD")), schema, schema + "_bank");
     }
 
@@ -145,8 +148,21 @@ public final class PayoutStorm {
         this.bankPort = freePort();
     }
 
+    /**
+     * Runs the storm; the database is resolved as the ledger's ({@link LocalPostgres}: the URL, else
+     * 127.0.0.1:5432, else an embedded server that lives as long as this run) and handed to the ledger
+     * and bank processes by URL.
+     */
     public static Report run(Options options, java.io.PrintStream progress) throws Exception {
-        return new PayoutStorm(options, progress).run();
+        try (LocalPostgres db = LocalPostgres.resolve(options.dbUrl(), options.dbUser(), options.dbPassword(),
+                new ConnectionCheck.Settings("LEDGER_DB_URL (--db-url)", "LEDGER_DB_USER (--db-user)",
+                        "LEDGER_DB_PASSWORD (--db-password)"))) {
+            progress.println("storm database: " + db.describe());
+            Options resolved = new Options(options.intents(), options.clients(), options.kills(), options.seed(), db.url(),
+                    db.user() == null ? System.getProperty("user.name") : db.user(), db.password(), options.ledgerSchema(),
+                    options.bankSchema());
+            return new PayoutStorm(resolved, progress).run();
+        }
     }
 
     private record Intent(int index, String account, BigDecimal amount, String key) {}

@@ -74,6 +74,11 @@ public final class TestDatabase {
         this.schema = "idemtx_test_" + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
     }
 
+    /** Whether this JVM already tried to resolve the database and failed (every later {@link #get} throws the same). */
+    public static synchronized boolean failedAlready() {
+        return failure != null;
+    }
+
     /** The database of this test JVM, resolved and prepared on first use. */
     public static synchronized TestDatabase get() {
         if (instance != null) {
