@@ -31,7 +31,7 @@ final class BenchContext {
     final DSLContext dsl;
     final Ledger ledger;
     final Shared shared;
-    /** In {@code ClaimMode.WORK_FIRST}, the mode the README recommends for work like this transfer. */
+    /** In {@code ClaimMode.WORK_FIRST}, the mode docs/claim-modes.md recommends for work like this transfer. */
     final IdempotentTransaction<Ledger.Receipt> idem;
     /** In {@code READ_FIRST}, the library's default. */
     final IdempotentTransaction<Ledger.Receipt> idemReadFirst;

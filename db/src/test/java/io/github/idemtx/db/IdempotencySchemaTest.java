@@ -64,7 +64,7 @@ class IdempotencySchemaTest {
     void leavesNoSessionStateOnThePooledConnections() {
         assumeFalse(db.throughPgBouncer(), "Flyway sets the search path for the session while it migrates and"
                 + " restores it in a later transaction, which a transaction-mode pooler may run on another server"
-                + " connection: migrations go straight to the server (README, Behind a connection pooler)");
+                + " connection: migrations go straight to the server (docs/poolers.md)");
         String schema = db.schema() + "_state";
         try (HikariDataSource ds = db.newPool(8)) {
             assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(4);
@@ -76,7 +76,7 @@ class IdempotencySchemaTest {
 
     @Test
     void upgradingFromTheFirstVersionFoldsEachClaimsWorkDurationIntoItsExpiryAndKeepsTheOldFunctionForARollingUpgrade() throws Exception {
-        assumeFalse(db.throughPgBouncer(), "migrations go straight to the server (README, Behind a connection pooler)");
+        assumeFalse(db.throughPgBouncer(), "migrations go straight to the server (docs/poolers.md)");
         String schema = db.schema() + "_upgrade";
         try (HikariDataSource ds = db.newPool(2)) {
             Flyway.configure(IdempotencySchema.class.getClassLoader()).dataSource(ds).locations(IdempotencySchema.LOCATION)

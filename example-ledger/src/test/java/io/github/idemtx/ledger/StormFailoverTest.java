@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * is SIGKILLed under load and the standby promoted. With synchronous replication every invariant
  * holds, no final answer is lost, and every key sent again afterwards gets its first answer back.
  * (The asynchronous run, which measures what it loses, is {@code FailoverTest}'s and the command
- * line's: see the README's Reliability section.)
+ * line's: see docs/reliability.md, Failover.)
  */
 @DatabaseTest
 class StormFailoverTest {

@@ -43,7 +43,7 @@ public enum ClaimMode {
      * as long as the holder does. A work that throws on a key already answered gets that answer.
      * Choose it for work that is cheap, writes only through {@code tx} (which the library requires in
      * any mode: serialization failures already re-run the work) and whose retries are a small share
-     * of calls: the README gives the measured break-even. Keep {@link #READ_FIRST} for expensive work,
+     * of calls: docs/performance.md gives the measured break-even. Keep {@link #READ_FIRST} for expensive work,
      * work with effects outside the transaction (better: {@link ExternalEffect}), hot rows that
      * speculative retries would contend for, and clients that rely on a prompt 409 for in-flight
      * duplicates.

@@ -21,7 +21,7 @@ final class Db {
     static final DSLContext DSL_CONTEXT = DSL.using(POOL, SQLDialect.POSTGRES);
 
     static {
-        // migrations go straight to the server, as the README advises: behind a transaction-mode
+        // migrations go straight to the server, as docs/poolers.md advises: behind a transaction-mode
         // pooler Flyway's session-level search path can stay on a shared server connection
         try (HikariDataSource direct = DATABASE.newServerPool(2)) {
             IdempotencySchema.migrate(direct, SCHEMA);

@@ -206,7 +206,7 @@ class TransactionOwnershipTest {
             }
             return n;
         });
-        assertThat(calls).as("the README's loop ends").isLessThan(50);
+        assertThat(calls).as("the loop docs/operations.md describes ends").isLessThan(50);
         assertThat(Db.claims(scope)).as("the deletions were committed").isZero();
     }
 

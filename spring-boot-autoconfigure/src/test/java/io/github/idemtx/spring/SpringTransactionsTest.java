@@ -212,7 +212,7 @@ class SpringTransactionsTest {
 
     @Test
     void anInstanceTheApplicationBuildsItselfJoinsSpringTransactionsToo() {
-        // as the README's Usage section builds it: the Spring detector is found on the class path
+        // as the README's example (TransferService) builds it: the Spring detector is found on the class path
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
                 .schema(transactions.schema()).build();
         IdempotencyKey key = key();
