@@ -1,6 +1,7 @@
 package io.github.idemtx.ledger;
 
 import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.db.testing.FailoverCluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -21,6 +22,7 @@ class StormFailoverTest {
 
     @Test
     void aStormAcrossAFailoverWithSynchronousReplicationLosesNoAnswer() throws Exception {
+        FailoverCluster.assumeBinaries();
         Storm.Options options = new Storm.Options(8, 600, 0, 20, 0.3, Duration.ofMillis(1500), 42L);
         Storm.Report report = Storm.runWithFailover(new String[] {"--schema=storm_failover"}, options,
                 new Storm.FailoverPlan(Replication.SYNC, "on", 1), System.out);

@@ -97,6 +97,7 @@ class FailoverTest {
 
     private Run failoverUnderLoad(Replication replication) throws Exception {
         long started = System.nanoTime();
+        FailoverCluster.assumeBinaries();
         try (FailoverCluster cluster = FailoverCluster.start(replication);
                 HikariDataSource pool = pool(cluster)) {
             IdempotencySchema.migrate(pool, Db.SCHEMA);

@@ -82,6 +82,27 @@ public final class FailoverCluster implements AutoCloseable {
         this.cleanupHook = new Thread(this::destroyQuietly, "failover-postgres-cleanup");
     }
 
+    /**
+     * The PostgreSQL server binaries a primary and a standby can be run with ({@code initdb},
+     * {@code pg_ctl}, {@code pg_basebackup}: a server installation, not the embedded server's, which
+     * has no {@code pg_basebackup}); empty where this machine has none.
+     */
+    public static java.util.Optional<Path> binaries() {
+        return ThrowawayCluster.localBinaries().filter(b -> Files.isExecutable(b.resolve("pg_basebackup")));
+    }
+
+    /**
+     * Skips the calling test, saying how to install what it needs, where {@link #binaries()} finds
+     * none; under CI ({@code CI} set, as .ci/run runs) the test runs and fails instead, since there
+     * the binaries must be installed.
+     */
+    public static void assumeBinaries() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(binaries().isPresent() || System.getenv("CI") != null,
+                "skipped: a failover test needs PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup), which this"
+                        + " machine lacks: install PostgreSQL (Debian: apt-get install postgresql; macOS: brew install"
+                        + " postgresql), or name their directory in " + ThrowawayCluster.BIN_ENV);
+    }
+
     /** {@link #start(Replication, String)} with {@code synchronous_commit = on}. */
     public static FailoverCluster start(Replication replication) {
         return start(replication, "on");
@@ -99,7 +120,7 @@ public final class FailoverCluster implements AutoCloseable {
             throw new IllegalArgumentException("synchronous_commit must be one of " + SYNCHRONOUS_COMMITS
                     + ", was '" + synchronousCommit + "'");
         }
-        Path bin = ThrowawayCluster.localBinaries().filter(b -> Files.isExecutable(b.resolve("pg_basebackup")))
+        Path bin = binaries()
                 .orElseThrow(() -> new IllegalStateException("""
                         No way to run a primary and a standby for a failover test: it needs PostgreSQL server binaries
                         (initdb, pg_ctl, pg_basebackup) in the directory pg_config --bindir names, under
