@@ -26,9 +26,28 @@ public record CallEvent(String operation, Result result, String exception, boole
 
     /** How a call ended: one per {@link RemoteOutcome} case, or an exception. */
     public enum Result {
-        EXECUTED, REPLAYED, REJECTED, FINGERPRINT_MISMATCH, IN_PROGRESS, UNKNOWN, NEEDS_RECONCILIATION, FAILED;
+        /** {@link Outcome.Executed}. */
+        EXECUTED,
+        /** {@link Outcome.Replayed}. */
+        REPLAYED,
+        /** {@link Outcome.Rejected}, the first time or replayed. */
+        REJECTED,
+        /** {@link Outcome.FingerprintMismatch}. */
+        FINGERPRINT_MISMATCH,
+        /** {@link Outcome.InProgress}. */
+        IN_PROGRESS,
+        /** {@link RemoteOutcome.Unknown}. */
+        UNKNOWN,
+        /** {@link RemoteOutcome.NeedsReconciliation}. */
+        NEEDS_RECONCILIATION,
+        /** The call ended with an exception, named by {@link CallEvent#exception()}. */
+        FAILED;
 
-        /** The result of an outcome. */
+        /**
+         * {@return the result of an outcome}
+         *
+         * @param outcome any outcome; not null
+         */
         public static Result of(RemoteOutcome<?> outcome) {
             return switch (outcome) {
                 case Outcome.Executed<?> e -> EXECUTED;
@@ -41,38 +60,43 @@ public record CallEvent(String operation, Result result, String exception, boole
             };
         }
 
-        /** The lower-case name, as metric tags spell it ({@code fingerprint_mismatch}). */
+        /** {@return the lower-case name, as metric tags spell it ({@code fingerprint_mismatch})} */
         public String tag() {
             return name().toLowerCase(java.util.Locale.ROOT);
         }
     }
 
+    /**
+     * Checks the two components that are never null.
+     *
+     * @throws NullPointerException if {@code operation} or {@code result} is null
+     */
     public CallEvent {
         Objects.requireNonNull(operation, "operation");
         Objects.requireNonNull(result, "result");
     }
 
-    /** From the start of the call to its end. */
+    /** {@return the time from the start of the call to its end} */
     public Duration total() {
         return Duration.ofNanos(totalNanos);
     }
 
-    /** In the claim statements, waits excluded. */
+    /** {@return the time spent in the claim statements, waits excluded} */
     public Duration claiming() {
         return Duration.ofNanos(claimingNanos);
     }
 
-    /** Waiting on another holder of the key. */
+    /** {@return the time spent waiting on another holder of the key} */
     public Duration waiting() {
         return Duration.ofNanos(waitingNanos);
     }
 
-    /** In the work (for an external effect: 0, the event carries the total only). */
+    /** {@return the time spent in the work (for an external effect: 0, the event carries the total only)} */
     public Duration work() {
         return Duration.ofNanos(workNanos);
     }
 
-    /** Recording the outcome, the commit included. */
+    /** {@return the time spent recording the outcome, the commit included} */
     public Duration recording() {
         return Duration.ofNanos(recordingNanos);
     }

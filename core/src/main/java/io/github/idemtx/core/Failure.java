@@ -20,6 +20,8 @@ public record Failure(String code, String message) {
     public static final int MAX_MESSAGE_LENGTH = 4000;
 
     /**
+     * Validates both components.
+     *
      * @throws NullPointerException if {@code code} or {@code message} is null
      * @throws IllegalArgumentException if {@code code} is blank or either is too long
      */
@@ -39,7 +41,15 @@ public record Failure(String code, String message) {
         }
     }
 
-    /** Same as {@code new Failure(code, message)}. */
+    /**
+     * Same as {@code new Failure(code, message)}.
+     *
+     * @param code what kind of failure; see {@link #code()}
+     * @param message details for people; see {@link #message()}
+     * @return the failure
+     * @throws NullPointerException if either is null
+     * @throws IllegalArgumentException if {@code code} is blank or either is too long
+     */
     public static Failure of(String code, String message) {
         return new Failure(code, message);
     }
@@ -48,6 +58,10 @@ public record Failure(String code, String message) {
      * The default recording of an exception: its class's simple name as the code (the full name for
      * an anonymous class) and its message (empty if none) as the message, each cut to its maximum
      * length without splitting a surrogate pair.
+     *
+     * @param exception the exception to record; not null
+     * @return the failure to record
+     * @throws NullPointerException if {@code exception} is null
      */
     public static Failure of(Throwable exception) {
         Objects.requireNonNull(exception, "exception must not be null");

@@ -30,6 +30,7 @@ public final class Fingerprint {
      * Wraps an existing SHA-256 digest.
      *
      * @param sha256 exactly {@value #LENGTH} bytes; copied
+     * @return the fingerprint
      * @throws NullPointerException if {@code sha256} is null
      * @throws IllegalArgumentException if it is not {@value #LENGTH} bytes long
      */
@@ -45,6 +46,8 @@ public final class Fingerprint {
     /**
      * Parses a SHA-256 digest written as 64 hexadecimal digits (either case).
      *
+     * @param hex the digest as 64 hexadecimal digits
+     * @return the fingerprint
      * @throws NullPointerException if {@code hex} is null
      * @throws IllegalArgumentException if it is not 64 hexadecimal digits
      */
@@ -61,29 +64,43 @@ public final class Fingerprint {
         }
     }
 
-    /** The SHA-256 digest of {@code data}. */
+    /**
+     * {@return the SHA-256 digest of {@code data}}
+     *
+     * @param data the bytes to digest
+     * @throws NullPointerException if {@code data} is null
+     */
     public static Fingerprint sha256(byte[] data) {
         Objects.requireNonNull(data, "data must not be null");
         return new Fingerprint(newSha256().digest(data));
     }
 
-    /** The SHA-256 digest of the UTF-8 bytes of {@code text}. */
+    /**
+     * {@return the SHA-256 digest of the UTF-8 bytes of {@code text}}
+     *
+     * @param text the text to digest
+     * @throws NullPointerException if {@code text} is null
+     */
     public static Fingerprint sha256(String text) {
         Objects.requireNonNull(text, "text must not be null");
         return sha256(text.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** A copy of the {@value #LENGTH} digest bytes. */
+    /** {@return a copy of the {@value #LENGTH} digest bytes} */
     public byte[] bytes() {
         return digest.clone();
     }
 
-    /** The digest as 64 lowercase hexadecimal digits. */
+    /** {@return the digest as 64 lowercase hexadecimal digits} */
     public String hex() {
         return HEX.formatHex(digest);
     }
 
-    /** Whether {@code sha256} holds the same digest, compared in constant time; false for null. */
+    /**
+     * {@return whether {@code sha256} holds the same digest, compared in constant time}
+     *
+     * @param sha256 a digest to compare with; null (or another length) never matches
+     */
     public boolean matches(byte[] sha256) {
         return sha256 != null && MessageDigest.isEqual(digest, sha256);
     }

@@ -17,8 +17,12 @@ public class IdempotencyException extends RuntimeException {
     private final transient IdempotencyKey key;
 
     /**
+     * Creates the exception; the message is completed with the scope and key when there are any.
+     *
      * @param scope the call's scope; null only for an operation that is not one call (a purge)
      * @param key the call's key; null only when {@code scope} is
+     * @param message what went wrong
+     * @param cause the underlying exception, or null
      */
     public IdempotencyException(Scope scope, IdempotencyKey key, String message, Throwable cause) {
         super(scope == null && key == null ? message : message + " (scope '" + scope + "', key '" + key + "')", cause);
@@ -26,12 +30,12 @@ public class IdempotencyException extends RuntimeException {
         this.key = key;
     }
 
-    /** The scope of the call that failed; null for an operation that is not one call. */
+    /** {@return the scope of the call that failed; null for an operation that is not one call} */
     public Scope scope() {
         return scope;
     }
 
-    /** The key of the call that failed; null for an operation that is not one call. */
+    /** {@return the key of the call that failed; null for an operation that is not one call} */
     public IdempotencyKey key() {
         return key;
     }

@@ -44,7 +44,14 @@ public record IdempotencyKey(String value) {
         }
     }
 
-    /** Same as {@code new IdempotencyKey(value)}. */
+    /**
+     * Same as {@code new IdempotencyKey(value)}.
+     *
+     * @param value the key; see {@link #IdempotencyKey(String) the constructor} for what is valid
+     * @return the key
+     * @throws NullPointerException if {@code value} is null
+     * @throws IllegalArgumentException if {@code value} is not a valid key
+     */
     public static IdempotencyKey of(String value) {
         return new IdempotencyKey(value);
     }
@@ -52,6 +59,8 @@ public record IdempotencyKey(String value) {
     /**
      * A fresh random key (a version 4 UUID), for a client to generate once per intent and reuse on
      * every retry of that intent.
+     *
+     * @return a new key, 36 characters long
      */
     public static IdempotencyKey random() {
         return new IdempotencyKey(UUID.randomUUID().toString());

@@ -18,14 +18,24 @@ public interface IdempotencyListener {
      *
      * @param operation {@code "transaction"} for {@code IdempotentTransaction}, {@code "effect:<name>"}
      *     for an {@code ExternalEffect}
+     * @return what to hand to {@link #callFinished}, or null
      */
     default Object callStarted(String operation) {
         return null;
     }
 
-    /** A call ended, with {@code started} as {@link #callStarted} returned it. */
+    /**
+     * A call ended.
+     *
+     * @param event what the call did
+     * @param started what {@link #callStarted} returned for this call; may be null
+     */
     void callFinished(CallEvent event, Object started);
 
-    /** A purge ended. */
+    /**
+     * A purge ended.
+     *
+     * @param event what the purge did
+     */
     default void purged(PurgeEvent event) {}
 }

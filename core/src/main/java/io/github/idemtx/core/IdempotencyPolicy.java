@@ -76,17 +76,17 @@ public final class IdempotencyPolicy {
         this.deterministic = List.copyOf(b.deterministic);
     }
 
-    /** The documented defaults. */
+    /** {@return the documented defaults} */
     public static IdempotencyPolicy defaults() {
         return DEFAULTS;
     }
 
-    /** A builder starting from the defaults. */
+    /** {@return a builder starting from the defaults} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** A builder starting from this policy's settings. */
+    /** {@return a builder starting from this policy's settings} */
     public Builder toBuilder() {
         Builder b = new Builder();
         b.ttl = ttl;
@@ -101,46 +101,49 @@ public final class IdempotencyPolicy {
     }
 
     /**
-     * How long a completed claim is remembered. Within it, a call with the same key replays; after
-     * it, the claim counts as absent and the next call takes it over and runs again.
+     * {@return how long a completed claim is remembered} Within it, a call with the same key replays;
+     * after it, the claim counts as absent and the next call takes it over and runs again.
      */
     public Duration ttl() {
         return ttl;
     }
 
     /**
-     * How long a call waits for a concurrent call holding the same key to finish before it gives up
-     * with {@link Outcome.InProgress}. The bound applies to the claim statement alone, never to the
-     * work's own statements.
+     * {@return how long a call waits for a concurrent call holding the same key to finish before it
+     * gives up with {@link Outcome.InProgress}} The bound applies to the claim statement alone, never
+     * to the work's own statements.
      */
     public Duration duplicateWait() {
         return duplicateWait;
     }
 
-    /** The hint returned in {@link Outcome.InProgress#retryAfter()}. */
+    /** {@return the hint returned in {@link Outcome.InProgress#retryAfter()}} */
     public Duration retryAfter() {
         return retryAfter;
     }
 
     /**
-     * How many times a call runs its whole unit (claim, work, result) when the database reports a
-     * serialization failure (40001) or a deadlock (40P01); 1 means no retry.
+     * {@return how many times a call runs its whole unit (claim, work, result) when the database
+     * reports a serialization failure (40001) or a deadlock (40P01)} 1 means no retry.
      */
     public int maxAttempts() {
         return maxAttempts;
     }
 
-    /** The upper bound of the first retry's random (full-jitter) delay; doubled for each retry after it. */
+    /** {@return the upper bound of the first retry's random (full-jitter) delay; doubled for each retry after it} */
     public Duration initialBackoff() {
         return initialBackoff;
     }
 
-    /** The upper bound of any retry's random delay. */
+    /** {@return the upper bound of any retry's random delay} */
     public Duration maxBackoff() {
         return maxBackoff;
     }
 
-    /** The largest encoded result that is stored; a larger one rolls the call back with {@link ResultTooLargeException}. */
+    /**
+     * {@return the largest encoded result that is stored, in bytes} A larger one rolls the call back
+     * with {@link ResultTooLargeException}.
+     */
     public int maxResultBytes() {
         return maxResultBytes;
     }
@@ -149,6 +152,10 @@ public final class IdempotencyPolicy {
      * The failure to record for {@code exception}, if it is deterministic: a {@link Rejection}, or an
      * instance of a type named with {@link Builder#deterministicFailure}. Empty means the exception is
      * transient: the call is rolled back and the key released.
+     *
+     * @param exception what the work threw
+     * @return the failure to record, or empty
+     * @throws NullPointerException if {@code exception} is null, or a mapper returned null
      */
     public Optional<Failure> classify(Throwable exception) {
         Objects.requireNonNull(exception, "exception must not be null");
@@ -198,15 +205,26 @@ public final class IdempotencyPolicy {
 
         private Builder() {}
 
-        /** See {@link IdempotencyPolicy#ttl()}; from 1 second to 3650 days. */
+        /**
+         * See {@link IdempotencyPolicy#ttl()}.
+         *
+         * @param ttl from 1 second to 3650 days
+         * @return this builder
+         * @throws NullPointerException if {@code ttl} is null
+         * @throws IllegalArgumentException if it is out of range
+         */
         public Builder ttl(Duration ttl) {
             this.ttl = within("ttl", ttl, SHORTEST_TTL, LONGEST_TTL);
             return this;
         }
 
         /**
-         * See {@link IdempotencyPolicy#duplicateWait()}; from 1 millisecond to
-         * 10 minutes, in whole milliseconds.
+         * See {@link IdempotencyPolicy#duplicateWait()}.
+         *
+         * @param duplicateWait from 1 millisecond to 10 minutes, in whole milliseconds
+         * @return this builder
+         * @throws NullPointerException if {@code duplicateWait} is null
+         * @throws IllegalArgumentException if it is out of range or not whole milliseconds
          */
         public Builder duplicateWait(Duration duplicateWait) {
             within("duplicateWait", duplicateWait, SHORTEST_DUPLICATE_WAIT, LONGEST_DUPLICATE_WAIT);
@@ -217,13 +235,26 @@ public final class IdempotencyPolicy {
             return this;
         }
 
-        /** See {@link IdempotencyPolicy#retryAfter()}; from zero to 1 hour. */
+        /**
+         * See {@link IdempotencyPolicy#retryAfter()}.
+         *
+         * @param retryAfter from zero to 1 hour
+         * @return this builder
+         * @throws NullPointerException if {@code retryAfter} is null
+         * @throws IllegalArgumentException if it is out of range
+         */
         public Builder retryAfter(Duration retryAfter) {
             this.retryAfter = within("retryAfter", retryAfter, Duration.ZERO, LONGEST_RETRY_AFTER);
             return this;
         }
 
-        /** See {@link IdempotencyPolicy#maxAttempts()}; from 1 to 100. */
+        /**
+         * See {@link IdempotencyPolicy#maxAttempts()}.
+         *
+         * @param maxAttempts from 1 to 100
+         * @return this builder
+         * @throws IllegalArgumentException if it is out of range
+         */
         public Builder maxAttempts(int maxAttempts) {
             if (maxAttempts < 1 || maxAttempts > MOST_ATTEMPTS) {
                 throw new IllegalArgumentException(
@@ -234,8 +265,13 @@ public final class IdempotencyPolicy {
         }
 
         /**
-         * See {@link IdempotencyPolicy#initialBackoff()} and {@link IdempotencyPolicy#maxBackoff()};
-         * each from zero to 1 minute, and {@code initial <= max}.
+         * See {@link IdempotencyPolicy#initialBackoff()} and {@link IdempotencyPolicy#maxBackoff()}.
+         *
+         * @param initial from zero to 1 minute, at most {@code max}
+         * @param max from zero to 1 minute
+         * @return this builder
+         * @throws NullPointerException if either is null
+         * @throws IllegalArgumentException if either is out of range, or {@code initial > max}
          */
         public Builder backoff(Duration initial, Duration max) {
             within("initialBackoff", initial, Duration.ZERO, LONGEST_BACKOFF);
@@ -249,7 +285,13 @@ public final class IdempotencyPolicy {
             return this;
         }
 
-        /** See {@link IdempotencyPolicy#maxResultBytes()}; from 0 to 64 MiB. */
+        /**
+         * See {@link IdempotencyPolicy#maxResultBytes()}.
+         *
+         * @param maxResultBytes from 0 to 64 MiB
+         * @return this builder
+         * @throws IllegalArgumentException if it is out of range
+         */
         public Builder maxResultBytes(int maxResultBytes) {
             if (maxResultBytes < 0 || maxResultBytes > LARGEST_RESULT_BYTES) {
                 throw new IllegalArgumentException(
@@ -262,6 +304,10 @@ public final class IdempotencyPolicy {
         /**
          * Makes exceptions of {@code type} (and its subtypes) deterministic, recorded with
          * {@link Failure#of(Throwable)}: the simple class name and the message.
+         *
+         * @param type the exception type
+         * @return this builder
+         * @throws NullPointerException if {@code type} is null
          */
         public Builder deterministicFailure(Class<? extends Exception> type) {
             return deterministicFailure(type, Failure::of);
@@ -270,6 +316,12 @@ public final class IdempotencyPolicy {
         /**
          * Makes exceptions of {@code type} (and its subtypes) deterministic, recorded as
          * {@code mapper} says. Types are tried in the order they were added.
+         *
+         * @param <E> the exception type
+         * @param type the exception type
+         * @param mapper the failure to record for an exception; must not return null
+         * @return this builder
+         * @throws NullPointerException if either is null
          */
         public <E extends Exception> Builder deterministicFailure(Class<E> type, Function<? super E, Failure> mapper) {
             Objects.requireNonNull(type, "type must not be null");
@@ -278,7 +330,7 @@ public final class IdempotencyPolicy {
             return this;
         }
 
-        /** The policy; the builder can be used again afterwards. */
+        /** {@return the policy} The builder can be used again afterwards. */
         public IdempotencyPolicy build() {
             return new IdempotencyPolicy(this);
         }

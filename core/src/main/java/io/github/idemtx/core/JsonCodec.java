@@ -28,19 +28,39 @@ public final class JsonCodec<T> implements ResultCodec<T> {
         this.type = type;
     }
 
-    /** JSON for {@code type}, with a default mapper that registers the modules on the class path. */
+    /**
+     * {@return JSON for {@code type}, with a default mapper that registers the modules on the class path}
+     *
+     * @param <T> the type of the result
+     * @param type the result's class
+     * @throws NullPointerException if {@code type} is null
+     */
     public static <T> JsonCodec<T> of(Class<T> type) {
         return of(DefaultMapper.INSTANCE, type);
     }
 
-    /** JSON for {@code type} through {@code mapper}. */
+    /**
+     * {@return JSON for {@code type} through {@code mapper}}
+     *
+     * @param <T> the type of the result
+     * @param mapper the mapper to encode and decode with; not reconfigured afterwards
+     * @param type the result's class
+     * @throws NullPointerException if either is null
+     */
     public static <T> JsonCodec<T> of(ObjectMapper mapper, Class<T> type) {
         Objects.requireNonNull(mapper, "mapper must not be null");
         Objects.requireNonNull(type, "type must not be null");
         return new JsonCodec<>(mapper, mapper.constructType(type));
     }
 
-    /** JSON for a generic type such as {@code new TypeReference<List<Transfer>>() {}}. */
+    /**
+     * {@return JSON for a generic type such as {@code new TypeReference<List<Transfer>>() {}}}
+     *
+     * @param <T> the type of the result
+     * @param mapper the mapper to encode and decode with; not reconfigured afterwards
+     * @param type the result's type
+     * @throws NullPointerException if either is null
+     */
     public static <T> JsonCodec<T> of(ObjectMapper mapper, TypeReference<T> type) {
         Objects.requireNonNull(mapper, "mapper must not be null");
         Objects.requireNonNull(type, "type must not be null");

@@ -28,6 +28,7 @@ public sealed interface Outcome<T> extends RemoteOutcome<T>
     /**
      * This call claimed the key, ran the work and committed its result together with the claim.
      *
+     * @param <T> the type of the work's result
      * @param value the work's result; null only if the work returned null
      */
     record Executed<T>(T value) implements Outcome<T> {}
@@ -38,8 +39,14 @@ public sealed interface Outcome<T> extends RemoteOutcome<T>
      *
      * @param value the stored result; null only if the original work returned null
      * @param completedAt when the original call completed
+     * @param <T> the type of the work's result
      */
     record Replayed<T>(T value, Instant completedAt) implements Outcome<T> {
+        /**
+         * Checks that {@code completedAt} is there.
+         *
+         * @throws NullPointerException if {@code completedAt} is null
+         */
         public Replayed {
             Objects.requireNonNull(completedAt, "completedAt");
         }
@@ -53,8 +60,14 @@ public sealed interface Outcome<T> extends RemoteOutcome<T>
      * @param failure what failed, as recorded
      * @param recordedAt when the failure was recorded
      * @param replayed false for the call whose work failed, true for every later call
+     * @param <T> the type of the work's result
      */
     record Rejected<T>(Failure failure, Instant recordedAt, boolean replayed) implements Outcome<T> {
+        /**
+         * Checks that {@code failure} and {@code recordedAt} are there.
+         *
+         * @throws NullPointerException if {@code failure} or {@code recordedAt} is null
+         */
         public Rejected {
             Objects.requireNonNull(failure, "failure");
             Objects.requireNonNull(recordedAt, "recordedAt");
@@ -64,6 +77,8 @@ public sealed interface Outcome<T> extends RemoteOutcome<T>
     /**
      * The key was already used in this scope for a request with another fingerprint. Nothing ran;
      * the client reused a key for a different intent (HTTP: 422).
+     *
+     * @param <T> the type of the work's result
      */
     record FingerprintMismatch<T>() implements Outcome<T> {}
 
@@ -72,8 +87,14 @@ public sealed interface Outcome<T> extends RemoteOutcome<T>
      * ran; the client should retry later with the same key (HTTP: 409 with {@code Retry-After}).
      *
      * @param retryAfter a hint for when to retry
+     * @param <T> the type of the work's result
      */
     record InProgress<T>(Duration retryAfter) implements Outcome<T> {
+        /**
+         * Checks that {@code retryAfter} is there.
+         *
+         * @throws NullPointerException if {@code retryAfter} is null
+         */
         public InProgress {
             Objects.requireNonNull(retryAfter, "retryAfter");
         }

@@ -12,6 +12,11 @@ import java.util.Objects;
  * @param exception the exception's class name when it failed, else null
  */
 public record PurgeEvent(int deleted, int limit, Duration took, String exception) {
+    /**
+     * Checks that {@code took} is there.
+     *
+     * @throws NullPointerException if {@code took} is null
+     */
     public PurgeEvent {
         Objects.requireNonNull(took, "took");
     }

@@ -16,19 +16,31 @@ public class Rejection extends RuntimeException {
 
     private final transient Failure failure;
 
-    /** Rejects with the given failure. */
+    /**
+     * Rejects with the given failure.
+     *
+     * @param failure what is recorded and replayed
+     * @throws NullPointerException if {@code failure} is null
+     */
     public Rejection(Failure failure) {
         // no stack trace (it is an answer, not a fault), but room for what went wrong on the way
         super(Objects.requireNonNull(failure, "failure must not be null").code() + ": " + failure.message(), null, true, false);
         this.failure = failure;
     }
 
-    /** Rejects with a failure of this code and message. */
+    /**
+     * Rejects with a failure of this code and message.
+     *
+     * @param code what kind of failure; see {@link Failure#code()}
+     * @param message details for people; see {@link Failure#message()}
+     * @throws NullPointerException if either is null
+     * @throws IllegalArgumentException if {@link Failure} refuses them
+     */
     public Rejection(String code, String message) {
         this(Failure.of(code, message));
     }
 
-    /** The failure that is recorded and replayed. */
+    /** {@return the failure that is recorded and replayed} */
     public Failure failure() {
         return failure;
     }

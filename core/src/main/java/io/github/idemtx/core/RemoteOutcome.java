@@ -39,8 +39,14 @@ public sealed interface RemoteOutcome<T> permits Outcome, RemoteOutcome.Unknown,
      *
      * @param retryAfter a hint for when to retry with the same key
      * @param reason what made it unknown, for logs (never shown to clients as is)
+     * @param <T> the type of the remote call's result
      */
     record Unknown<T>(Duration retryAfter, String reason) implements RemoteOutcome<T> {
+        /**
+         * Checks that both components are there.
+         *
+         * @throws NullPointerException if {@code retryAfter} or {@code reason} is null
+         */
         public Unknown {
             Objects.requireNonNull(retryAfter, "retryAfter");
             Objects.requireNonNull(reason, "reason");
@@ -53,8 +59,14 @@ public sealed interface RemoteOutcome<T> permits Outcome, RemoteOutcome.Unknown,
      * records and record its outcome. Retries get this answer until then (HTTP: 502).
      *
      * @param since when the claim was handed to reconciliation
+     * @param <T> the type of the remote call's result
      */
     record NeedsReconciliation<T>(Instant since) implements RemoteOutcome<T> {
+        /**
+         * Checks that {@code since} is there.
+         *
+         * @throws NullPointerException if {@code since} is null
+         */
         public NeedsReconciliation {
             Objects.requireNonNull(since, "since");
         }

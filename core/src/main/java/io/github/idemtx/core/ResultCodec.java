@@ -16,18 +16,28 @@ import java.nio.charset.StandardCharsets;
  */
 public interface ResultCodec<T> {
 
-    /** The bytes to store for {@code value}; never called with null. */
+    /**
+     * {@return the bytes to store for {@code value}}
+     *
+     * @param value the work's result; never null
+     * @throws Exception if the value cannot be encoded; the call is rolled back
+     */
     byte[] encode(T value) throws Exception;
 
-    /** The value stored as {@code bytes}; never called with null. */
+    /**
+     * {@return the value stored as {@code bytes}}
+     *
+     * @param bytes what {@link #encode} returned, as stored; never null
+     * @throws Exception if the bytes cannot be decoded; reported as an {@link IdempotencyException}
+     */
     T decode(byte[] bytes) throws Exception;
 
-    /** Strings as UTF-8. */
+    /** {@return a codec for strings, as UTF-8} */
     static ResultCodec<String> utf8() {
         return Utf8Codec.INSTANCE;
     }
 
-    /** Byte arrays as they are (copied on the way in and out). */
+    /** {@return a codec for byte arrays as they are (copied on the way in and out)} */
     static ResultCodec<byte[]> bytes() {
         return BytesCodec.INSTANCE;
     }
@@ -37,6 +47,12 @@ public interface ResultCodec<T> {
      * the class path. Needs Jackson 2's {@code jackson-databind} on the class path (without it:
      * an {@link IllegalStateException} naming the fix); see {@link JsonCodec} for generic types and
      * custom mappers.
+     *
+     * @param <T> the type of the result
+     * @param type the result's class
+     * @return the codec
+     * @throws NullPointerException if {@code type} is null
+     * @throws IllegalStateException if Jackson 2 is not on the class path
      */
     static <T> ResultCodec<T> json(Class<T> type) {
         try {

@@ -9,15 +9,24 @@ public final class RetriesExhaustedException extends IdempotencyException {
 
     private static final long serialVersionUID = 1L;
 
+    /** How many attempts were made. */
     private final int attempts;
 
+    /**
+     * Reports a spent attempt budget.
+     *
+     * @param scope the call's scope
+     * @param key the call's key
+     * @param attempts how many attempts were made
+     * @param cause the last attempt's failure
+     */
     public RetriesExhaustedException(Scope scope, IdempotencyKey key, int attempts, Throwable cause) {
         super(scope, key, "gave up after " + attempts + " attempts, each ended by a serialization failure or deadlock"
                 + " (IdempotencyPolicy.maxAttempts = " + attempts + "); nothing was committed", cause);
         this.attempts = attempts;
     }
 
-    /** How many attempts were made. */
+    /** {@return how many attempts were made} */
     public int attempts() {
         return attempts;
     }

@@ -56,7 +56,14 @@ public record Scope(String value) {
         }
     }
 
-    /** Same as {@code new Scope(value)}. */
+    /**
+     * Same as {@code new Scope(value)}.
+     *
+     * @param value the scope; see {@link #Scope(String) the constructor} for what is valid
+     * @return the scope
+     * @throws NullPointerException if {@code value} is null
+     * @throws IllegalArgumentException if {@code value} is not a valid scope
+     */
     public static Scope of(String value) {
         return new Scope(value);
     }

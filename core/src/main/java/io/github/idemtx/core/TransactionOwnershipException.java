@@ -12,6 +12,8 @@ public final class TransactionOwnershipException extends IdempotencyException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * Reports a refusal over transaction ownership.
+     *
      * @param scope the call's scope, or null for a purge
      * @param key the call's key, or null for a purge
      * @param message what was seen and how to fix it

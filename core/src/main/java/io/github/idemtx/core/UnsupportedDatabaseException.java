@@ -21,19 +21,23 @@ public final class UnsupportedDatabaseException extends IdempotencyException {
         NOT_MIGRATED
     }
 
+    /** What is wrong with the database. */
     private final Problem problem;
 
     /**
+     * Reports a database the library cannot work with.
+     *
      * @param problem what is wrong
      * @param message what was found and what to change
      * @param cause the driver's error that showed it; null when the library found it itself
+     * @throws NullPointerException if {@code problem} is null
      */
     public UnsupportedDatabaseException(Problem problem, String message, Throwable cause) {
         super(null, null, message, cause);
         this.problem = java.util.Objects.requireNonNull(problem, "problem must not be null");
     }
 
-    /** What is wrong with the database. */
+    /** {@return what is wrong with the database} */
     public Problem problem() {
         return problem;
     }

@@ -18,13 +18,20 @@ public final class WorkEndedTransactionException extends IdempotencyException {
 
     private static final long serialVersionUID = 1L;
 
+    /** What the work did. */
     private final String attempted;
+    /** Whether the transaction did end before the library saw it. */
     private final boolean committedByWork;
 
     /**
+     * Reports work that ended its transaction, or tried to.
+     *
+     * @param scope the call's scope
+     * @param key the call's key
      * @param attempted what the work did, e.g. {@code "Connection.commit()"}
      * @param committedByWork whether the transaction did end (the work's writes before it may have
      *     committed without the claim) rather than being stopped in time
+     * @param cause what stopped it or showed it, or null
      */
     public WorkEndedTransactionException(Scope scope, IdempotencyKey key, String attempted, boolean committedByWork,
             Throwable cause) {
@@ -42,12 +49,12 @@ public final class WorkEndedTransactionException extends IdempotencyException {
                 + ". Let the library commit, and write only through tx";
     }
 
-    /** What the work did, e.g. {@code "Connection.commit()"} or {@code "the statement 'commit'"}. */
+    /** {@return what the work did, e.g. {@code "Connection.commit()"} or {@code "the statement 'commit'"}} */
     public String attempted() {
         return attempted;
     }
 
-    /** Whether the transaction did end before the library saw it, so the work's earlier writes may have committed. */
+    /** {@return whether the transaction did end before the library saw it, so the work's earlier writes may have committed} */
     public boolean committedByWork() {
         return committedByWork;
     }

@@ -9,6 +9,13 @@ public final class WorkFailedException extends IdempotencyException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Wraps the work's checked exception.
+     *
+     * @param scope the call's scope
+     * @param key the call's key
+     * @param cause the work's checked exception
+     */
     public WorkFailedException(Scope scope, IdempotencyKey key, Exception cause) {
         super(scope, key, "the work failed: " + cause, cause);
     }

@@ -49,7 +49,18 @@ public final class IdempotencySchema {
 
     private IdempotencySchema() {}
 
-    /** Applies the pending migrations to the {@value #DEFAULT_SCHEMA} schema; returns how many ran. */
+    /**
+     * Applies the pending migrations to the {@value #DEFAULT_SCHEMA} schema, as
+     * {@link #migrate(DataSource, String)} does.
+     *
+     * @param dataSource where to migrate; each connection is closed again
+     * @return how many migrations were applied (0 if it was up to date)
+     * @throws NullPointerException if {@code dataSource} is null
+     * @throws UnsupportedDatabaseException if the server is older than PostgreSQL
+     *     {@value #OLDEST_SUPPORTED_VERSION}; nothing was changed
+     * @throws IllegalStateException if {@code dataSource} gives no connection (the driver's error is the cause)
+     * @throws org.flywaydb.core.api.FlywayException if a migration fails
+     */
     public static int migrate(DataSource dataSource) {
         return migrate(dataSource, DEFAULT_SCHEMA);
     }
@@ -57,6 +68,8 @@ public final class IdempotencySchema {
     /**
      * Applies the pending migrations to {@code schema}, creating it if it does not exist.
      *
+     * @param dataSource where to migrate; each connection is closed again
+     * @param schema a plain PostgreSQL identifier (see {@link #requireSchemaName})
      * @return how many migrations were applied (0 if it was up to date)
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code schema} is not a plain PostgreSQL identifier
@@ -95,6 +108,7 @@ public final class IdempotencySchema {
      * Checks that {@code connection} leads to a PostgreSQL this library supports, from what the
      * driver learned when it connected (no statement is sent).
      *
+     * @param connection an open connection; left open
      * @throws NullPointerException if {@code connection} is null
      * @throws UnsupportedDatabaseException if the server is not PostgreSQL, or older than
      *     {@value #OLDEST_SUPPORTED_VERSION}
@@ -122,6 +136,7 @@ public final class IdempotencySchema {
      * Checks that {@code schema} is a plain identifier (letters, digits, {@code _} and {@code $},
      * not starting with a digit, at most 63 characters), which needs no quoting rules to be right.
      *
+     * @param schema the schema name to check
      * @return {@code schema}
      * @throws NullPointerException if it is null
      * @throws IllegalArgumentException otherwise

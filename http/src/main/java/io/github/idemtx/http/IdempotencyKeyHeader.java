@@ -41,6 +41,8 @@ public final class IdempotencyKeyHeader {
      * The key of a request, given every value of its {@code Idempotency-Key} header (as a servlet
      * container or {@code HttpExchange} reports them; null or empty when there is none).
      *
+     * @param values the header's values; null or empty means the header is missing
+     * @return the key
      * @throws InvalidIdempotencyKeyException if the header is missing, repeated or invalid
      */
     public static IdempotencyKey parse(List<String> values) {
@@ -58,6 +60,7 @@ public final class IdempotencyKeyHeader {
      * The key in one header value.
      *
      * @param value the header's value; null means the header is missing
+     * @return the key
      * @throws InvalidIdempotencyKeyException if it is not a usable key
      */
     public static IdempotencyKey parse(String value) {
@@ -82,6 +85,10 @@ public final class IdempotencyKeyHeader {
     /**
      * The header value for {@code key}, as the draft defines it: an sf-string, quoted, with
      * {@code "} and {@code \} escaped. For clients.
+     *
+     * @param key the key to send
+     * @return the header value, quoted
+     * @throws NullPointerException if {@code key} is null
      */
     public static String format(IdempotencyKey key) {
         Objects.requireNonNull(key, "key must not be null");

@@ -33,6 +33,11 @@ public final class IdempotentResponses {
      * The response to send, with rejections as 422 problems carrying the failure's code. Takes an
      * {@link Outcome} of {@code IdempotentTransaction} or a {@link RemoteOutcome} of an external
      * effect (every {@code Outcome} is one).
+     *
+     * @param outcome the call's outcome
+     * @return the response to send
+     * @throws NullPointerException if {@code outcome} is null, or an executed or replayed call
+     *     recorded no response (its work returned null)
      */
     public static StoredResponse toResponse(RemoteOutcome<StoredResponse> outcome) {
         return toResponse(outcome, failure -> Problem.rejected(failure).toResponse());
@@ -41,6 +46,12 @@ public final class IdempotentResponses {
     /**
      * The response to send, with rejections turned into responses by {@code rejection} (which must
      * depend on the failure alone, so a replay answers the same).
+     *
+     * @param outcome the call's outcome
+     * @param rejection the response for a recorded failure; must not return null
+     * @return the response to send
+     * @throws NullPointerException if an argument is null, {@code rejection} returned null, or an
+     *     executed or replayed call recorded no response (its work returned null)
      */
     public static StoredResponse toResponse(RemoteOutcome<StoredResponse> outcome, Function<Failure, StoredResponse> rejection) {
         Objects.requireNonNull(outcome, "outcome must not be null");

@@ -32,14 +32,22 @@ public final class InvalidIdempotencyKeyException extends IllegalArgumentExcepti
         MALFORMED
     }
 
+    /** Why the value was refused. */
     private final Reason reason;
 
+    /**
+     * Refuses a header value.
+     *
+     * @param reason why the value was refused
+     * @param message what is wrong and where; must not echo the value the client sent
+     * @throws NullPointerException if either is null
+     */
     public InvalidIdempotencyKeyException(Reason reason, String message) {
         super(Objects.requireNonNull(message, "message"));
         this.reason = Objects.requireNonNull(reason, "reason");
     }
 
-    /** Why the value was refused. */
+    /** {@return why the value was refused} */
     public Reason reason() {
         return reason;
     }

@@ -8,6 +8,12 @@ public final class InvalidJsonException extends IllegalArgumentException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Refuses a body.
+     *
+     * @param message what is wrong and where
+     * @param cause the parser's exception, or null
+     */
     public InvalidJsonException(String message, Throwable cause) {
         super(message, cause);
     }

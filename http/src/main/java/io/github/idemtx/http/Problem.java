@@ -30,6 +30,14 @@ public record Problem(String type, String title, int status, String detail, Map<
     /** The prefix of this library's problem type URIs. */
     public static final String TYPE_PREFIX = "urn:idemtx:problem:";
 
+    /**
+     * Validates the components and copies {@code extensions}.
+     *
+     * @throws NullPointerException if {@code type}, {@code title}, {@code detail} or {@code extensions}
+     *     (or one of its keys or values) is null
+     * @throws IllegalArgumentException if {@code status} is not from 400 to 599, or an extension is not a
+     *     string, number or boolean, or is named like a standard member
+     */
     public Problem {
         Objects.requireNonNull(type, "type must not be null");
         Objects.requireNonNull(title, "title must not be null");
@@ -49,20 +57,30 @@ public record Problem(String type, String title, int status, String detail, Map<
         }
     }
 
-    /** 400: the {@code Idempotency-Key} header is missing or unusable; the reason is a member. */
+    /**
+     * {@return 400: the {@code Idempotency-Key} header is missing or unusable} The reason is a member.
+     *
+     * @param e the refusal; its message becomes the detail
+     * @throws NullPointerException if {@code e} is null
+     */
     public static Problem invalidKey(InvalidIdempotencyKeyException e) {
         return new Problem(TYPE_PREFIX + "invalid-idempotency-key", "Missing or invalid Idempotency-Key", 400,
                 e.getMessage(), Map.of("reason", e.reason().name()));
     }
 
-    /** 401: no authenticated principal, so no scope for the key. */
+    /** {@return 401: no authenticated principal, so no scope for the key} */
     public static Problem unauthenticated() {
         return new Problem(TYPE_PREFIX + "unauthenticated", "Authentication required", 401,
                 "the request carries no valid credentials, and idempotency keys belong to an authenticated principal",
                 Map.of());
     }
 
-    /** 409: a request with this key is still being processed. */
+    /**
+     * {@return 409: a request with this key is still being processed}
+     *
+     * @param retryAfter when to retry; the detail names it in whole seconds
+     * @throws NullPointerException if {@code retryAfter} is null
+     */
     public static Problem inProgress(Duration retryAfter) {
         return new Problem(TYPE_PREFIX + "request-in-progress", "Request in progress", 409,
                 "a request with this Idempotency-Key is still being processed; retry after "
@@ -71,8 +89,11 @@ public record Problem(String type, String title, int status, String detail, Map<
     }
 
     /**
-     * 503: the call to a remote system (a payment provider) ended without saying whether it applied
-     * the request; retrying with the same key looks it up and answers for good.
+     * {@return 503: the call to a remote system (a payment provider) ended without saying whether it
+     * applied the request} Retrying with the same key looks it up and answers for good.
+     *
+     * @param retryAfter when to retry; the detail names it in whole seconds
+     * @throws NullPointerException if {@code retryAfter} is null
      */
     public static Problem outcomeUnknown(Duration retryAfter) {
         return new Problem(TYPE_PREFIX + "outcome-unknown", "Outcome not known yet", 503,
@@ -81,7 +102,7 @@ public record Problem(String type, String title, int status, String detail, Map<
                 Map.of());
     }
 
-    /** 502: the remote system never confirmed the outcome; it is being reconciled by hand. */
+    /** {@return 502: the remote system never confirmed the outcome; it is being reconciled by hand} */
     public static Problem needsReconciliation() {
         return new Problem(TYPE_PREFIX + "needs-reconciliation", "Outcome being reconciled", 502,
                 "the system this request reached never confirmed whether it was carried out; it is being reconciled"
@@ -89,20 +110,25 @@ public record Problem(String type, String title, int status, String detail, Map<
                 Map.of());
     }
 
-    /** 422: the key was used before with a different request. */
+    /** {@return 422: the key was used before with a different request} */
     public static Problem keyReused() {
         return new Problem(TYPE_PREFIX + "idempotency-key-reused", "Idempotency-Key reused", 422,
                 "this Idempotency-Key was already used for a different request; use a new key for a new request",
                 Map.of());
     }
 
-    /** 422: the request was rejected, as recorded; the failure's code is a member. */
+    /**
+     * {@return 422: the request was rejected, as recorded} The failure's code is a member.
+     *
+     * @param failure the recorded failure; its message becomes the detail
+     * @throws NullPointerException if {@code failure} is null
+     */
     public static Problem rejected(Failure failure) {
         return new Problem(TYPE_PREFIX + "rejected", "Request rejected", 422, failure.message(),
                 Map.of("code", failure.code()));
     }
 
-    /** The problem as UTF-8 JSON: type, title, status, detail, then the extensions. */
+    /** {@return the problem as UTF-8 JSON: type, title, status, detail, then the extensions} */
     public byte[] toJson() {
         StringBuilder out = new StringBuilder(128).append('{');
         JsonText.appendString(out.append("\"type\":"), type);
@@ -122,12 +148,17 @@ public record Problem(String type, String title, int status, String detail, Map<
         return out.append('}').toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    /** The problem as a response with {@code Content-Type: application/problem+json}. */
+    /** {@return the problem as a response with {@code Content-Type: application/problem+json}} */
     public StoredResponse toResponse() {
         return StoredResponse.of(status, CONTENT_TYPE, toJson());
     }
 
-    /** Whole seconds for a {@code Retry-After} header: the duration rounded up, at least 1. */
+    /**
+     * {@return whole seconds for a {@code Retry-After} header: the duration rounded up, at least 1}
+     *
+     * @param retryAfter the hint to round
+     * @throws NullPointerException if {@code retryAfter} is null
+     */
     public static long retryAfterSeconds(Duration retryAfter) {
         Objects.requireNonNull(retryAfter, "retryAfter must not be null");
         long seconds = retryAfter.getSeconds() + (retryAfter.getNano() > 0 ? 1 : 0);

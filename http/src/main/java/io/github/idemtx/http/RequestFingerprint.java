@@ -51,6 +51,9 @@ public final class RequestFingerprint {
      * @param path the request path, e.g. {@code /transfers}
      * @param query the raw query string without {@code ?}; null or empty for none
      * @param body the body; null or empty for none
+     * @return the fingerprint
+     * @throws NullPointerException if {@code method} or {@code path} is null
+     * @throws IllegalArgumentException if {@code method} is blank, or a part holds an unpaired surrogate
      */
     public static Fingerprint raw(String method, String path, String query, byte[] body) {
         return digest(method, path, query, RAW, body == null ? new byte[0] : body);
@@ -61,6 +64,13 @@ public final class RequestFingerprint {
      * UTF-8 JSON whose top level is an object or an array, without duplicate member names, with
      * finite numbers, nested at most {@value #MAX_JSON_DEPTH} levels.
      *
+     * @param method the HTTP method, e.g. {@code POST}
+     * @param path the request path, e.g. {@code /transfers}
+     * @param query the raw query string without {@code ?}; null or empty for none
+     * @param body the body, UTF-8 JSON
+     * @return the fingerprint
+     * @throws NullPointerException if {@code method}, {@code path} or {@code body} is null
+     * @throws IllegalArgumentException if {@code method} is blank, or a part holds an unpaired surrogate
      * @throws InvalidJsonException naming the problem, if the body is not such JSON
      */
     public static Fingerprint json(String method, String path, String query, byte[] body) {
@@ -69,8 +79,10 @@ public final class RequestFingerprint {
     }
 
     /**
-     * The RFC 8785 canonical form of a JSON text, as UTF-8.
+     * {@return the RFC 8785 canonical form of a JSON text, as UTF-8}
      *
+     * @param json UTF-8 JSON
+     * @throws NullPointerException if {@code json} is null
      * @throws InvalidJsonException naming the problem, if it is not acceptable JSON (see {@link #json})
      */
     public static byte[] canonicalJson(byte[] json) {

@@ -21,9 +21,16 @@ import java.util.Optional;
  */
 public record StoredResponse(int status, List<Header> headers, byte[] body) {
 
-    /** One header field. */
+    /**
+     * One header field.
+     *
+     * @param name the field name, an HTTP token; its case is kept
+     * @param value the field value, without CR, LF or NUL
+     */
     public record Header(String name, String value) {
         /**
+         * Validates the name and value.
+         *
          * @throws NullPointerException if either is null
          * @throws IllegalArgumentException if the name is not an HTTP token or the value holds CR, LF or NUL
          */
@@ -45,6 +52,8 @@ public record StoredResponse(int status, List<Header> headers, byte[] body) {
     }
 
     /**
+     * Validates the status and copies the headers and body.
+     *
      * @throws NullPointerException if {@code headers} or {@code body} is null
      * @throws IllegalArgumentException if {@code status} is not between 100 and 599
      */
@@ -56,34 +65,62 @@ public record StoredResponse(int status, List<Header> headers, byte[] body) {
         body = Objects.requireNonNull(body, "body must not be null").clone();
     }
 
-    /** A response with one {@code Content-Type} header. */
+    /**
+     * {@return a response with one {@code Content-Type} header}
+     *
+     * @param status the HTTP status, 100 to 599
+     * @param contentType the {@code Content-Type} value
+     * @param body the body; copied
+     * @throws NullPointerException if {@code contentType} or {@code body} is null
+     * @throws IllegalArgumentException if {@code status} is out of range or {@code contentType} holds CR, LF or NUL
+     */
     public static StoredResponse of(int status, String contentType, byte[] body) {
         return new StoredResponse(status, List.of(new Header("Content-Type", contentType)), body);
     }
 
-    /** A response with one {@code Content-Type} header and a UTF-8 body. */
+    /**
+     * {@return a response with one {@code Content-Type} header and a UTF-8 body}
+     *
+     * @param status the HTTP status, 100 to 599
+     * @param contentType the {@code Content-Type} value
+     * @param body the body, stored as UTF-8
+     * @throws NullPointerException if {@code contentType} or {@code body} is null
+     * @throws IllegalArgumentException if {@code status} is out of range or {@code contentType} holds CR, LF or NUL
+     */
     public static StoredResponse of(int status, String contentType, String body) {
         return of(status, contentType, body.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** A copy of the body. */
+    /** {@return a copy of the body} */
     @Override
     public byte[] body() {
         return body.clone();
     }
 
-    /** The body decoded as UTF-8. */
+    /** {@return the body decoded as UTF-8} */
     public String bodyText() {
         return new String(body, StandardCharsets.UTF_8);
     }
 
-    /** The first value of header {@code name}, compared without case. */
+    /**
+     * {@return the first value of header {@code name}, compared without case}
+     *
+     * @param name the header's name
+     * @throws NullPointerException if {@code name} is null
+     */
     public Optional<String> header(String name) {
         Objects.requireNonNull(name, "name must not be null");
         return headers.stream().filter(h -> h.name().equalsIgnoreCase(name)).map(Header::value).findFirst();
     }
 
-    /** This response with one more header, replacing any of the same name. */
+    /**
+     * {@return this response with one more header, replacing any of the same name}
+     *
+     * @param name the header's name, an HTTP token
+     * @param value the header's value, without CR, LF or NUL
+     * @throws NullPointerException if either is null
+     * @throws IllegalArgumentException if {@link Header} refuses them
+     */
     public StoredResponse withHeader(String name, String value) {
         List<Header> next = new ArrayList<>();
         for (Header h : headers) {

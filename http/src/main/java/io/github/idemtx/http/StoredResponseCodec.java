@@ -40,14 +40,17 @@ public final class StoredResponseCodec implements ResultCodec<StoredResponse> {
         this.allowed = Set.copyOf(allowed);
     }
 
-    /** Replays {@link #DEFAULT_HEADERS}. */
+    /** {@return the codec that replays {@link #DEFAULT_HEADERS}} */
     public static StoredResponseCodec defaults() {
         return DEFAULT;
     }
 
     /**
-     * Replays {@link #DEFAULT_HEADERS} and {@code more}.
+     * {@return a codec that replays this codec's headers ({@link #DEFAULT_HEADERS} for
+     * {@link #defaults()}) and {@code more}} This codec is unchanged.
      *
+     * @param more header names, in any case
+     * @throws NullPointerException if a name is null
      * @throws IllegalArgumentException if one of them is in {@link #NEVER_REPLAYED}
      */
     public StoredResponseCodec allowing(String... more) {
@@ -62,7 +65,7 @@ public final class StoredResponseCodec implements ResultCodec<StoredResponse> {
         return new StoredResponseCodec(next);
     }
 
-    /** The header names (lower case) this codec keeps. */
+    /** {@return the header names (lower case) this codec keeps} */
     public Set<String> allowedHeaders() {
         return allowed;
     }

@@ -93,17 +93,24 @@ public final class ExternalEffect<R, T> {
     /**
      * A builder.
      *
+     * @param <R> the request type
+     * @param <T> the result type
+     * @param dsl where the claim table is; each call takes connections from it for transactions of its own
      * @param name the effect's name (e.g. {@code charge}): lower-case letters, digits, {@code _ . -};
      *     the downstream key starts with it, and each effect's recoverer takes only its own claims
      * @param requests how requests are stored with the in-flight claim
      * @param results how results are stored
+     * @param remote the remote system and the local writes around it
+     * @return a builder with the default policy, schema, lease and lookup schedule
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code name} is not 1 to 64 such characters starting with a letter
      */
     public static <R, T> Builder<R, T> builder(DSLContext dsl, String name, ResultCodec<R> requests,
             ResultCodec<T> results, Remote<R, T> remote) {
         return new Builder<>(dsl, name, requests, results, remote);
     }
 
-    /** The effect's name. */
+    /** {@return the effect's name} */
     public String name() {
         return name;
     }
@@ -112,6 +119,10 @@ public final class ExternalEffect<R, T> {
      * Runs the request once for ({@code scope}, {@code key}) through the phases above, or answers
      * what the claim already says.
      *
+     * @param scope whose key it is
+     * @param key the client's key
+     * @param fingerprint the request's fingerprint; another one under the same key is a {@code FingerprintMismatch}
+     * @param request what to send; stored with the in-flight claim
      * @return never null; {@code Executed}, {@code Replayed} and {@code Rejected} are committed
      * @throws NullPointerException if an argument is null, before any SQL runs
      * @throws io.github.idemtx.core.TransactionOwnershipException inside a caller's transaction
@@ -136,6 +147,8 @@ public final class ExternalEffect<R, T> {
      * calls run side by side), and settles each as described above. Call it on a schedule.
      *
      * @param limit from 1 to 10,000
+     * @return how the claims taken over ended
+     * @throws IllegalArgumentException if {@code limit} is out of range
      */
     public Recovery recover(int limit) {
         return recover(limit, () -> false);
@@ -159,7 +172,11 @@ public final class ExternalEffect<R, T> {
      * is handed back ({@code handed_back}) for the next recoverer.
      *
      * @param every from 1 ms to 1 day
+     * @param limit claims per pass, from 1 to 10,000
      * @param onPass told of each pass that took any claim over (for logs and metrics); may be null
+     * @return the handle that stops the recoverer; its {@code close()} waits up to a minute
+     * @throws NullPointerException if {@code every} is null
+     * @throws IllegalArgumentException if {@code every} or {@code limit} is out of range
      */
     public AutoCloseable scheduleRecovery(Duration every, int limit, java.util.function.Consumer<Recovery> onPass) {
         Objects.requireNonNull(every, "every must not be null");
@@ -208,12 +225,23 @@ public final class ExternalEffect<R, T> {
         }
     }
 
-    /** Claims of this effect that wait for an operator, at most {@code limit}, in key order. */
+    /**
+     * {@return claims of this effect that wait for an operator, at most {@code limit}, in key order}
+     *
+     * @param limit from 1 to 10,000
+     * @throws IllegalArgumentException if {@code limit} is out of range
+     */
     public List<Unsettled<R>> needingReconciliation(int limit) {
         return unsettled(EffectStatements.NEEDS_RECONCILIATION, limit);
     }
 
-    /** Claims of this effect in flight now (a call running, or an unknown outcome waiting for its lookup). */
+    /**
+     * {@return claims of this effect in flight now (a call running, or an unknown outcome waiting for
+     * its lookup), at most {@code limit}, in key order}
+     *
+     * @param limit from 1 to 10,000
+     * @throws IllegalArgumentException if {@code limit} is out of range
+     */
     public List<Unsettled<R>> inFlight(int limit) {
         return unsettled(EffectStatements.IN_FLIGHT, limit);
     }
@@ -236,6 +264,9 @@ public final class ExternalEffect<R, T> {
      * stored one no longer decodes, see {@link Unsettled#undecodable}). Retries then replay it. The
      * stored request is cleared, as a holder's record clears it.
      *
+     * @param scope the claim's scope
+     * @param key the claim's key
+     * @param result what the remote applied; may be null
      * @return false if the claim does not need reconciliation (nothing changed)
      */
     public boolean resolveApplied(Scope scope, IdempotencyKey key, T result) {
@@ -248,6 +279,9 @@ public final class ExternalEffect<R, T> {
      * stored one no longer decodes). Retries then get it as {@code Rejected}. The stored request is
      * cleared.
      *
+     * @param scope the claim's scope
+     * @param key the claim's key
+     * @param failure why the remote did not apply it
      * @return false if the claim does not need reconciliation (nothing changed)
      */
     public boolean resolveRefused(Scope scope, IdempotencyKey key, Failure failure) {
@@ -260,17 +294,29 @@ public final class ExternalEffect<R, T> {
      * {@code resent}, {@code unknown} (looked up again later), {@code reconciliation} (handed to an
      * operator), {@code lost_fence} (another holder settled it), {@code failed} (an error; tried again later),
      * {@code handed_back} (not settled: the scheduled recoverer was closed; its lease ended at once).
+     *
+     * @param counts how many claims ended each way; ways that did not occur are absent
      */
     public record Recovery(Map<String, Integer> counts) {
+        /**
+         * Copies {@code counts}.
+         *
+         * @throws NullPointerException if {@code counts} or one of its keys or values is null
+         */
         public Recovery {
             counts = Map.copyOf(counts);
         }
 
-        /** How many claims the pass took over. */
+        /** {@return how many claims the pass took over} */
         public int total() {
             return counts.values().stream().mapToInt(Integer::intValue).sum();
         }
 
+        /**
+         * {@return how many claims ended {@code how}; 0 for a way that did not occur}
+         *
+         * @param how one of the ways named above, such as {@code "found"}
+         */
         public int count(String how) {
             return counts.getOrDefault(how, 0);
         }
@@ -279,17 +325,27 @@ public final class ExternalEffect<R, T> {
     /**
      * A claim that is not settled.
      *
+     * @param scope the claim's scope
+     * @param key the claim's key
      * @param request the stored request; null when it no longer decodes (then {@code undecodable} says why)
+     * @param fence the current holder's fencing token
+     * @param lookups how many attempts on its unknown outcome went unanswered
      * @param since when it was handed to reconciliation (null while in flight)
      * @param nextLookupAt when the recoverer looks it up next (null: as soon as its lease passes)
      * @param undecodable null, or why the stored request no longer decodes (its class changed in a
      *     deploy): the recoverer still looks it up by its downstream key, never sends it again, and an
      *     operator can resolve it
+     * @param <R> the request type
      */
     public record Unsettled<R>(Scope scope, IdempotencyKey key, R request, long fence, int lookups, Instant since,
             Instant nextLookupAt, String undecodable) {}
 
-    /** Builds an {@link ExternalEffect}. */
+    /**
+     * Builds an {@link ExternalEffect}. Not thread-safe; each setter validates at once.
+     *
+     * @param <R> the request type
+     * @param <T> the result type
+     */
     public static final class Builder<R, T> {
         private final DSLContext dsl;
         private final String name;
@@ -317,13 +373,27 @@ public final class ExternalEffect<R, T> {
             this.remote = Objects.requireNonNull(remote, "remote must not be null");
         }
 
-        /** TTL of settled claims, duplicate wait, retry hint, attempts on serialization failures, result size. */
+        /**
+         * Sets the TTL of settled claims, the duplicate wait, the retry hint, the attempts on
+         * serialization failures and the largest result; default {@link IdempotencyPolicy#defaults()}.
+         *
+         * @param policy the policy
+         * @return this builder
+         * @throws NullPointerException if {@code policy} is null
+         */
         public Builder<R, T> policy(IdempotencyPolicy policy) {
             this.policy = Objects.requireNonNull(policy, "policy must not be null");
             return this;
         }
 
-        /** The claim table's schema; default {@value IdempotencySchema#DEFAULT_SCHEMA}. */
+        /**
+         * Sets the claim table's schema; default {@value IdempotencySchema#DEFAULT_SCHEMA}.
+         *
+         * @param schema a plain PostgreSQL identifier
+         * @return this builder
+         * @throws NullPointerException if {@code schema} is null
+         * @throws IllegalArgumentException if it is not a plain identifier
+         */
         public Builder<R, T> schema(String schema) {
             this.schema = IdempotencySchema.requireSchemaName(schema);
             return this;
@@ -331,7 +401,12 @@ public final class ExternalEffect<R, T> {
 
         /**
          * How long a holder may work on a claim before a duplicate or the recoverer may take it over;
-         * the remote call's deadline is four fifths of it. From 10 ms to 1 day; default 30 s.
+         * the remote call's deadline is four fifths of it.
+         *
+         * @param lease from 10 ms to 1 day; default 30 s
+         * @return this builder
+         * @throws NullPointerException if {@code lease} is null
+         * @throws IllegalArgumentException if it is out of range
          */
         public Builder<R, T> lease(Duration lease) {
             Objects.requireNonNull(lease, "lease must not be null");
@@ -344,8 +419,13 @@ public final class ExternalEffect<R, T> {
 
         /**
          * The pauses between the recoverer's attempts on an unknown outcome (a lookup, or a resend
-         * after absent); after the last one goes unanswered the claim needs reconciliation. 0 to 20
-         * pauses of 1 ms to 30 days ({@link #LONGEST_LOOKUP_PAUSE}); default 1, 2, 4 minutes.
+         * after absent); after the last one goes unanswered the claim needs reconciliation.
+         *
+         * @param schedule 0 to 20 pauses of 1 ms to 30 days ({@link #LONGEST_LOOKUP_PAUSE}); default 1, 2,
+         *     4 minutes; copied
+         * @return this builder
+         * @throws NullPointerException if {@code schedule} is null
+         * @throws IllegalArgumentException if it is too long, or a pause is null or out of range
          */
         public Builder<R, T> lookupSchedule(List<Duration> schedule) {
             Objects.requireNonNull(schedule, "schedule must not be null");
@@ -366,13 +446,23 @@ public final class ExternalEffect<R, T> {
          * Whether the remote promises that a lookup sees every request it applied (read-after-write):
          * only then is <b>absent</b> taken as "not applied" and the request sent again (with the same
          * downstream key). Default false: absent counts as unknown.
+         *
+         * @param readAfterWrite whether the remote's lookups read its own writes
+         * @return this builder
          */
         public Builder<R, T> readAfterWrite(boolean readAfterWrite) {
             this.readAfterWrite = readAfterWrite;
             return this;
         }
 
-        /** Adds a transaction detector (see {@link TransactionDetector}), used to refuse calls inside a caller's transaction. */
+        /**
+         * Adds a transaction detector (see {@link TransactionDetector}), used to refuse calls inside a
+         * caller's transaction.
+         *
+         * @param detector the detector
+         * @return this builder
+         * @throws NullPointerException if {@code detector} is null
+         */
         public Builder<R, T> detector(TransactionDetector detector) {
             detectors.add(Objects.requireNonNull(detector, "detector must not be null"));
             return this;
@@ -381,12 +471,17 @@ public final class ExternalEffect<R, T> {
         /**
          * Adds a listener, told of every call (operation {@code effect:<name>}; the event carries the
          * total time and the outcome, not the split by phase).
+         *
+         * @param listener the listener; see {@link io.github.idemtx.core.IdempotencyListener} for its contract
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
          */
         public Builder<R, T> listener(io.github.idemtx.core.IdempotencyListener listener) {
             listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
             return this;
         }
 
+        /** {@return the effect} */
         public ExternalEffect<R, T> build() {
             return new ExternalEffect<>(this);
         }

@@ -21,6 +21,8 @@ import org.jooq.exception.DataAccessException;
 public interface FailureTranslator {
 
     /**
+     * Translates one failure.
+     *
      * @param failure what would be thrown; its cause is usually the {@link java.sql.SQLException}
      * @param configuration the configuration of the {@code DSLContext} the instance was built with
      * @return what to throw instead, or {@code failure} itself; never null

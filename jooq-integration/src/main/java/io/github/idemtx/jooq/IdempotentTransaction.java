@@ -155,33 +155,42 @@ public final class IdempotentTransaction<T> {
      * @param dsl where connections come from; the context of an open transaction makes {@code run} join it
      * @param policy the behaviour; see {@link IdempotencyPolicy#defaults()}
      * @param codec how results are stored, e.g. {@link ResultCodec#json(Class)}
+     * @param <T> the type of the work's result
+     * @return the instance
      * @throws NullPointerException if an argument is null
      */
     public static <T> IdempotentTransaction<T> create(DSLContext dsl, IdempotencyPolicy policy, ResultCodec<T> codec) {
         return builder(dsl, codec).policy(policy).build();
     }
 
-    /** A builder, for a claim table in another schema, a stated transaction mode or a detector. */
+    /**
+     * {@return a builder, for a claim table in another schema, a stated transaction mode or a detector}
+     *
+     * @param dsl where connections come from; the context of an open transaction makes {@code run} join it
+     * @param codec how results are stored, e.g. {@link ResultCodec#json(Class)}
+     * @param <T> the type of the work's result
+     * @throws NullPointerException if an argument is null
+     */
     public static <T> Builder<T> builder(DSLContext dsl, ResultCodec<T> codec) {
         return new Builder<>(dsl, codec);
     }
 
-    /** The policy this instance applies. */
+    /** {@return the policy this instance applies} */
     public IdempotencyPolicy policy() {
         return policy;
     }
 
-    /** The schema holding the claim table. */
+    /** {@return the schema holding the claim table} */
     public String schema() {
         return schema;
     }
 
-    /** In which order this instance claims and works in transactions of its own. */
+    /** {@return in which order this instance claims and works in transactions of its own} */
     public ClaimMode claimMode() {
         return claimMode;
     }
 
-    /** How this instance decides who owns the transaction. */
+    /** {@return how this instance decides who owns the transaction} */
     public TransactionMode transactionMode() {
         return ownership.mode();
     }
@@ -326,7 +335,11 @@ public final class IdempotentTransaction<T> {
                 });
     }
 
-    /** Builds an {@link IdempotentTransaction}. */
+    /**
+     * Builds an {@link IdempotentTransaction}. Not thread-safe; each setter validates at once.
+     *
+     * @param <T> the type of the work's result
+     */
     public static final class Builder<T> {
         private final DSLContext dsl;
         private final ResultCodec<T> codec;
@@ -343,7 +356,13 @@ public final class IdempotentTransaction<T> {
             this.codec = Objects.requireNonNull(codec, "codec must not be null");
         }
 
-        /** The policy; default {@link IdempotencyPolicy#defaults()}. */
+        /**
+         * Sets the policy; default {@link IdempotencyPolicy#defaults()}.
+         *
+         * @param policy the policy
+         * @return this builder
+         * @throws NullPointerException if {@code policy} is null
+         */
         public Builder<T> policy(IdempotencyPolicy policy) {
             this.policy = Objects.requireNonNull(policy, "policy must not be null");
             return this;
@@ -352,6 +371,11 @@ public final class IdempotentTransaction<T> {
         /**
          * The schema the claim table was migrated into with {@link IdempotencySchema#migrate}; default
          * {@value IdempotencySchema#DEFAULT_SCHEMA}.
+         *
+         * @param schema a plain PostgreSQL identifier
+         * @return this builder
+         * @throws NullPointerException if {@code schema} is null
+         * @throws IllegalArgumentException if it is not a plain identifier
          */
         public Builder<T> schema(String schema) {
             this.schema = IdempotencySchema.requireSchemaName(schema);
@@ -362,6 +386,10 @@ public final class IdempotentTransaction<T> {
          * Who owns the transaction of each call; default {@link TransactionMode#DETECT}. State
          * {@link TransactionMode#OWN} or {@link TransactionMode#JOIN} where no detector knows the
          * transaction manager in use.
+         *
+         * @param mode who owns the transaction
+         * @return this builder
+         * @throws NullPointerException if {@code mode} is null
          */
         public Builder<T> transactionMode(TransactionMode mode) {
             this.mode = Objects.requireNonNull(mode, "transactionMode must not be null");
@@ -372,6 +400,10 @@ public final class IdempotentTransaction<T> {
          * In which order a call that owns its transaction claims the key and runs the work; default
          * {@link IdempotentTransaction#DEFAULT_CLAIM_MODE} ({@link ClaimMode#READ_FIRST}). Joined calls
          * always read first.
+         *
+         * @param claimMode the order
+         * @return this builder
+         * @throws NullPointerException if {@code claimMode} is null
          */
         public Builder<T> claimMode(ClaimMode claimMode) {
             this.claimMode = Objects.requireNonNull(claimMode, "claimMode must not be null");
@@ -381,6 +413,10 @@ public final class IdempotentTransaction<T> {
         /**
          * Adds a detector, asked before those found through {@link java.util.ServiceLoader} and
          * before jOOQ's own; see {@link TransactionDetector}.
+         *
+         * @param detector the detector
+         * @return this builder
+         * @throws NullPointerException if {@code detector} is null
          */
         public Builder<T> detector(TransactionDetector detector) {
             detectors.add(Objects.requireNonNull(detector, "detector must not be null"));
@@ -390,6 +426,10 @@ public final class IdempotentTransaction<T> {
         /**
          * Sets how database failures are thrown (see {@link FailureTranslator}); by default the
          * first translator found through {@link java.util.ServiceLoader}, else none.
+         *
+         * @param translator the translator
+         * @return this builder
+         * @throws NullPointerException if {@code translator} is null
          */
         public Builder<T> failureTranslator(FailureTranslator translator) {
             this.translator = Objects.requireNonNull(translator, "translator must not be null");
@@ -399,13 +439,17 @@ public final class IdempotentTransaction<T> {
         /**
          * Adds a listener, told of every call and purge (see {@link IdempotencyListener}); none by
          * default, and then nothing is measured.
+         *
+         * @param listener the listener
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
          */
         public Builder<T> listener(IdempotencyListener listener) {
             listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
             return this;
         }
 
-        /** The instance; immutable, whatever is done with this builder afterwards. */
+        /** {@return the instance; immutable, whatever is done with this builder afterwards} */
         public IdempotentTransaction<T> build() {
             return new IdempotentTransaction<>(this);
         }

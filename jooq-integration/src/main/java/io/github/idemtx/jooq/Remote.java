@@ -24,7 +24,11 @@ public interface Remote<R, T> {
      * and replayed. Throw (or time out) when the answer does not say whether it applied: the outcome
      * is then unknown and found out later by {@link #lookup}.
      *
+     * @param intent what to send, and the downstream key to send it with
      * @param deadline answer before it, or give up: the claim's lease ends a margin later
+     * @return the remote's definite answer; not null
+     * @throws Exception when the answer does not say whether the request applied; the outcome is
+     *     then unknown
      */
     Reply<T> call(Intent<R> intent, Instant deadline) throws Exception;
 
@@ -35,6 +39,10 @@ public interface Remote<R, T> {
      * unknown. Look it up by the downstream key alone: a recoverer's intent has a null
      * {@link Intent#request()} when the stored request no longer decodes (its class changed in a
      * deploy), and is looked up all the same.
+     *
+     * @param intent what to look up; its request may be null
+     * @return what the remote has; not null
+     * @throws Exception when there is no usable answer; counted as {@link Lookup#unknown}
      */
     Lookup<T> lookup(Intent<R> intent) throws Exception;
 
@@ -50,6 +58,10 @@ public interface Remote<R, T> {
      * refuses a commit, rollback, auto-commit or a COMMIT/ROLLBACK statement, and the call then
      * throws {@link io.github.idemtx.core.WorkEndedTransactionException} with nothing sent and
      * nothing committed (see {@link TransactionalWork}).
+     *
+     * @param tx the transaction that holds the claim; valid only during this call
+     * @param intent the request about to be sent
+     * @throws Exception to refuse (a {@code Rejection}) or to roll everything back
      */
     default void before(DSLContext tx, Intent<R> intent) throws Exception {}
 
@@ -57,10 +69,25 @@ public interface Remote<R, T> {
      * Local writes committed together with the result (the posting), exactly once per claim: by the
      * holder that records it (a holder whose lease was taken over still records a definite answer
      * while the claim is unsettled), or with an operator's resolution.
+     *
+     * @param tx the transaction that records the result; valid only during this call
+     * @param intent the request; its request may be null where the stored one no longer decodes
+     * @param result what the remote applied, as recorded
+     * @throws Exception rolls the recording back: the claim stays in flight, it is looked up again,
+     *     and the caller gets {@code Unknown}
      */
     default void after(DSLContext tx, Intent<R> intent, T result) throws Exception {}
 
-    /** Local writes committed together with a refusal (releasing the hold), exactly once per claim, as {@link #after}. */
+    /**
+     * Local writes committed together with a refusal (releasing the hold), exactly once per claim, as
+     * {@link #after}.
+     *
+     * @param tx the transaction that records the refusal; valid only during this call
+     * @param intent the request; its request may be null where the stored one no longer decodes
+     * @param failure the refusal, as recorded
+     * @throws Exception rolls the recording back: the claim stays in flight, it is looked up again,
+     *     and the caller gets {@code Unknown}
+     */
     default void refused(DSLContext tx, Intent<R> intent, Failure failure) throws Exception {}
 
     /**
@@ -70,9 +97,17 @@ public interface Remote<R, T> {
      *     different for every other (scope, key)
      * @param request the request; null only where the stored one no longer decodes (a recoverer's
      *     lookup and the local writes of its record, an operator's resolution), never for a call
+     * @param scope the claim's scope
+     * @param key the claim's key
      * @param fence the holder's fencing token (grows on every takeover); for logs
+     * @param <R> the request type
      */
     record Intent<R>(Scope scope, IdempotencyKey key, String downstreamKey, R request, long fence) {
+        /**
+         * Checks the components that are never null.
+         *
+         * @throws NullPointerException if {@code scope}, {@code key} or {@code downstreamKey} is null
+         */
         public Intent {
             Objects.requireNonNull(scope, "scope");
             Objects.requireNonNull(key, "key");
@@ -80,51 +115,127 @@ public interface Remote<R, T> {
         }
     }
 
-    /** The remote's definite answer to a call. */
+    /**
+     * The remote's definite answer to a call.
+     *
+     * @param <T> the result type
+     */
     sealed interface Reply<T> {
-        /** The remote applied the request; {@code result} is recorded and replayed. */
+        /**
+         * {@return the remote applied the request} {@code result} is recorded and replayed.
+         *
+         * @param <T> the result type
+         * @param result what the remote did; may be null
+         */
         static <T> Reply<T> applied(T result) {
             return new Applied<>(result);
         }
 
-        /** The remote refused the request for good (declined); recorded as {@code Rejected} and replayed. */
+        /**
+         * {@return the remote refused the request for good (declined)} Recorded as {@code Rejected}
+         * and replayed.
+         *
+         * @param <T> the result type
+         * @param failure why it refused
+         * @throws NullPointerException if {@code failure} is null
+         */
         static <T> Reply<T> refused(Failure failure) {
             return new Refused<>(Objects.requireNonNull(failure, "failure"));
         }
 
+        /**
+         * See {@link #applied}.
+         *
+         * @param result what the remote did; may be null
+         * @param <T> the result type
+         */
         record Applied<T>(T result) implements Reply<T> {}
 
+        /**
+         * See {@link #refused}.
+         *
+         * @param failure why it refused; use {@link #refused}, which rejects null
+         * @param <T> the result type
+         */
         record Refused<T>(Failure failure) implements Reply<T> {}
     }
 
-    /** What a lookup by downstream key found. */
+    /**
+     * What a lookup by downstream key found.
+     *
+     * @param <T> the result type
+     */
     sealed interface Lookup<T> {
-        /** The remote applied the request. */
+        /**
+         * {@return the remote applied the request}
+         *
+         * @param <T> the result type
+         * @param result what the remote did; may be null
+         */
         static <T> Lookup<T> found(T result) {
             return new Found<>(result);
         }
 
-        /** The remote has the request, refused. */
+        /**
+         * {@return the remote has the request, refused}
+         *
+         * @param <T> the result type
+         * @param failure why it refused
+         * @throws NullPointerException if {@code failure} is null
+         */
         static <T> Lookup<T> refused(Failure failure) {
             return new Refused<>(Objects.requireNonNull(failure, "failure"));
         }
 
-        /** The remote answered and has no record of the request. */
+        /**
+         * {@return the remote answered and has no record of the request}
+         *
+         * @param <T> the result type
+         */
         static <T> Lookup<T> absent() {
             return new Absent<>();
         }
 
-        /** No usable answer. */
+        /**
+         * {@return no usable answer}
+         *
+         * @param <T> the result type
+         * @param reason why, for logs
+         * @throws NullPointerException if {@code reason} is null
+         */
         static <T> Lookup<T> unknown(String reason) {
             return new Unknown<>(Objects.requireNonNull(reason, "reason"));
         }
 
+        /**
+         * See {@link #found}.
+         *
+         * @param result what the remote did; may be null
+         * @param <T> the result type
+         */
         record Found<T>(T result) implements Lookup<T> {}
 
+        /**
+         * See {@link #refused}.
+         *
+         * @param failure why it refused; use {@link #refused}, which rejects null
+         * @param <T> the result type
+         */
         record Refused<T>(Failure failure) implements Lookup<T> {}
 
+        /**
+         * See {@link #absent}.
+         *
+         * @param <T> the result type
+         */
         record Absent<T>() implements Lookup<T> {}
 
+        /**
+         * See {@link #unknown}.
+         *
+         * @param reason why, for logs; use {@link #unknown}, which rejects null
+         * @param <T> the result type
+         */
         record Unknown<T>(String reason) implements Lookup<T> {}
     }
 }

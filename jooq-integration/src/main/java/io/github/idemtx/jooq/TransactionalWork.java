@@ -45,6 +45,8 @@ public interface TransactionalWork<T> {
      *
      * @param tx the transaction's context; valid only during this call
      * @return the result to record and return; may be null
+     * @throws Exception to fail the call: recorded if the policy calls it deterministic, else the
+     *     call is rolled back and the exception reaches the caller
      */
     T execute(DSLContext tx) throws Exception;
 }

@@ -117,7 +117,7 @@ public final class DerivedKeys {
         this.keyLength = b.keyLength;
     }
 
-    /** A builder with the default bucket size and key length, and no secret, action or field yet. */
+    /** {@return a builder with the default bucket size and key length, and no secret, action or field yet} */
     public static Builder builder() {
         return new Builder();
     }
@@ -126,6 +126,10 @@ public final class DerivedKeys {
      * The key of the intent made of {@code payload}, created at {@code createdAt}, in
      * {@code tenant}: {@link #deriveHex} as an {@link IdempotencyKey}.
      *
+     * @param tenant the namespace of the key, normally the authenticated tenant
+     * @param payload the intent's fields; values as each field's {@link FieldNormalizer} accepts
+     * @param createdAt when the intent was created; the same on every attempt
+     * @return the key
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException as {@link #deriveHex} says
      */
@@ -144,6 +148,7 @@ public final class DerivedKeys {
      * @param tenant the namespace of the key, normally the authenticated tenant
      * @param payload the intent's fields; values as each field's {@link FieldNormalizer} accepts
      * @param createdAt when the intent was created; the same on every attempt
+     * @return {@link #keyLength()} lowercase hexadecimal digits
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if the payload holds a field that is neither normalised
      *     nor ignored, lacks a normalised field (the message names all such fields), has a null
@@ -218,27 +223,27 @@ public final class DerivedKeys {
         return values;
     }
 
-    /** The action these keys are for; part of every key, so that two actions never share one. */
+    /** {@return the action these keys are for} It is part of every key, so that two actions never share one. */
     public String action() {
         return action;
     }
 
-    /** The normalised fields and their normalisers, in code-point order of their names; unmodifiable. */
+    /** {@return the normalised fields and their normalisers, in code-point order of their names; unmodifiable} */
     public Map<String, FieldNormalizer> fields() {
         return fields;
     }
 
-    /** The ignored fields, in code-point order; unmodifiable. */
+    /** {@return the ignored fields, in code-point order; unmodifiable} */
     public Set<String> ignoredFields() {
         return ignored;
     }
 
-    /** The length of a time bucket, in whole seconds. */
+    /** {@return the length of a time bucket, in whole seconds} */
     public Duration bucketSize() {
         return bucketSize;
     }
 
-    /** How many hexadecimal digits of the HMAC a key keeps, from {@value #MIN_KEY_LENGTH} to {@value #MAX_KEY_LENGTH}. */
+    /** {@return how many hexadecimal digits of the HMAC a key keeps, from {@value #MIN_KEY_LENGTH} to {@value #MAX_KEY_LENGTH}} */
     public int keyLength() {
         return keyLength;
     }
@@ -270,6 +275,8 @@ public final class DerivedKeys {
          * code; copied. Every process deriving keys for the same intents needs the same secret;
          * changing it changes every key.
          *
+         * @param secret the secret; copied
+         * @return this builder
          * @throws NullPointerException if {@code secret} is null
          * @throws IllegalArgumentException if it is shorter than {@value #MIN_SECRET_BYTES} bytes
          */
@@ -284,6 +291,8 @@ public final class DerivedKeys {
          * kinds of intent with equal fields never share a key. Not blank, without control
          * characters or unpaired surrogates.
          *
+         * @param action what the keys are for
+         * @return this builder
          * @throws NullPointerException if {@code action} is null
          * @throws IllegalArgumentException if it is blank or holds a control character or an
          *     unpaired surrogate
@@ -307,6 +316,9 @@ public final class DerivedKeys {
          * Makes {@code name} a normalised field: the payload must hold it, and its value,
          * normalised by {@code normalizer}, enters the key.
          *
+         * @param name the field's name in the payload
+         * @param normalizer how its value is normalised
+         * @return this builder
          * @throws NullPointerException if an argument is null
          * @throws IllegalArgumentException if the name is blank or holds an unpaired surrogate, or
          *     the field is already normalised or ignored
@@ -329,6 +341,8 @@ public final class DerivedKeys {
          * Makes each of {@code names} an ignored field: the payload may hold it or not, and it
          * never enters the key. All names are checked before any is added.
          *
+         * @param names the fields' names in the payload
+         * @return this builder
          * @throws NullPointerException if {@code names} or one of them is null
          * @throws IllegalArgumentException if a name is blank or holds an unpaired surrogate, is
          *     given twice, or is already normalised or ignored
@@ -348,8 +362,12 @@ public final class DerivedKeys {
         }
 
         /**
-         * See {@link DerivedKeys#bucketSize()}; from {@link #MIN_BUCKET_SIZE} to
-         * {@link #MAX_BUCKET_SIZE}, in whole seconds.
+         * See {@link DerivedKeys#bucketSize()}.
+         *
+         * @param bucketSize from {@link #MIN_BUCKET_SIZE} to {@link #MAX_BUCKET_SIZE}, in whole seconds
+         * @return this builder
+         * @throws NullPointerException if {@code bucketSize} is null
+         * @throws IllegalArgumentException if it is out of range or not whole seconds
          */
         public Builder bucketSize(Duration bucketSize) {
             Objects.requireNonNull(bucketSize, "bucketSize must not be null");
@@ -368,6 +386,10 @@ public final class DerivedKeys {
          * See {@link DerivedKeys#keyLength()}; from {@value #MIN_KEY_LENGTH} to
          * {@value #MAX_KEY_LENGTH} hexadecimal digits (Open Finance Brasil allows at most 40 in
          * {@code x-idempotency-key}). A shorter key is a prefix of the longer one.
+         *
+         * @param keyLength how many hexadecimal digits a key keeps
+         * @return this builder
+         * @throws IllegalArgumentException if it is out of range
          */
         public Builder keyLength(int keyLength) {
             if (keyLength < MIN_KEY_LENGTH || keyLength > MAX_KEY_LENGTH) {
@@ -379,7 +401,7 @@ public final class DerivedKeys {
         }
 
         /**
-         * The keys; the builder can be used again afterwards.
+         * {@return the keys} The builder can be used again afterwards.
          *
          * @throws IllegalStateException if the secret or the action is not set, or no field is normalised
          */

@@ -52,6 +52,7 @@ public final class DownstreamKeys {
      * Downstream keys of {@value #DEFAULT_LENGTH} hexadecimal digits.
      *
      * @param secret at least {@value #MIN_SECRET_BYTES} random bytes; copied
+     * @return the keys; immutable and thread-safe
      * @throws NullPointerException if {@code secret} is null
      * @throws IllegalArgumentException if it is shorter than {@value #MIN_SECRET_BYTES} bytes
      */
@@ -64,6 +65,7 @@ public final class DownstreamKeys {
      *
      * @param secret at least {@value #MIN_SECRET_BYTES} random bytes; copied
      * @param length from {@value #MIN_LENGTH} to {@value #MAX_LENGTH}
+     * @return the keys; immutable and thread-safe
      * @throws NullPointerException if {@code secret} is null
      * @throws IllegalArgumentException if the secret is shorter than {@value #MIN_SECRET_BYTES}
      *     bytes or the length is out of range
@@ -81,6 +83,10 @@ public final class DownstreamKeys {
      * The downstream key of {@code step} in the unit of work {@code key} of {@code scope}:
      * {@link #deriveHex} as an {@link IdempotencyKey}.
      *
+     * @param scope the scope of the unit of work's key
+     * @param key the unit of work's own idempotency key
+     * @param step names the outgoing call within the unit; see {@link #deriveHex}
+     * @return the downstream key
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code step} is not acceptable, as {@link #deriveHex} says
      */
@@ -96,6 +102,7 @@ public final class DownstreamKeys {
      * @param key the unit of work's own idempotency key
      * @param step names the outgoing call within the unit, such as {@code "charge-card"}; steps of
      *     one unit must differ, and a step's name must not change between attempts
+     * @return {@link #length()} lowercase hexadecimal digits
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code step} is blank or holds a control character or an
      *     unpaired surrogate
@@ -121,7 +128,7 @@ public final class DownstreamKeys {
         return DerivedMaterial.downstream(scope.value(), key.value(), step);
     }
 
-    /** How many hexadecimal digits a downstream key has. */
+    /** {@return how many hexadecimal digits a downstream key has} */
     public int length() {
         return length;
     }

@@ -97,11 +97,23 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
                 .register(meters);
     }
 
-    /** Metrics into {@code meters}, through an observation registry of its own (no tracing). */
+    /**
+     * {@return a listener that makes metrics in {@code meters}, through an observation registry of
+     * its own (no tracing)}
+     *
+     * @param meters where the meters are registered
+     * @throws NullPointerException if {@code meters} is null
+     */
     public static MicrometerIdempotencyListener of(MeterRegistry meters) {
         return builder(meters).build();
     }
 
+    /**
+     * {@return a builder, for observations in the application's registry or a scope tag}
+     *
+     * @param meters where the meters are registered
+     * @throws NullPointerException if {@code meters} is null
+     */
     public static Builder builder(MeterRegistry meters) {
         return new Builder(meters);
     }
@@ -163,7 +175,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
         return className.substring(className.lastIndexOf('.') + 1);
     }
 
-    /** Builds the listener. */
+    /** Builds the listener. Not thread-safe; each setter validates at once. */
     public static final class Builder {
         private final MeterRegistry meters;
         private ObservationRegistry observations;
@@ -176,6 +188,10 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
         /**
          * The observation registry calls are observed in (the application's, with its handlers: the
          * meter handler, Micrometer Tracing); by default one that only makes metrics in the meter registry.
+         *
+         * @param observations the application's observation registry
+         * @return this builder
+         * @throws NullPointerException if {@code observations} is null
          */
         public Builder observations(ObservationRegistry observations) {
             this.observations = Objects.requireNonNull(observations, "observations must not be null");
@@ -185,12 +201,18 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
         /**
          * Tags calls with {@code scope} mapped by {@code mapper}, which must map the unbounded set of
          * scopes onto a small bounded one (a tenant's plan, a region), or metrics will grow without bound.
+         *
+         * @param mapper the tag value of a scope; called on the caller's thread, must be thread-safe
+         *     and must not return null
+         * @return this builder
+         * @throws NullPointerException if {@code mapper} is null
          */
         public Builder scopeTag(Function<Scope, String> mapper) {
             this.scopeTag = Objects.requireNonNull(mapper, "mapper must not be null");
             return this;
         }
 
+        /** {@return the listener} It registers its purge counter in the meter registry at once. */
         public MicrometerIdempotencyListener build() {
             return new MicrometerIdempotencyListener(this);
         }

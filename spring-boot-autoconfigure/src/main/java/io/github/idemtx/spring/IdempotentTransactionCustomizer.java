@@ -11,5 +11,10 @@ import io.github.idemtx.jooq.IdempotentTransaction;
 @FunctionalInterface
 public interface IdempotentTransactionCustomizer {
 
+    /**
+     * Adjusts one builder, on the thread that asks the factory for an instance.
+     *
+     * @param builder preset with the application's {@code DSLContext}, policy and schema
+     */
     void customize(IdempotentTransaction.Builder<?> builder);
 }

@@ -29,14 +29,29 @@ public final class IdempotentTransactions {
     private final List<IdempotentTransactionCustomizer> customizers;
 
     /**
+     * A factory without customizers.
+     *
+     * @param dsl the application's {@code DSLContext}
+     * @param policy the policy of every instance made here
+     * @param schema the claim table's schema
      * @param beans where {@link #json} finds the application's Jackson 3 {@code JsonMapper} (looked up
      *     on use, so an application without Jackson 3 can use the rest); null, or no such bean: a plain one
+     * @throws NullPointerException if {@code dsl}, {@code policy} or {@code schema} is null
      */
     public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, BeanFactory beans) {
         this(dsl, policy, schema, beans, List.of());
     }
 
-    /** @param customizers applied, in this order, to every builder made here */
+    /**
+     * A factory whose builders {@code customizers} adjust.
+     *
+     * @param dsl the application's {@code DSLContext}
+     * @param policy the policy of every instance made here
+     * @param schema the claim table's schema
+     * @param beans where {@link #json} finds the application's Jackson 3 {@code JsonMapper}; may be null
+     * @param customizers applied, in this order, to every builder made here; copied
+     * @throws NullPointerException if an argument other than {@code beans} is null, or a customizer is
+     */
     public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, BeanFactory beans,
             List<IdempotentTransactionCustomizer> customizers) {
         this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
@@ -46,7 +61,13 @@ public final class IdempotentTransactions {
         this.customizers = List.copyOf(customizers);
     }
 
-    /** Results stored by {@code codec}. */
+    /**
+     * {@return an instance whose results are stored by {@code codec}}
+     *
+     * @param <T> the type of the work's result
+     * @param codec how results are stored
+     * @throws NullPointerException if {@code codec} is null
+     */
     public <T> IdempotentTransaction<T> create(ResultCodec<T> codec) {
         return builder(codec).build();
     }
@@ -54,6 +75,11 @@ public final class IdempotentTransactions {
     /**
      * A builder preset with the application's DSLContext, policy and schema and the customizers'
      * settings, for a stated transaction mode or detector.
+     *
+     * @param <T> the type of the work's result
+     * @param codec how results are stored
+     * @return the builder; each call makes a new one
+     * @throws NullPointerException if {@code codec} is null
      */
     public <T> IdempotentTransaction.Builder<T> builder(ResultCodec<T> codec) {
         IdempotentTransaction.Builder<T> builder = IdempotentTransaction.builder(dsl, codec).policy(policy).schema(schema);
@@ -61,27 +87,41 @@ public final class IdempotentTransactions {
         return builder;
     }
 
-    /** Results stored as JSON through the application's Jackson 3 {@code JsonMapper}. */
+    /**
+     * {@return an instance whose results are stored as JSON through the application's Jackson 3
+     * {@code JsonMapper}}
+     *
+     * @param <T> the type of the work's result
+     * @param type the result's class
+     * @throws NullPointerException if {@code type} is null
+     */
     public <T> IdempotentTransaction<T> json(Class<T> type) {
         return create(JsonMapperCodec.of(mapper(), type));
     }
 
-    /** Results of a generic type stored as JSON through the application's {@code JsonMapper}. */
+    /**
+     * {@return an instance whose results, of a generic type, are stored as JSON through the
+     * application's {@code JsonMapper}}
+     *
+     * @param <T> the type of the work's result
+     * @param type the result's type, e.g. {@code new TypeReference<List<Payment>>() {}}
+     * @throws NullPointerException if {@code type} is null
+     */
     public <T> IdempotentTransaction<T> json(TypeReference<T> type) {
         return create(JsonMapperCodec.of(mapper(), type));
     }
 
-    /** Strings, stored as UTF-8. */
+    /** {@return an instance whose results are strings, stored as UTF-8} */
     public IdempotentTransaction<String> strings() {
         return create(ResultCodec.utf8());
     }
 
-    /** The policy every instance made here applies. */
+    /** {@return the policy every instance made here applies} */
     public IdempotencyPolicy policy() {
         return policy;
     }
 
-    /** The schema of the claim table. */
+    /** {@return the schema of the claim table} */
     public String schema() {
         return schema;
     }

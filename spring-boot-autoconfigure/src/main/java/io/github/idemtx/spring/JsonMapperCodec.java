@@ -23,14 +23,28 @@ public final class JsonMapperCodec<T> implements ResultCodec<T> {
         this.type = type;
     }
 
-    /** Results of class {@code type}, written and read by {@code mapper}. */
+    /**
+     * {@return a codec for results of class {@code type}, written and read by {@code mapper}}
+     *
+     * @param <T> the result type
+     * @param mapper the mapper; not reconfigured afterwards
+     * @param type the result's class
+     * @throws NullPointerException if either is null
+     */
     public static <T> JsonMapperCodec<T> of(JsonMapper mapper, Class<T> type) {
         Objects.requireNonNull(mapper, "mapper must not be null");
         Objects.requireNonNull(type, "type must not be null");
         return new JsonMapperCodec<>(mapper, mapper.constructType(type));
     }
 
-    /** Results of a generic type, e.g. {@code new TypeReference<List<Payment>>() {}}. */
+    /**
+     * {@return a codec for results of a generic type, e.g. {@code new TypeReference<List<Payment>>() {}}}
+     *
+     * @param <T> the result type
+     * @param mapper the mapper; not reconfigured afterwards
+     * @param type the result's type
+     * @throws NullPointerException if either is null
+     */
     public static <T> JsonMapperCodec<T> of(JsonMapper mapper, TypeReference<T> type) {
         Objects.requireNonNull(mapper, "mapper must not be null");
         Objects.requireNonNull(type, "type must not be null");

@@ -18,6 +18,9 @@ import org.springframework.jdbc.support.SQLStateSQLExceptionTranslator;
  */
 public final class SpringFailureTranslator implements FailureTranslator {
 
+    /** Stateless; {@link java.util.ServiceLoader} creates it. */
+    public SpringFailureTranslator() {}
+
     @Override
     public RuntimeException translate(DataAccessException failure, Configuration configuration) {
         SQLException sql = failure.getCause(SQLException.class);

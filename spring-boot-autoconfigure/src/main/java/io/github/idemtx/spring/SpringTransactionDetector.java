@@ -45,6 +45,9 @@ import org.springframework.util.ClassUtils;
  */
 public final class SpringTransactionDetector implements TransactionDetector {
 
+    /** Stateless; {@link java.util.ServiceLoader} creates it. */
+    public SpringTransactionDetector() {}
+
     private static final boolean JPA = present("org.springframework.orm.jpa.EntityManagerHolder")
             && present("jakarta.persistence.EntityManager");
 

@@ -36,6 +36,9 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(IdempotencyProperties.class)
 public class IdempotencyAutoConfiguration {
 
+    /** Created by Spring Boot's auto-configuration, not by applications. */
+    public IdempotencyAutoConfiguration() {}
+
     @Bean
     @ConditionalOnMissingBean
     IdempotencyPolicy idempotencyPolicy(IdempotencyProperties properties) {

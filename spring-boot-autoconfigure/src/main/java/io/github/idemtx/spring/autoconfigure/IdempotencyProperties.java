@@ -51,7 +51,14 @@ public class IdempotencyProperties {
 
     private final Web web = new Web();
 
-    /** The policy these properties describe; throws naming the property when a value is out of range. */
+    /** Every property at its default; Spring Boot binds the {@code idemtx.*} values onto it. */
+    public IdempotencyProperties() {}
+
+    /**
+     * {@return the policy these properties describe}
+     *
+     * @throws IllegalArgumentException naming the property, when a value is null or out of range
+     */
     public IdempotencyPolicy toPolicy() {
         IdempotencyPolicy.Builder b = IdempotencyPolicy.builder();
         apply("idemtx.ttl", () -> b.ttl(ttl));
@@ -79,10 +86,19 @@ public class IdempotencyProperties {
          */
         private boolean enabled = true;
 
+        /** Every {@code idemtx.migration.*} property at its default. */
+        public Migration() {}
+
+        /** {@return {@code idemtx.migration.enabled}: whether the claim table is migrated at start-up} */
         public boolean isEnabled() {
             return enabled;
         }
 
+        /**
+         * Sets {@code idemtx.migration.enabled}; see {@link #isEnabled()}.
+         *
+         * @param enabled false to leave the claim table's schema to the application
+         */
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
         }
@@ -93,10 +109,19 @@ public class IdempotencyProperties {
         /** Largest body, in bytes, of a request with an Idempotency-Key (read once for its fingerprint); larger is answered 413. */
         private int maxBodyBytes = 1024 * 1024;
 
+        /** Every {@code idemtx.web.*} property at its default. */
+        public Web() {}
+
+        /** {@return {@code idemtx.web.max-body-bytes}: the largest body, in bytes, read for a fingerprint} */
         public int getMaxBodyBytes() {
             return maxBodyBytes;
         }
 
+        /**
+         * Sets {@code idemtx.web.max-body-bytes}; see {@link #getMaxBodyBytes()}.
+         *
+         * @param maxBodyBytes positive; checked when the filter is made
+         */
         public void setMaxBodyBytes(int maxBodyBytes) {
             this.maxBodyBytes = maxBodyBytes;
         }
@@ -113,111 +138,189 @@ public class IdempotencyProperties {
         /** Most rows deleted per statement; a purge repeats while a statement deletes this many. */
         private int limit = 1000;
 
+        /** Every {@code idemtx.purge.*} property at its default. */
+        public Purge() {}
+
+        /** {@return {@code idemtx.purge.enabled}: whether expired claims are purged on a schedule} */
         public boolean isEnabled() {
             return enabled;
         }
 
+        /**
+         * Sets {@code idemtx.purge.enabled}; see {@link #isEnabled()}.
+         *
+         * @param enabled true to start the purge with the context
+         */
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
         }
 
+        /** {@return {@code idemtx.purge.interval}: the pause between purges} */
         public Duration getInterval() {
             return interval;
         }
 
+        /**
+         * Sets {@code idemtx.purge.interval}; see {@link #getInterval()}.
+         *
+         * @param interval positive; checked when the purge is made
+         */
         public void setInterval(Duration interval) {
             this.interval = interval;
         }
 
+        /** {@return {@code idemtx.purge.limit}: the most rows one purge statement deletes} */
         public int getLimit() {
             return limit;
         }
 
+        /**
+         * Sets {@code idemtx.purge.limit}; see {@link #getLimit()}.
+         *
+         * @param limit from 1 to 100,000; checked when the purge is made
+         */
         public void setLimit(int limit) {
             this.limit = limit;
         }
     }
 
+    /** {@return {@code idemtx.schema}: the claim table's schema} */
     public String getSchema() {
         return schema;
     }
 
+    /**
+     * Sets {@code idemtx.schema}; see {@link #getSchema()}.
+     *
+     * @param schema a plain PostgreSQL identifier; checked when the beans are made
+     */
     public void setSchema(String schema) {
         this.schema = schema;
     }
 
+    /** {@return {@code idemtx.claim-mode}: in which order an owned call claims and works} */
     public ClaimMode getClaimMode() {
         return claimMode;
     }
 
+    /**
+     * Sets {@code idemtx.claim-mode}; see {@link #getClaimMode()}.
+     *
+     * @param claimMode {@code READ_FIRST} or {@code WORK_FIRST}
+     */
     public void setClaimMode(ClaimMode claimMode) {
         this.claimMode = claimMode;
     }
 
+    /** {@return {@code idemtx.ttl}: how long a completed key answers retries} */
     public Duration getTtl() {
         return ttl;
     }
 
+    /**
+     * Sets {@code idemtx.ttl}; see {@link #getTtl()}.
+     *
+     * @param ttl the value; checked when the policy is made ({@link IdempotencyProperties#toPolicy()})
+     */
     public void setTtl(Duration ttl) {
         this.ttl = ttl;
     }
 
+    /** {@return {@code idemtx.duplicate-wait}: how long a duplicate waits before InProgress} */
     public Duration getDuplicateWait() {
         return duplicateWait;
     }
 
+    /**
+     * Sets {@code idemtx.duplicate-wait}; see {@link #getDuplicateWait()}.
+     *
+     * @param duplicateWait the value; checked when the policy is made ({@link IdempotencyProperties#toPolicy()})
+     */
     public void setDuplicateWait(Duration duplicateWait) {
         this.duplicateWait = duplicateWait;
     }
 
+    /** {@return {@code idemtx.retry-after}: the Retry-After an InProgress answer suggests} */
     public Duration getRetryAfter() {
         return retryAfter;
     }
 
+    /**
+     * Sets {@code idemtx.retry-after}; see {@link #getRetryAfter()}.
+     *
+     * @param retryAfter the value; checked when the policy is made ({@link IdempotencyProperties#toPolicy()})
+     */
     public void setRetryAfter(Duration retryAfter) {
         this.retryAfter = retryAfter;
     }
 
+    /** {@return {@code idemtx.max-attempts}: attempts per call on serialization failures or deadlocks} */
     public int getMaxAttempts() {
         return maxAttempts;
     }
 
+    /**
+     * Sets {@code idemtx.max-attempts}; see {@link #getMaxAttempts()}.
+     *
+     * @param maxAttempts the value; checked when the policy is made ({@link IdempotencyProperties#toPolicy()})
+     */
     public void setMaxAttempts(int maxAttempts) {
         this.maxAttempts = maxAttempts;
     }
 
+    /** {@return {@code idemtx.initial-backoff}: the first pause between attempts} */
     public Duration getInitialBackoff() {
         return initialBackoff;
     }
 
+    /**
+     * Sets {@code idemtx.initial-backoff}; see {@link #getInitialBackoff()}.
+     *
+     * @param initialBackoff the value; checked when the policy is made ({@link IdempotencyProperties#toPolicy()})
+     */
     public void setInitialBackoff(Duration initialBackoff) {
         this.initialBackoff = initialBackoff;
     }
 
+    /** {@return {@code idemtx.max-backoff}: the longest pause between attempts} */
     public Duration getMaxBackoff() {
         return maxBackoff;
     }
 
+    /**
+     * Sets {@code idemtx.max-backoff}; see {@link #getMaxBackoff()}.
+     *
+     * @param maxBackoff the value; checked when the policy is made ({@link IdempotencyProperties#toPolicy()})
+     */
     public void setMaxBackoff(Duration maxBackoff) {
         this.maxBackoff = maxBackoff;
     }
 
+    /** {@return {@code idemtx.max-result-bytes}: the largest encoded result stored, in bytes} */
     public int getMaxResultBytes() {
         return maxResultBytes;
     }
 
+    /**
+     * Sets {@code idemtx.max-result-bytes}; see {@link #getMaxResultBytes()}.
+     *
+     * @param maxResultBytes the value; checked when the policy is made ({@link IdempotencyProperties#toPolicy()})
+     */
     public void setMaxResultBytes(int maxResultBytes) {
         this.maxResultBytes = maxResultBytes;
     }
 
+    /** {@return the {@code idemtx.migration.*} properties} */
     public Migration getMigration() {
         return migration;
     }
 
+    /** {@return the {@code idemtx.purge.*} properties} */
     public Purge getPurge() {
         return purge;
     }
 
+    /** {@return the {@code idemtx.web.*} properties} */
     public Web getWeb() {
         return web;
     }

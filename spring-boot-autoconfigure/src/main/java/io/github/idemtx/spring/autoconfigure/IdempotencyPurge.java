@@ -27,6 +27,15 @@ public class IdempotencyPurge implements SmartLifecycle {
     private final AtomicLong deleted = new AtomicLong();
     private volatile ScheduledExecutorService scheduler;
 
+    /**
+     * A purge that is not started yet.
+     *
+     * @param transactions whose claim table is purged
+     * @param interval the pause between rounds; positive
+     * @param limit the most rows one statement deletes, from 1 to 100,000
+     * @throws NullPointerException if {@code transactions} or {@code interval} is null
+     * @throws IllegalArgumentException if {@code interval} is not positive or {@code limit} is out of range
+     */
     public IdempotencyPurge(IdempotentTransaction<?> transactions, Duration interval, int limit) {
         this.transactions = Objects.requireNonNull(transactions, "transactions must not be null");
         Objects.requireNonNull(interval, "idemtx.purge.interval must not be null");
@@ -40,7 +49,12 @@ public class IdempotencyPurge implements SmartLifecycle {
         this.limit = limit;
     }
 
-    /** One purge: deletes expired claims until a statement deletes fewer than the limit; returns how many. */
+    /**
+     * One purge, on the calling thread: deletes expired claims until a statement deletes fewer than the
+     * limit, or the thread is interrupted.
+     *
+     * @return how many claims it deleted
+     */
     public long purgeNow() {
         long total = 0;
         int round;
@@ -52,7 +66,7 @@ public class IdempotencyPurge implements SmartLifecycle {
         return total;
     }
 
-    /** How many expired claims this purge deleted since start-up. */
+    /** {@return how many expired claims this purge deleted since start-up} */
     public long deleted() {
         return deleted.get();
     }

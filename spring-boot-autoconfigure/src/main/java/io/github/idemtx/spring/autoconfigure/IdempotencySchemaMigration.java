@@ -15,6 +15,12 @@ public class IdempotencySchemaMigration implements InitializingBean {
     private final String schema;
     private volatile int applied = -1;
 
+    /**
+     * A migration that runs when the bean is initialised.
+     *
+     * @param dataSource where to migrate
+     * @param schema the claim table's schema, a plain PostgreSQL identifier
+     */
     public IdempotencySchemaMigration(DataSource dataSource, String schema) {
         this.dataSource = dataSource;
         this.schema = schema;
@@ -25,12 +31,12 @@ public class IdempotencySchemaMigration implements InitializingBean {
         applied = IdempotencySchema.migrate(dataSource, schema);
     }
 
-    /** How many migrations the start-up applied (0: the table was up to date), -1 before it ran. */
+    /** {@return how many migrations the start-up applied (0: the table was up to date), -1 before it ran} */
     public int applied() {
         return applied;
     }
 
-    /** The schema migrated. */
+    /** {@return the schema migrated} */
     public String schema() {
         return schema;
     }

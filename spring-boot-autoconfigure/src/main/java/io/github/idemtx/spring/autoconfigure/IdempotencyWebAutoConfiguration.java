@@ -25,6 +25,9 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @EnableConfigurationProperties(IdempotencyProperties.class)
 public class IdempotencyWebAutoConfiguration {
 
+    /** Created by Spring Boot's auto-configuration, not by applications. */
+    public IdempotencyWebAutoConfiguration() {}
+
     @Bean
     @ConditionalOnMissingBean
     IdempotencyArgumentResolver idempotencyArgumentResolver() {

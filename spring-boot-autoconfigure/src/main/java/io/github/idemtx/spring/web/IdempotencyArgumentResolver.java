@@ -32,6 +32,9 @@ import org.springframework.web.util.WebUtils;
  */
 public class IdempotencyArgumentResolver implements HandlerMethodArgumentResolver {
 
+    /** Stateless and thread-safe; the web auto-configuration registers one. */
+    public IdempotencyArgumentResolver() {}
+
     @Override
     public boolean supportsParameter(MethodParameter parameter) {
         Class<?> type = parameter.getParameterType();

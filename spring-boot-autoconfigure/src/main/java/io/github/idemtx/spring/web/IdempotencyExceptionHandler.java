@@ -23,16 +23,34 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 @Order(Ordered.LOWEST_PRECEDENCE - 100)
 public class IdempotencyExceptionHandler {
 
+    /** Stateless and thread-safe; the web auto-configuration registers one. */
+    public IdempotencyExceptionHandler() {}
+
+    /**
+     * {@return 400 with the reason as a member}
+     *
+     * @param e the refusal
+     */
     @ExceptionHandler(InvalidIdempotencyKeyException.class)
     public ResponseEntity<ProblemDetail> invalidKey(InvalidIdempotencyKeyException e) {
         return problem(Problem.invalidKey(e));
     }
 
+    /**
+     * {@return 400 naming what is wrong with the body}
+     *
+     * @param e the refusal
+     */
     @ExceptionHandler(InvalidJsonException.class)
     public ResponseEntity<ProblemDetail> invalidJson(InvalidJsonException e) {
         return problem(new Problem(Problem.TYPE_PREFIX + "invalid-json", "Invalid JSON body", 400, e.getMessage(), Map.of()));
     }
 
+    /**
+     * {@return 401: no authenticated principal, so no scope for the key}
+     *
+     * @param e the refusal
+     */
     @ExceptionHandler(MissingScopeException.class)
     public ResponseEntity<ProblemDetail> missingScope(MissingScopeException e) {
         return problem(Problem.unauthenticated());

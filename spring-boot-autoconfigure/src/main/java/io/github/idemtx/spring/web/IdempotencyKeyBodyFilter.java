@@ -22,6 +22,12 @@ public class IdempotencyKeyBodyFilter extends OncePerRequestFilter {
 
     private final int maxBodyBytes;
 
+    /**
+     * A filter that reads bodies up to {@code maxBodyBytes}.
+     *
+     * @param maxBodyBytes the largest body read, in bytes; positive
+     * @throws IllegalArgumentException if {@code maxBodyBytes} is not positive
+     */
     public IdempotencyKeyBodyFilter(int maxBodyBytes) {
         if (maxBodyBytes < 1) {
             throw new IllegalArgumentException("idemtx.web.max-body-bytes must be positive, was " + maxBodyBytes);

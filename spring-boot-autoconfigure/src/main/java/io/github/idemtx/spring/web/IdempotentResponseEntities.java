@@ -27,6 +27,11 @@ public final class IdempotentResponseEntities {
     /**
      * The response for an outcome whose value is the response itself (stored with
      * {@code StoredResponseCodec}): replayed byte for byte.
+     *
+     * @param outcome the call's outcome
+     * @return the response to return
+     * @throws NullPointerException if {@code outcome} is null, or an executed or replayed call
+     *     recorded no response
      */
     public static ResponseEntity<byte[]> of(RemoteOutcome<StoredResponse> outcome) {
         StoredResponse response = IdempotentResponses.toResponse(outcome);
@@ -38,6 +43,11 @@ public final class IdempotentResponseEntities {
     /**
      * The response for an outcome whose value is the body: {@code status} with the value (written by
      * the application's message converters) when executed or replayed, a problem detail otherwise.
+     *
+     * @param outcome the call's outcome
+     * @param status the status of a response with the value, e.g. 201
+     * @return the response to return
+     * @throws NullPointerException if an argument is null
      */
     public static ResponseEntity<Object> of(RemoteOutcome<?> outcome, HttpStatusCode status) {
         Objects.requireNonNull(outcome, "outcome must not be null");
@@ -68,7 +78,12 @@ public final class IdempotentResponseEntities {
         };
     }
 
-    /** The library's problem as Spring's {@link ProblemDetail}, extensions as properties. */
+    /**
+     * {@return the library's problem as Spring's {@link ProblemDetail}, extensions as properties}
+     *
+     * @param problem the problem
+     * @throws NullPointerException if {@code problem} is null
+     */
     public static ProblemDetail problemDetail(Problem problem) {
         ProblemDetail detail = ProblemDetail.forStatusAndDetail(HttpStatusCode.valueOf(problem.status()), problem.detail());
         detail.setType(URI.create(problem.type()));

@@ -6,6 +6,7 @@ package io.github.idemtx.spring.web;
  */
 public final class MissingScopeException extends RuntimeException {
 
+    /** Refuses a request without an authenticated principal; the message says so. */
     public MissingScopeException() {
         super("the request has no authenticated principal, and idempotency keys belong to one");
     }
