@@ -24,7 +24,8 @@ import org.testcontainers.utility.DockerImageName;
  * <p>Resolved in this order:
  * <ol>
  *   <li>local binaries ({@code initdb}, {@code pg_ctl}) in {@code IDEMPOTENCY_TEST_PG_BIN}, else in
- *       {@code pg_config --bindir}, else in the newest {@code /usr/lib/postgresql/<version>/bin}: a
+ *       {@code pg_config --bindir}, else in the newest {@code /usr/lib/postgresql/<version>/bin}, else
+ *       the embedded server's own when the tests run on one ({@link LocalPostgres}): a
  *       cluster initialised in a fresh temporary directory, listening on 127.0.0.1 on a free port,
  *       its unix socket in that directory, run as the {@code postgres} user when the JVM runs as
  *       root (PostgreSQL refuses root);
