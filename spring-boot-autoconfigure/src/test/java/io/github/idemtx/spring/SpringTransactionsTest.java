@@ -10,8 +10,13 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.core.UnsupportedDatabaseException;
+import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.IdempotentTransaction;
 import io.github.idemtx.spring.sample.PaymentsApplication;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
@@ -22,7 +27,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.BadSqlGrammarException;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -239,12 +243,32 @@ class SpringTransactionsTest {
     }
 
     @Test
-    void aFailureOfTheLibrarysStatementsIsSpringsDataAccessException() {
+    void aFailureOfTheLibrarysStatementsIsSpringsDataAccessException() throws Exception {
+        // a claim table whose writes a trigger refuses: the library's own INSERT fails (SQLSTATE P0001)
+        String schema = "idemtx_refusing_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        IdempotencySchema.migrate(dataSource, schema);
+        try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement()) {
+            s.execute("CREATE FUNCTION " + schema + ".refuse() RETURNS trigger LANGUAGE plpgsql AS"
+                    + " $$ BEGIN RAISE EXCEPTION 'refused by a trigger'; END $$");
+            s.execute("CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON " + schema + ".idempotency_claim"
+                    + " FOR EACH ROW EXECUTE FUNCTION " + schema + ".refuse()");
+        }
+        try {
+            IdempotentTransaction<String> refusing = transactions.builder(ResultCodec.utf8()).schema(schema).build();
+            assertThatThrownBy(() -> refusing.run(scope, key(), fingerprint, tx -> "never"))
+                    .isInstanceOf(DataAccessException.class)
+                    .hasMessageContaining("refused by a trigger");
+        } finally {
+            TestDatabase.get().execute("DROP SCHEMA " + schema + " CASCADE");
+        }
+    }
+
+    @Test
+    void aSchemaWithoutTheClaimTableIsTheLibrarysOwnRefusalNamingTheMigration() {
         IdempotentTransaction<String> wrongSchema = transactions.builder(ResultCodec.utf8()).schema("no_such_schema").build();
         assertThatThrownBy(() -> wrongSchema.run(scope, key(), fingerprint, tx -> "never"))
-                .isInstanceOf(BadSqlGrammarException.class)
-                .isInstanceOf(DataAccessException.class)
-                .hasMessageContaining("idemtx");
+                .isInstanceOf(UnsupportedDatabaseException.class)
+                .hasMessageContaining("IdempotencySchema.migrate(dataSource, \"no_such_schema\")");
     }
 
     @Test
