@@ -105,7 +105,7 @@ public final class LocalPostgres implements AutoCloseable {
                     + " (found there)." + how, () -> {}, null);
         }
         String passedOver = local.get().problem() == Problem.UNREACHABLE ? "nothing answers at 127.0.0.1:5432"
-                : "127.0.0.1:5432 is not usable as user postgres without a password (" + local.get().message() + ")";
+                : "127.0.0.1:5432 was passed over: " + local.get().message();
         try {
             return embedded(null, passedOver + "." + how);
         } catch (EmbeddedUnavailable e) {
