@@ -107,6 +107,27 @@ class ConnectionCheckTest {
     }
 
     @Test
+    void nothingAtTheDefaultAddressStartsTheEmbeddedServerAndSaysSoInOneLine() throws Exception {
+        String nothingThere = "jdbc:postgresql://127.0.0.1:" + closedPort() + "/postgres";
+        String url;
+        try (LocalPostgres embedded = LocalPostgres.resolve(null, null, null, SETTINGS, nothingThere)) {
+            url = embedded.url();
+            String version = LocalPostgres.binariesVersion().orElseThrow();
+            assertThat(embedded.embedded()).isTrue();
+            assertThat(embedded.describe()).doesNotContain("\n")
+                    .contains("embedded PostgreSQL " + version).contains(url)
+                    .contains("nothing answers at 127.0.0.1:").contains("Set LEDGER_DB_URL");
+            try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, embedded.user(), embedded.password());
+                    java.sql.ResultSet rs = c.createStatement().executeQuery("show server_version")) {
+                rs.next();
+                assertThat(rs.getString(1)).startsWith(version.substring(0, version.indexOf('.')) + ".");
+            }
+        }
+        assertThat(ConnectionCheck.check(url, "postgres", null, SETTINGS)).as("stopped when closed")
+                .hasValueSatisfying(f -> assertThat(f.problem()).isEqualTo(Problem.UNREACHABLE));
+    }
+
+    @Test
     void aPlatformWithoutEmbeddedBinariesIsNamedWithWhatToDo() {
         String arch = System.getProperty("os.arch");
         System.setProperty("os.arch", "sparcv9"); // no binaries for it on the class path

@@ -70,6 +70,14 @@ public final class LocalPostgres implements AutoCloseable {
      * @throws IllegalStateException with a message naming the cause and the setting to change
      */
     public static LocalPostgres resolve(String setting, String user, String password, Settings settings) {
+        return resolve(setting, user, password, settings, DEFAULT_URL);
+    }
+
+    /**
+     * {@link #resolve(String, String, String, Settings)} with another address in step 2: for the
+     * tests of the steps after it, on a machine where a server answers at the default address.
+     */
+    public static LocalPostgres resolve(String setting, String user, String password, Settings settings, String defaultUrl) {
         String how = " Set " + settings.urlVariable() + " to use another server (docs/database.md).";
         if (setting != null && !setting.isBlank()) {
             String value = setting.trim();
@@ -99,13 +107,14 @@ public final class LocalPostgres implements AutoCloseable {
             return new LocalPostgres(value, user, password, "PostgreSQL at " + value + " (" + settings.urlVariable() + ")",
                     () -> {}, null);
         }
-        Optional<Failure> local = ConnectionCheck.check(DEFAULT_URL, DEFAULT_USER, null, settings);
+        Optional<Failure> local = ConnectionCheck.check(defaultUrl, DEFAULT_USER, null, settings);
+        String address = defaultUrl.replaceFirst("^jdbc:postgresql://", "").replaceFirst("/.*$", "");
         if (local.isEmpty()) {
-            return new LocalPostgres(DEFAULT_URL, DEFAULT_USER, null, "PostgreSQL at 127.0.0.1:5432 as postgres"
+            return new LocalPostgres(defaultUrl, DEFAULT_USER, null, "PostgreSQL at " + address + " as postgres"
                     + " (found there)." + how, () -> {}, null);
         }
-        String passedOver = local.get().problem() == Problem.UNREACHABLE ? "nothing answers at 127.0.0.1:5432"
-                : "127.0.0.1:5432 was passed over: " + local.get().message();
+        String passedOver = local.get().problem() == Problem.UNREACHABLE ? "nothing answers at " + address
+                : address + " was passed over: " + local.get().message();
         try {
             return embedded(null, passedOver + "." + how);
         } catch (EmbeddedUnavailable e) {
