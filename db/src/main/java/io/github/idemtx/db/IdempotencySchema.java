@@ -84,8 +84,15 @@ public final class IdempotencySchema {
         try (Connection connection = dataSource.getConnection()) {
             requireSupportedServer(connection);
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot connect to migrate the claim table (SQLSTATE " + e.getSQLState() + "): "
-                    + e.getMessage(), e);
+            // a pool's "timed out" wraps the driver's reason (refused, no such database, password): name that one
+            SQLException cause = e;
+            for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+                if (t instanceof SQLException inner) {
+                    cause = inner;
+                }
+            }
+            throw new IllegalStateException("cannot connect to migrate the claim table: " + cause.getMessage()
+                    + (cause.getSQLState() == null ? "" : " (SQLSTATE " + cause.getSQLState() + ")"), e);
         }
         MigrateResult result = Flyway.configure(IdempotencySchema.class.getClassLoader())
                 .dataSource(dataSource)

@@ -155,6 +155,16 @@ public final class LedgerServer implements AutoCloseable {
     }
 
     public static void main(String[] args) throws Exception {
+        try {
+            launch(args);
+        } catch (io.github.idemtx.db.testing.LocalPostgres.NoDatabaseException e) {
+            // a setting to change, not a crash: the reason alone, without a stack trace
+            System.err.println("ledger: " + e.getMessage());
+            System.exit(2);
+        }
+    }
+
+    private static void launch(String[] args) throws Exception {
         LedgerConfig config = LedgerConfig.from(args, System.getenv());
         LedgerServer server = start(config);
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "ledger-shutdown"));

@@ -108,6 +108,22 @@ class UnsupportedDatabaseTest {
     }
 
     @Test
+    void aMigrationThatCannotConnectThroughAPoolNamesTheDriversReasonNotThePoolsTimeout() {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(Db.DATABASE.serverUrl().replaceAll("/[^/?]*(\\?.*)?$", "/idemtx_no_such_database"));
+        config.setUsername(Db.DATABASE.user());
+        config.setPassword(Db.DATABASE.password());
+        config.setInitializationFailTimeout(-1); // start without a connection, as an application that must boot anyway
+        config.setConnectionTimeout(500);
+        try (com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource(config)) {
+            assertThatThrownBy(() -> IdempotencySchema.migrate(pool))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("database \"idemtx_no_such_database\" does not exist")
+                    .hasMessageContaining("3D000");
+        }
+    }
+
+    @Test
     void theTestSupportAndTheLibraryAgreeOnTheOldestSupportedVersion() {
         assertThat(ConnectionCheck.OLDEST_SUPPORTED_VERSION).isEqualTo(IdempotencySchema.OLDEST_SUPPORTED_VERSION);
     }

@@ -11,6 +11,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.UnsupportedDatabaseException;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.IdempotentTransaction;
 import io.github.idemtx.jooq.readme.TransferService.Transfer;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * The README's service-layer example is {@link TransferService}, compiled and run here, and shown in
  * README.md verbatim: a change to either that the other does not follow fails this test.
  */
+@DatabaseTest
 class ReadmeExampleTest {
 
     /** The marker comments in README.md around the example's code block. */
@@ -64,6 +66,25 @@ class ReadmeExampleTest {
     static void stop() {
         if (pool != null) {
             pool.close();
+        }
+    }
+
+    @Test
+    void migratesAndRunsOnAPoolWithAutoCommitOff() {
+        String schema = "idemtx_readme_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(DATABASE.serverUrl()); // straight to the server: Flyway's session settings stay off PgBouncer
+        config.setUsername(DATABASE.user());
+        config.setPassword(DATABASE.password());
+        config.setAutoCommit(false);
+        config.setMaximumPoolSize(2);
+        try (HikariDataSource offPool = new HikariDataSource(config)) {
+            TransferService.migrate(offPool, schema);
+            TransferService off = new TransferService(offPool, schema);
+            Outcome<Transfer> first = off.transfer("tenant-off", UUID.randomUUID().toString(), "a", "b", new BigDecimal("1.00"));
+            assertThat(first).isInstanceOf(Outcome.Executed.class);
+        } finally {
+            DATABASE.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         }
     }
 

@@ -25,9 +25,9 @@ public class TransferService {
     /** Once at start-up: the claim table (with a Flyway history table of its own) and the business table. */
     public static void migrate(DataSource dataSource, String schema) {
         IdempotencySchema.migrate(dataSource, schema); // creates the schema if it is missing
-        DSL.using(dataSource, SQLDialect.POSTGRES).execute("CREATE TABLE IF NOT EXISTS " + schema + ".transfer ("
-                + " id bigserial PRIMARY KEY, from_account text NOT NULL, to_account text NOT NULL,"
-                + " amount numeric(12, 2) NOT NULL CHECK (amount > 0))");
+        DSL.using(dataSource, SQLDialect.POSTGRES).transaction(c -> c.dsl().execute( // committed, also on a pool with auto-commit off
+                "CREATE TABLE IF NOT EXISTS " + schema + ".transfer (id bigserial PRIMARY KEY, from_account text NOT NULL,"
+                        + " to_account text NOT NULL, amount numeric(12, 2) NOT NULL CHECK (amount > 0))"));
     }
 
     public TransferService(HikariDataSource pool, String schema) {

@@ -41,6 +41,10 @@ public final class LocalPostgres implements AutoCloseable {
     public static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
     /** The user tried at {@link #DEFAULT_URL}, and the embedded server's superuser. */
     public static final String DEFAULT_USER = "postgres";
+    /** The embedded binaries' versions this project is tested with, by major version. */
+    private static final java.util.Map<String, String> KNOWN_BINARIES = new java.util.TreeMap<>(java.util.Map.of(
+            "14", "14.22.0", "16", "16.11.0", "17", "17.7.0", "18", "18.1.0"));
+
     /** The image used for {@code testcontainers} without one. */
     public static final String DEFAULT_IMAGE = "postgres:18-alpine";
 
@@ -89,20 +93,20 @@ public final class LocalPostgres implements AutoCloseable {
             if (lower.equals("testcontainers") || lower.startsWith("testcontainers:")) {
                 String image = lower.equals("testcontainers") ? DEFAULT_IMAGE : value.substring("testcontainers:".length());
                 if (!dockerAnswers()) {
-                    throw new IllegalStateException(settings.urlVariable() + "=" + value + " asks for a Testcontainers"
+                    throw new NoDatabaseException(settings.urlVariable() + "=" + value + " asks for a Testcontainers"
                             + " PostgreSQL, but no Docker answers: start Docker, or unset " + settings.urlVariable()
-                            + " for the embedded server.");
+                            + " (then 127.0.0.1:5432 is used if it lets user postgres in, else the embedded server).", null);
                 }
                 return container(image, settings.urlVariable() + "=" + value + ".");
             }
             if (!lower.startsWith("jdbc:postgresql:")) {
-                throw new IllegalStateException(settings.urlVariable() + " must be a PostgreSQL JDBC URL"
+                throw new NoDatabaseException(settings.urlVariable() + " must be a PostgreSQL JDBC URL"
                         + " (jdbc:postgresql://host:port/database), 'embedded[:version]' or 'testcontainers[:image]', was '"
-                        + value + "'");
+                        + value + "'", null);
             }
             Optional<Failure> failure = ConnectionCheck.check(value, user, password, settings);
             if (failure.isPresent()) {
-                throw new IllegalStateException(failure.get().message(), failure.get().cause());
+                throw new NoDatabaseException(failure.get().message(), failure.get().cause());
             }
             return new LocalPostgres(value, user, password, "PostgreSQL at " + value + " (" + settings.urlVariable() + ")",
                     () -> {}, null);
@@ -122,7 +126,7 @@ public final class LocalPostgres implements AutoCloseable {
                 return container(DEFAULT_IMAGE, passedOver + ", and the embedded server cannot start here ("
                         + e.getMessage() + ")." + how);
             }
-            throw new IllegalStateException("No PostgreSQL: " + passedOver + "; the embedded server cannot start here: "
+            throw new NoDatabaseException("No PostgreSQL: " + passedOver + "; the embedded server cannot start here: "
                     + e.getMessage() + "; and no Docker answers for Testcontainers. Set " + settings.urlVariable()
                     + "=jdbc:postgresql://host:port/database (with " + settings.userVariable() + " and "
                     + settings.passwordVariable() + ") to a PostgreSQL " + ConnectionCheck.OLDEST_SUPPORTED_VERSION
@@ -130,8 +134,17 @@ public final class LocalPostgres implements AutoCloseable {
         }
     }
 
+    /** No usable PostgreSQL was found the way it was asked for; the message says why and what to change. */
+    public static class NoDatabaseException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        NoDatabaseException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /** The embedded server could not start on this machine; the message says why and what to do. */
-    public static final class EmbeddedUnavailable extends IllegalStateException {
+    public static final class EmbeddedUnavailable extends NoDatabaseException {
         private static final long serialVersionUID = 1L;
 
         EmbeddedUnavailable(String message, Throwable cause) {
@@ -152,7 +165,9 @@ public final class LocalPostgres implements AutoCloseable {
                 + " x86-64 and ARM64, and Windows on x86-64)", null));
         if (version != null && !onClassPath.equals(version) && !onClassPath.startsWith(version + ".")) {
             throw new EmbeddedUnavailable("PostgreSQL " + version + " was asked for, but the embedded binaries on the"
-                    + " class path are " + onClassPath + " (choose them with -Dembedded-postgres-binaries.version=...)", null);
+                    + " class path are " + onClassPath + ": build with -Dembedded-postgres-binaries.version="
+                    + KNOWN_BINARIES.getOrDefault(version, version + ".x.y") + " (tested: "
+                    + String.join(", ", KNOWN_BINARIES.values()) + ")", null);
         }
         if (ThrowawayCluster.runningAsRoot() && !ThrowawayCluster.onPath("unshare")) {
             throw new EmbeddedUnavailable("PostgreSQL refuses to run as root, and the embedded server runs it as"
