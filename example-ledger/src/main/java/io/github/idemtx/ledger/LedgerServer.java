@@ -1,5 +1,6 @@
 package io.github.idemtx.ledger;
 
+import io.github.idemtx.db.testing.ConnectionCheck;
 import io.github.idemtx.db.testing.LocalPostgres;
 import java.util.Optional;
 
@@ -141,6 +142,11 @@ public final class LedgerServer implements AutoCloseable {
      */
     public static LedgerServer startFresh(String[] args) throws IOException {
         return start(LedgerConfig.from(args, System.getenv()), true);
+    }
+
+    /** The names of the ledger's database settings, for the messages of whoever resolves its database. */
+    public static ConnectionCheck.Settings databaseSettings() {
+        return LedgerConfig.DB_SETTINGS;
     }
 
     private static LedgerServer start(LedgerConfig config, boolean fresh) throws IOException {

@@ -1,7 +1,7 @@
 package io.github.idemtx.ledger.storm;
 
-import io.github.idemtx.db.testing.ConnectionCheck;
 import io.github.idemtx.db.testing.LocalPostgres;
+import io.github.idemtx.ledger.LedgerServer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -155,8 +155,7 @@ public final class PayoutStorm {
      */
     public static Report run(Options options, java.io.PrintStream progress) throws Exception {
         try (LocalPostgres db = LocalPostgres.resolve(options.dbUrl(), options.dbUser(), options.dbPassword(),
-                new ConnectionCheck.Settings("LEDGER_DB_URL (--db-url)", "LEDGER_DB_USER (--db-user)",
-                        "LEDGER_DB_PASSWORD (--db-password)"))) {
+                LedgerServer.databaseSettings())) {
             progress.println("storm database: " + db.describe());
             Options resolved = new Options(options.intents(), options.clients(), options.kills(), options.seed(), db.url(),
                     db.user() == null ? System.getProperty("user.name") : db.user(), db.password(), options.ledgerSchema(),

@@ -286,7 +286,7 @@ public final class LocalPostgres implements AutoCloseable {
 
     /** Whether this is the embedded server (started by this JVM). */
     public boolean embedded() {
-        return binaries != null || owned instanceof EmbeddedPostgres;
+        return owned instanceof EmbeddedPostgres;
     }
 
     /** The embedded server's {@code bin} directory ({@code initdb}, {@code pg_ctl}); empty for any other. */
