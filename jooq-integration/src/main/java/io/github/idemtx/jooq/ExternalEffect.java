@@ -8,9 +8,9 @@ import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.IdempotencySchema;
-import io.github.idemtx.jooq.internal.EffectFlow;
-import io.github.idemtx.jooq.internal.EffectStatements;
-import io.github.idemtx.jooq.internal.TransactionOwnership;
+import io.github.idemtx.jooq.internal.flow.EffectFlow;
+import io.github.idemtx.jooq.internal.store.EffectStatements;
+import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -136,7 +136,7 @@ public final class ExternalEffect<R, T> {
         if (!listeners.any()) {
             return flow.run(scope, key, fingerprint, request);
         }
-        io.github.idemtx.jooq.internal.Timings timings = new io.github.idemtx.jooq.internal.Timings();
+        io.github.idemtx.jooq.internal.flow.Timings timings = new io.github.idemtx.jooq.internal.flow.Timings();
         timings.attempt(false);
         return timings.observe(listeners, "effect:" + name, scope, () -> flow.run(scope, key, fingerprint, request));
     }

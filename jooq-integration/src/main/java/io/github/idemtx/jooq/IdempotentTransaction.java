@@ -12,14 +12,14 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.db.IdempotencySchema;
-import io.github.idemtx.jooq.internal.ClaimFlow;
-import io.github.idemtx.jooq.internal.ClaimFlow.Call;
-import io.github.idemtx.jooq.internal.ClaimStatements;
-import io.github.idemtx.jooq.internal.Jdbc;
-import io.github.idemtx.jooq.internal.SqlStates;
-import io.github.idemtx.jooq.internal.TransactionOwnership;
-import io.github.idemtx.jooq.internal.TransactionOwnership.Decision;
-import io.github.idemtx.jooq.internal.Units;
+import io.github.idemtx.jooq.internal.flow.ClaimFlow;
+import io.github.idemtx.jooq.internal.flow.ClaimFlow.Call;
+import io.github.idemtx.jooq.internal.store.ClaimStatements;
+import io.github.idemtx.jooq.internal.tx.Jdbc;
+import io.github.idemtx.jooq.internal.store.SqlStates;
+import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
+import io.github.idemtx.jooq.internal.tx.TransactionOwnership.Decision;
+import io.github.idemtx.jooq.internal.tx.Units;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -32,7 +32,7 @@ import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.internal.Listeners;
-import io.github.idemtx.jooq.internal.Timings;
+import io.github.idemtx.jooq.internal.flow.Timings;
 
 /**
  * Runs business work exactly once per (scope, key): the claim of the key, the work's writes and

@@ -111,7 +111,7 @@ final class Bank {
             try {
                 return snapshotOnce(scope, initial);
             } catch (RuntimeException e) {
-                if (attempt >= 10 || !io.github.idemtx.jooq.internal.SqlStates.isConnectionLoss(e)) {
+                if (attempt >= 10 || !io.github.idemtx.jooq.internal.store.SqlStates.isConnectionLoss(e)) {
                     throw e;
                 }
                 System.out.println("snapshot attempt " + attempt + " lost its connection, reading again: " + e);

@@ -15,7 +15,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.Backends;
-import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;

@@ -8,7 +8,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.jooq.internal.ClaimStatements;
+import io.github.idemtx.jooq.internal.store.ClaimStatements;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,6 +1,6 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;

@@ -1,6 +1,6 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import java.sql.SQLException;
 import java.util.IdentityHashMap;
 import java.util.Map;

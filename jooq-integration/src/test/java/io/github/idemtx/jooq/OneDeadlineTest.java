@@ -1,7 +1,7 @@
 package io.github.idemtx.jooq;
 
 import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
@@ -12,7 +12,7 @@ import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.jooq.internal.ClaimStatements;
+import io.github.idemtx.jooq.internal.store.ClaimStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

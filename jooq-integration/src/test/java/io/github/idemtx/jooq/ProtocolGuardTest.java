@@ -526,7 +526,7 @@ class ProtocolGuardTest {
                 return "child";
             })).as("no duplicate exists: the deferred check's lock timeout is the error it is")
                     .isInstanceOf(DataAccessException.class)
-                    .satisfies(e -> assertThat(io.github.idemtx.jooq.internal.SqlStates.has(e, "55P03")).isTrue());
+                    .satisfies(e -> assertThat(io.github.idemtx.jooq.internal.store.SqlStates.has(e, "55P03")).isTrue());
             locker.rollback();
         }
         assertThat(Db.claims(scope, key)).isZero();
@@ -576,29 +576,29 @@ class ProtocolGuardTest {
 
     @Test
     void theGuardTellsTransactionEndingStatementsFromOthers() {
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("commit")).isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("  -- x\n/* y /* z */ */ COMMIT AND CHAIN"))
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("commit")).isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("  -- x\n/* y /* z */ */ COMMIT AND CHAIN"))
                 .isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select 1; rollback")).isEqualTo("rollback");
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("prepare transaction 'x'"))
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1; rollback")).isEqualTo("rollback");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("prepare transaction 'x'"))
                 .isEqualTo("prepare transaction");
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("abort")).isEqualTo("abort");
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("rollback to savepoint a")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("insert into t values ('x; commit')")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select $$; commit$$, $1")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select 1 -- ; commit")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("update t set committed = true")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("do $f$ begin perform 1; end $f$")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("prepare p as select 1")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("abort")).isEqualTo("abort");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback to savepoint a")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("insert into t values ('x; commit')")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select $$; commit$$, $1")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1 -- ; commit")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("update t set committed = true")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("do $f$ begin perform 1; end $f$")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("prepare p as select 1")).isNull();
         // an outside attack's finds: escaped quotes in E-strings, $ inside identifiers, a comment
         // ended by a carriage return, ROLLBACK WORK TO
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select E'\\' '; commit; --'")).isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select 1 as a$b$; commit; --$b$")).isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("select 1; --x\rcommit")).isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("insert into t values (E'it\\'s; commit')")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("ROLLBACK WORK TO SAVEPOINT a")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("rollback transaction to a")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.WorkGuard.endingVerb("rollback work")).isEqualTo("rollback");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select E'\\' '; commit; --'")).isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1 as a$b$; commit; --$b$")).isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1; --x\rcommit")).isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("insert into t values (E'it\\'s; commit')")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("ROLLBACK WORK TO SAVEPOINT a")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback transaction to a")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback work")).isEqualTo("rollback");
     }
 
     private static long count(String sql, Object... bindings) {

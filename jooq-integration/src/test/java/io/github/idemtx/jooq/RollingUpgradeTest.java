@@ -1,7 +1,7 @@
 package io.github.idemtx.jooq;
 
 import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;

@@ -8,7 +8,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jooq.DSLContext;

@@ -11,7 +11,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.jooq.internal.SqlStates;
+import io.github.idemtx.jooq.internal.store.SqlStates;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;

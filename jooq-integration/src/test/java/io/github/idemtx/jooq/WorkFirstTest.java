@@ -13,7 +13,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.Concurrently;
-import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

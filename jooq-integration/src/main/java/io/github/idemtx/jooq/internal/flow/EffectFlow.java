@@ -1,4 +1,15 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.flow;
+
+import io.github.idemtx.jooq.internal.store.ClaimStatements;
+import io.github.idemtx.jooq.internal.store.EffectStatements;
+import io.github.idemtx.jooq.internal.store.SqlStates;
+import io.github.idemtx.jooq.internal.store.StoredValues;
+import io.github.idemtx.jooq.internal.store.FailureEncoding;
+import io.github.idemtx.jooq.internal.tx.Units;
+import io.github.idemtx.jooq.internal.tx.Boundary;
+import io.github.idemtx.jooq.internal.tx.Jdbc;
+import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
+import io.github.idemtx.jooq.internal.tx.WorkGuard;
 
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;

@@ -1,4 +1,4 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.tx;
 
 import io.github.idemtx.jooq.TransactionDetector;
 import java.lang.reflect.Field;

@@ -1,4 +1,13 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.flow;
+
+import io.github.idemtx.jooq.internal.store.ClaimStatements;
+import io.github.idemtx.jooq.internal.store.SqlStates;
+import io.github.idemtx.jooq.internal.store.StoredValues;
+import io.github.idemtx.jooq.internal.store.FailureEncoding;
+import io.github.idemtx.jooq.internal.tx.Units;
+import io.github.idemtx.jooq.internal.tx.Boundary;
+import io.github.idemtx.jooq.internal.tx.WorkGuard;
+import io.github.idemtx.jooq.internal.tx.NestedTransactionProvider;
 
 import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
@@ -12,7 +21,7 @@ import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.jooq.TransactionalWork;
-import io.github.idemtx.jooq.internal.ClaimStatements.Claim;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Claim;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;

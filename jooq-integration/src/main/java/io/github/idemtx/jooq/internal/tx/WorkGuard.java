@@ -1,4 +1,4 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.tx;
 
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;

@@ -1,8 +1,8 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import org.junit.jupiter.api.Test;
 
 class StatementKindTest {

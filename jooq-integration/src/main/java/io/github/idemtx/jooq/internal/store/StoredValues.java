@@ -1,4 +1,4 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.store;
 
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.IdempotencyException;

@@ -1,4 +1,4 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.tx;
 
 /**
  * The pause before a retry after a serialization failure or a deadlock: "full jitter" exponential

@@ -1,4 +1,4 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.flow;
 
 import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.Scope;

@@ -1,8 +1,8 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.store;
 
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.jooq.internal.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,4 +1,6 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.store;
+
+import io.github.idemtx.jooq.internal.flow.Timings;
 
 import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaim.IDEMPOTENCY_CLAIM;
 

@@ -1,4 +1,6 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.tx;
+
+import io.github.idemtx.jooq.internal.store.SqlStates;
 
 import io.github.idemtx.core.IdempotencyException;
 import io.github.idemtx.core.IdempotencyKey;

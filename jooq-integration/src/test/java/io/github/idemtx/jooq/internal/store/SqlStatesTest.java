@@ -1,4 +1,4 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.github.idemtx.jooq.internal;
+package io.github.idemtx.jooq.internal.tx;
 
 import java.sql.Connection;
 import java.sql.SQLException;
