@@ -9,20 +9,102 @@ import java.util.Objects;
  * a metric tag unless chosen on purpose. {@link #toString} leaves it out, so logging an event cannot
  * leak it.
  *
- * @param operation {@code "transaction"}, or {@code "effect:<name>"}
- * @param result how it ended
- * @param exception the exception's class name when {@code result} is {@link Result#FAILED}, else null
- * @param joined whether it ran in the caller's transaction
- * @param attempts transactions tried (more than 1 after serialization failures or deadlocks)
- * @param totalNanos from the start of the call to its end ({@link #total()})
- * @param claimingNanos in the claim statements, waits excluded ({@link #claiming()})
- * @param waitingNanos waiting on another holder of the key ({@link #waiting()})
- * @param workNanos in the work ({@link #work()})
- * @param recordingNanos recording the outcome, the commit included ({@link #recording()})
- * @param scope whose call it was; not a metric tag by default (unbounded)
+ * <p>A final class rather than a record, so that it can gain what a later version measures without
+ * breaking a listener; the library builds it, and tests of a listener can with {@link #builder}.
  */
-public record CallEvent(String operation, Result result, String exception, boolean joined, int attempts, long totalNanos,
-        long claimingNanos, long waitingNanos, long workNanos, long recordingNanos, Scope scope) {
+public final class CallEvent {
+
+    private final String operation;
+    private final Result result;
+    private final String exception;
+    private final boolean joined;
+    private final int attempts;
+    private final long totalNanos;
+    private final long claimingNanos;
+    private final long waitingNanos;
+    private final long workNanos;
+    private final long recordingNanos;
+    private final Scope scope;
+
+    private CallEvent(Builder b) {
+        this.operation = b.operation;
+        this.result = b.result;
+        this.exception = b.exception;
+        this.joined = b.joined;
+        this.attempts = b.attempts;
+        this.totalNanos = b.totalNanos;
+        this.claimingNanos = b.claimingNanos;
+        this.waitingNanos = b.waitingNanos;
+        this.workNanos = b.workNanos;
+        this.recordingNanos = b.recordingNanos;
+        this.scope = b.scope;
+    }
+
+    /**
+     * {@return a builder of an event; every measure not set is 0, {@code attempts} 1}
+     *
+     * @param operation {@code "transaction"}, or {@code "effect:<name>"}
+     * @param result how the call ended
+     * @throws NullPointerException if an argument is null
+     */
+    public static Builder builder(String operation, Result result) {
+        return new Builder(operation, result);
+    }
+
+    /** {@return {@code "transaction"}, or {@code "effect:<name>"}} */
+    public String operation() {
+        return operation;
+    }
+
+    /** {@return how the call ended} */
+    public Result result() {
+        return result;
+    }
+
+    /** {@return the exception's class name when {@link #result()} is {@link Result#FAILED}, else null} */
+    public String exception() {
+        return exception;
+    }
+
+    /** {@return whether it ran in the caller's transaction} */
+    public boolean joined() {
+        return joined;
+    }
+
+    /** {@return transactions tried (more than 1 after serialization failures or deadlocks)} */
+    public int attempts() {
+        return attempts;
+    }
+
+    /** {@return from the start of the call to its end, in ns} */
+    public long totalNanos() {
+        return totalNanos;
+    }
+
+    /** {@return in the claim statements, waits excluded, in ns} */
+    public long claimingNanos() {
+        return claimingNanos;
+    }
+
+    /** {@return waiting on another holder of the key, in ns} */
+    public long waitingNanos() {
+        return waitingNanos;
+    }
+
+    /** {@return in the work, in ns} */
+    public long workNanos() {
+        return workNanos;
+    }
+
+    /** {@return recording the outcome, the commit included, in ns} */
+    public long recordingNanos() {
+        return recordingNanos;
+    }
+
+    /** {@return whose call it was; not a metric tag by default (unbounded); null for none} */
+    public Scope scope() {
+        return scope;
+    }
 
     /** How a call ended: one per {@link RemoteOutcome} case, or an exception. */
     public enum Result {
@@ -66,16 +148,6 @@ public record CallEvent(String operation, Result result, String exception, boole
         }
     }
 
-    /**
-     * Checks the two components that are never null.
-     *
-     * @throws NullPointerException if {@code operation} or {@code result} is null
-     */
-    public CallEvent {
-        Objects.requireNonNull(operation, "operation");
-        Objects.requireNonNull(result, "result");
-    }
-
     /** {@return the time from the start of the call to its end} */
     public Duration total() {
         return Duration.ofNanos(totalNanos);
@@ -106,5 +178,111 @@ public record CallEvent(String operation, Result result, String exception, boole
         return "CallEvent[operation=" + operation + ", result=" + result + (exception == null ? "" : ", exception=" + exception)
                 + ", joined=" + joined + ", attempts=" + attempts + ", total=" + total() + ", claiming=" + claiming()
                 + ", waiting=" + waiting() + ", work=" + work() + ", recording=" + recording() + "]";
+    }
+
+    /** Builds a {@link CallEvent}. Not thread-safe. */
+    public static final class Builder {
+        private final String operation;
+        private final Result result;
+        private String exception;
+        private boolean joined;
+        private int attempts = 1;
+        private long totalNanos;
+        private long claimingNanos;
+        private long waitingNanos;
+        private long workNanos;
+        private long recordingNanos;
+        private Scope scope;
+
+        private Builder(String operation, Result result) {
+            this.operation = Objects.requireNonNull(operation, "operation");
+            this.result = Objects.requireNonNull(result, "result");
+        }
+
+        /**
+         * @param exception the exception's class name, or null
+         * @return this builder
+         */
+        public Builder exception(String exception) {
+            this.exception = exception;
+            return this;
+        }
+
+        /**
+         * @param joined whether the call ran in the caller's transaction
+         * @return this builder
+         */
+        public Builder joined(boolean joined) {
+            this.joined = joined;
+            return this;
+        }
+
+        /**
+         * @param attempts transactions tried
+         * @return this builder
+         */
+        public Builder attempts(int attempts) {
+            this.attempts = attempts;
+            return this;
+        }
+
+        /**
+         * @param scope whose call it was, or null
+         * @return this builder
+         */
+        public Builder scope(Scope scope) {
+            this.scope = scope;
+            return this;
+        }
+
+        /**
+         * @param nanos from the start of the call to its end
+         * @return this builder
+         */
+        public Builder total(long nanos) {
+            this.totalNanos = nanos;
+            return this;
+        }
+
+        /**
+         * @param nanos in the claim statements, waits excluded
+         * @return this builder
+         */
+        public Builder claiming(long nanos) {
+            this.claimingNanos = nanos;
+            return this;
+        }
+
+        /**
+         * @param nanos waiting on another holder of the key
+         * @return this builder
+         */
+        public Builder waiting(long nanos) {
+            this.waitingNanos = nanos;
+            return this;
+        }
+
+        /**
+         * @param nanos in the work
+         * @return this builder
+         */
+        public Builder work(long nanos) {
+            this.workNanos = nanos;
+            return this;
+        }
+
+        /**
+         * @param nanos recording the outcome, the commit included
+         * @return this builder
+         */
+        public Builder recording(long nanos) {
+            this.recordingNanos = nanos;
+            return this;
+        }
+
+        /** {@return the event} */
+        public CallEvent build() {
+            return new CallEvent(this);
+        }
     }
 }

@@ -9,18 +9,19 @@ package io.github.idemtx.core;
  * <p>Listeners are called on the caller's thread, after the call's outcome is settled (and, when it
  * owns its transaction, committed); they must be quick and thread-safe. A listener that throws never
  * changes an outcome: the exception is logged ({@code System.Logger} "io.github.idemtx") and ignored.
+ *
+ * @param <C> what a listener carries from a call's start to its end (a timer sample, an
+ *     observation and its scope); {@code Void} when it carries nothing
  */
-public interface IdempotencyListener {
+public interface IdempotencyListener<C> {
 
     /**
-     * A call begins. Whatever this returns is handed back to {@link #callFinished} on the same thread
-     * (a timer sample, an observation and its scope); null when there is nothing to carry.
+     * A call begins. Whatever this returns is handed back to {@link #callFinished} on the same thread.
      *
-     * @param operation {@code "transaction"} for {@code IdempotentTransaction}, {@code "effect:<name>"}
-     *     for an {@code ExternalEffect}
+     * @param start which call begins
      * @return what to hand to {@link #callFinished}, or null
      */
-    default Object callStarted(String operation) {
+    default C callStarted(CallStart start) {
         return null;
     }
 
@@ -28,9 +29,9 @@ public interface IdempotencyListener {
      * A call ended.
      *
      * @param event what the call did
-     * @param started what {@link #callStarted} returned for this call; may be null
+     * @param context what {@link #callStarted} returned for this call; may be null
      */
-    void callFinished(CallEvent event, Object started);
+    void callFinished(CallEvent event, C context);
 
     /**
      * A purge ended.

@@ -15,7 +15,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.Backends;
-import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -158,7 +158,7 @@ class ClaimModeParityTest {
             SqlHook kill = new SqlHook() {
                 @Override
                 public void before(Sql sql) {
-                    if (Kind.of(sql.sql()) == Kind.CLAIM && armed.compareAndSet(true, false)) {
+                    if (StatementKind.of(sql.sql()) == StatementKind.CLAIM && armed.compareAndSet(true, false)) {
                         killer.kill(Backends.pid(sql.connection()));
                     }
                 }
@@ -194,7 +194,7 @@ class ClaimModeParityTest {
             SqlHook kill = new SqlHook() {
                 @Override
                 public void after(Sql sql) {
-                    if (Kind.of(sql.sql()) == Kind.CLAIM && armed.compareAndSet(true, false)) {
+                    if (StatementKind.of(sql.sql()) == StatementKind.CLAIM && armed.compareAndSet(true, false)) {
                         killer.kill(sql.connection()); // the backend is gone before the rollback is sent
                     }
                 }
@@ -220,7 +220,7 @@ class ClaimModeParityTest {
     @EnumSource(ClaimMode.class)
     void aTakeoverOfAnExpiredKeyIsOneAttempt(ClaimMode mode) {
         List<CallEvent> events = new CopyOnWriteArrayList<>();
-        IdempotentTransaction<String> idem = in(mode, Db.dsl()).listener(new IdempotencyListener() {
+        IdempotentTransaction<String> idem = in(mode, Db.dsl()).listener(new IdempotencyListener<Object>() {
             @Override
             public void callFinished(CallEvent event, Object context) {
                 events.add(event);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.CallStart;
 import io.github.idemtx.core.CallEvent.Result;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
@@ -29,18 +30,20 @@ import org.junit.jupiter.api.Test;
 @DatabaseTest
 class ListenerTest {
 
-    static final class Recorder implements IdempotencyListener {
+    static final class Recorder implements IdempotencyListener<String> {
         final List<CallEvent> calls = new CopyOnWriteArrayList<>();
-        final List<Object> started = new CopyOnWriteArrayList<>();
+        final List<String> started = new CopyOnWriteArrayList<>();
+        final List<CallStart> starts = new CopyOnWriteArrayList<>();
         final List<PurgeEvent> purges = new CopyOnWriteArrayList<>();
 
         @Override
-        public Object callStarted(String operation) {
-            return "started:" + operation;
+        public String callStarted(CallStart start) {
+            starts.add(start);
+            return "started:" + start.operation();
         }
 
         @Override
-        public void callFinished(CallEvent event, Object started) {
+        public void callFinished(CallEvent event, String started) {
             calls.add(event);
             this.started.add(started);
         }
@@ -81,6 +84,8 @@ class ListenerTest {
                 .containsExactly(Result.EXECUTED, Result.REPLAYED, Result.FINGERPRINT_MISMATCH, Result.REJECTED, Result.FAILED);
         assertThat(recorder.calls.get(4).exception()).isEqualTo(IllegalStateException.class.getName());
         assertThat(recorder.started).containsOnly("started:transaction");
+        assertThat(recorder.starts).extracting(CallStart::scope).containsOnly(scope);
+        assertThat(recorder.starts.get(0).toString()).doesNotContain(scope.value());
         CallEvent executed = recorder.calls.get(0);
         assertThat(executed.operation()).isEqualTo("transaction");
         assertThat(executed.attempts()).isEqualTo(1);
@@ -136,14 +141,14 @@ class ListenerTest {
 
     @Test
     void aListenerThatThrowsChangesNothingAndTheOthersAreStillTold() {
-        IdempotencyListener broken = new IdempotencyListener() {
+        IdempotencyListener<Void> broken = new IdempotencyListener<>() {
             @Override
-            public Object callStarted(String operation) {
+            public Void callStarted(CallStart start) {
                 throw new IllegalStateException("broken start");
             }
 
             @Override
-            public void callFinished(CallEvent event, Object started) {
+            public void callFinished(CallEvent event, Void started) {
                 throw new IllegalStateException("broken finish");
             }
         };

@@ -13,7 +13,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.Concurrently;
-import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -86,7 +86,7 @@ class WorkFirstTest {
         Duration retryAfter = Duration.ofSeconds(2);
         IdempotentTransaction<String> impatient = workFirst()
                 .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(300)).retryAfter(retryAfter).build())
-                .listener(new IdempotencyListener() {
+                .listener(new IdempotencyListener<Object>() {
                     @Override
                     public void callFinished(CallEvent event, Object context) {
                         events.add(event);
@@ -139,7 +139,7 @@ class WorkFirstTest {
                 Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build()
                         .run(scope, key, fingerprint, tx -> "holder-" + Db.writeEffect(tx, scope, key, "holder"));
                 recorded.countDown();
-                Db.DATABASE.awaitLockWaiters(Faults.running(Kind.RECORD_AND_COMMIT), 1); // the duplicate waits on our row
+                Db.DATABASE.awaitLockWaiters(Faults.running(StatementKind.RECORD_AND_COMMIT), 1); // the duplicate waits on our row
                 return o;
             }));
             assertThat(recorded.await(30, TimeUnit.SECONDS)).isTrue();
@@ -223,7 +223,7 @@ class WorkFirstTest {
             SqlHook duplicateThenKilled = new SqlHook() {
                 @Override
                 public void before(Sql sql) throws java.sql.SQLException {
-                    if (Kind.of(sql.sql()) == Kind.RECORD_AND_COMMIT && armed.compareAndSet(true, false)) {
+                    if (StatementKind.of(sql.sql()) == StatementKind.RECORD_AND_COMMIT && armed.compareAndSet(true, false)) {
                         killer.kill(sql.connection());
                         java.sql.SQLException duplicate = new java.sql.SQLException(
                                 "ERROR: duplicate key value violates unique constraint \"idempotency_claim_pk\"", "23505");

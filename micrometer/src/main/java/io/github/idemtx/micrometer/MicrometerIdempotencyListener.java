@@ -1,6 +1,7 @@
 package io.github.idemtx.micrometer;
 
 import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.CallStart;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.Scope;
@@ -37,7 +38,7 @@ import java.util.function.Function;
  * contract's exceptions (or {@code none}). No scope, key or fingerprint becomes a tag unless
  * {@link Builder#scopeTag} maps scopes to a bounded set on purpose.
  */
-public final class MicrometerIdempotencyListener implements IdempotencyListener {
+public final class MicrometerIdempotencyListener implements IdempotencyListener<MicrometerIdempotencyListener.InFlight> {
 
     /** The observation's name, and so the timer's. */
     public static final String CALL = "idemtx.call";
@@ -118,27 +119,36 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
         return new Builder(meters);
     }
 
-    private record Started(Observation observation, Observation.Scope scope) {}
+    /** A call's observation and its open scope, from its start to its end; opaque. */
+    public static final class InFlight {
+        private final Observation observation;
+        private final Observation.Scope scope;
+
+        private InFlight(Observation observation) {
+            this.observation = observation;
+            this.scope = observation.openScope();
+        }
+    }
 
     @Override
-    public Object callStarted(String operation) {
+    public InFlight callStarted(CallStart start) {
         if (observations == null) {
             return null; // timed from the event's total
         }
         Observation observation = Observation.createNotStarted(CALL, observations)
-                .contextualName("idemtx " + operation)
-                .lowCardinalityKeyValue("operation", operation)
+                .contextualName("idemtx " + start.operation())
+                .lowCardinalityKeyValue("operation", start.operation())
                 .start();
-        return new Started(observation, observation.openScope());
+        return new InFlight(observation);
     }
 
     @Override
-    public void callFinished(CallEvent event, Object started) {
+    public void callFinished(CallEvent event, InFlight started) {
         Operation op = operations.computeIfAbsent(event.operation(), Operation::new);
         String outcome = event.result().tag();
-        if (started instanceof Started s) {
-            s.scope().close();
-            Observation o = s.observation()
+        if (started != null) {
+            started.scope.close();
+            Observation o = started.observation
                     .lowCardinalityKeyValue("outcome", outcome)
                     .lowCardinalityKeyValue("joined", Boolean.toString(event.joined()))
                     .lowCardinalityKeyValue("exception", event.exception() == null ? "none" : simpleName(event.exception()));

@@ -1,8 +1,10 @@
 package io.github.idemtx.core.internal;
 
 import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.CallStart;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
+import io.github.idemtx.core.Scope;
 import java.util.List;
 
 /**
@@ -13,51 +15,74 @@ public final class Listeners {
 
     private static final System.Logger LOG = System.getLogger("io.github.idemtx");
 
-    private final IdempotencyListener[] listeners;
+    private final List<Entry<?>> listeners;
 
-    public Listeners(List<IdempotencyListener> listeners) {
-        this.listeners = listeners.toArray(IdempotencyListener[]::new);
+    public Listeners(List<? extends IdempotencyListener<?>> listeners) {
+        this.listeners = listeners.stream().<Entry<?>>map(Entry::new).toList();
     }
 
     /** Whether there is anyone to tell (when not, nothing is measured). */
     public boolean any() {
-        return listeners.length > 0;
+        return !listeners.isEmpty();
     }
 
-    /** What each listener returned from {@code callStarted}, by position. */
-    public Object[] started(String operation) {
-        Object[] started = new Object[listeners.length];
-        for (int i = 0; i < listeners.length; i++) {
+    /** What each listener carries from a call's start to its end. */
+    public static final class Started {
+        private final Object[] contexts;
+
+        private Started(int size) {
+            this.contexts = new Object[size];
+        }
+    }
+
+    /** Tells each listener that a call begins; what they return, for {@link #finished}. */
+    public Started started(String operation, Scope scope) {
+        CallStart start = CallStart.of(operation, scope);
+        Started started = new Started(listeners.size());
+        for (int i = 0; i < listeners.size(); i++) {
+            Entry<?> entry = listeners.get(i);
             try {
-                started[i] = listeners[i].callStarted(operation);
+                started.contexts[i] = entry.listener.callStarted(start);
             } catch (RuntimeException e) {
-                ignored(listeners[i], e);
+                ignored(entry.listener, e);
             }
         }
         return started;
     }
 
-    public void finished(CallEvent event, Object[] started) {
-        for (int i = 0; i < listeners.length; i++) {
+    public void finished(CallEvent event, Started started) {
+        for (int i = 0; i < listeners.size(); i++) {
+            Entry<?> entry = listeners.get(i);
             try {
-                listeners[i].callFinished(event, started[i]);
+                entry.finished(event, started.contexts[i]);
             } catch (RuntimeException e) {
-                ignored(listeners[i], e);
+                ignored(entry.listener, e);
             }
         }
     }
 
     public void purged(PurgeEvent event) {
-        for (IdempotencyListener l : listeners) {
+        for (Entry<?> entry : listeners) {
             try {
-                l.purged(event);
+                entry.listener.purged(event);
             } catch (RuntimeException e) {
-                ignored(l, e);
+                ignored(entry.listener, e);
             }
         }
     }
 
-    private static void ignored(IdempotencyListener listener, RuntimeException e) {
+    /**
+     * A listener with its context type captured: only what its own {@code callStarted} returned is
+     * handed back to it, so the cast is safe.
+     */
+    private record Entry<C>(IdempotencyListener<C> listener) {
+        @SuppressWarnings("unchecked")
+        void finished(CallEvent event, Object context) {
+            listener.callFinished(event, (C) context);
+        }
+    }
+
+    private static void ignored(IdempotencyListener<?> listener, RuntimeException e) {
         LOG.log(System.Logger.Level.WARNING, "idemtx: the listener " + listener.getClass().getName()
                 + " threw; ignored, the outcome is unchanged", e);
     }
