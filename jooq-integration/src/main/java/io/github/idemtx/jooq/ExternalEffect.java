@@ -9,6 +9,9 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.internal.flow.EffectFlow;
+import io.github.idemtx.jooq.internal.flow.Timings;
+import io.github.idemtx.jooq.internal.store.ClaimState;
+import io.github.idemtx.jooq.internal.store.ClaimTable;
 import io.github.idemtx.jooq.internal.store.EffectStatements;
 import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
 import java.time.Duration;
@@ -28,7 +31,7 @@ import org.jooq.DSLContext;
  *
  * <ol>
  *   <li>the claim is committed <b>in flight</b>, with a lease and a fencing token, together with
- *       {@link Remote#before} (a hold on the funds);
+ *       {@link Remote.Holding#before} (a hold on the funds);
  *   <li>{@link Remote#call} runs outside any transaction, with the intent's downstream key (the
  *       remote deduplicates by it) and a deadline inside the lease;
  *   <li>its answer is recorded only if the token is still the claim's, together with
@@ -47,7 +50,7 @@ import org.jooq.DSLContext;
  * ({@link #resolveApplied}, {@link #resolveRefused}). A holder whose lease was taken over can no
  * longer renew or release the claim (fencing); a definite answer it still brings back is recorded
  * while the claim is unsettled, and otherwise it learns the claim's outcome. A duplicate of a
- * claim in flight, or of one still being claimed (its {@link Remote#before} running), waits up to
+ * claim in flight, or of one still being claimed (its {@link Remote.Holding#before} running), waits up to
  * the policy's {@code duplicateWait}, then gets {@code InProgress}.
  *
  * <p>Every call owns its transactions; inside a caller's transaction it is refused. Instances are
@@ -86,7 +89,7 @@ public final class ExternalEffect<R, T> {
         this.flow = new EffectFlow<>(b.dsl.configuration(), b.policy,
                 TransactionOwnership.ownOnly(b.detectors, "an external effect commits its claim before the remote call"
                         + " and its result after it, in transactions of its own,", "call it outside the transaction"),
-                new EffectStatements(b.schema), b.name,
+                new EffectStatements(new ClaimTable(b.schema)), b.name,
                 b.requests, b.results, b.remote, b.lease, b.lookupSchedule, b.readAfterWrite);
     }
 
@@ -116,6 +119,23 @@ public final class ExternalEffect<R, T> {
     }
 
     /**
+     * {@return the downstream key of this effect's claim of ({@code scope}, {@code key}) that began
+     * at {@code claimedAt} (the row's {@code created_at})}: what {@link Remote.Intent#downstreamKey()}
+     * carried to the remote, for matching the claim table with the remote's own records.
+     *
+     * @param scope the claim's scope
+     * @param key the claim's key
+     * @param claimedAt when the claim began, to the microsecond
+     * @throws NullPointerException if an argument is null
+     */
+    public String downstreamKey(Scope scope, IdempotencyKey key, Instant claimedAt) {
+        Objects.requireNonNull(scope, "scope must not be null");
+        Objects.requireNonNull(key, "key must not be null");
+        Objects.requireNonNull(claimedAt, "claimedAt must not be null");
+        return EffectFlow.downstreamKey(name, scope, key, claimedAt);
+    }
+
+    /**
      * Runs the request once for ({@code scope}, {@code key}) through the phases above, or answers
      * what the claim already says.
      *
@@ -126,18 +146,15 @@ public final class ExternalEffect<R, T> {
      * @return never null; {@code Executed}, {@code Replayed} and {@code Rejected} are committed
      * @throws NullPointerException if an argument is null, before any SQL runs
      * @throws io.github.idemtx.core.TransactionOwnershipException inside a caller's transaction
-     * @throws RuntimeException what {@link Remote#before} threw (other than a Rejection): nothing is kept
+     * @throws RuntimeException what {@link Remote.Holding#before} threw (other than a Rejection): nothing is kept
      */
     public RemoteOutcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request) {
         Objects.requireNonNull(scope, "scope must not be null");
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(request, "request must not be null");
-        if (!listeners.any()) {
-            return flow.run(scope, key, fingerprint, request);
-        }
-        io.github.idemtx.jooq.internal.flow.Timings timings = new io.github.idemtx.jooq.internal.flow.Timings();
-        timings.attempt(false);
+        Timings timings = listeners.any() ? Timings.measured() : Timings.NONE;
+        timings.attempt(false); // the event carries the total only
         return timings.observe(listeners, "effect:" + name, scope, () -> flow.run(scope, key, fingerprint, request));
     }
 
@@ -232,7 +249,7 @@ public final class ExternalEffect<R, T> {
      * @throws IllegalArgumentException if {@code limit} is out of range
      */
     public List<Unsettled<R>> needingReconciliation(int limit) {
-        return unsettled(EffectStatements.NEEDS_RECONCILIATION, limit);
+        return unsettled(ClaimState.NEEDS_RECONCILIATION, limit);
     }
 
     /**
@@ -243,17 +260,17 @@ public final class ExternalEffect<R, T> {
      * @throws IllegalArgumentException if {@code limit} is out of range
      */
     public List<Unsettled<R>> inFlight(int limit) {
-        return unsettled(EffectStatements.IN_FLIGHT, limit);
+        return unsettled(ClaimState.IN_FLIGHT, limit);
     }
 
-    private List<Unsettled<R>> unsettled(short state, int limit) {
+    private List<Unsettled<R>> unsettled(ClaimState state, int limit) {
         checkLimit(limit);
         List<Unsettled<R>> out = new ArrayList<>();
         for (EffectStatements.Stuck s : flow.unsettled(state, limit)) {
             // a row whose request no longer decodes is listed as such, not an error for the whole list
             EffectFlow.DecodedRequest<R> request = flow.decodeRequest(s.scope(), s.key(), s.request());
             out.add(new Unsettled<>(s.scope(), s.key(), request.request(), s.fence(), s.lookups(),
-                    state == EffectStatements.NEEDS_RECONCILIATION ? s.since() : null, s.nextLookupAt(), request.problem()));
+                    state == ClaimState.NEEDS_RECONCILIATION ? s.since() : null, s.nextLookupAt(), request.problem()));
         }
         return out;
     }
@@ -358,7 +375,7 @@ public final class ExternalEffect<R, T> {
         private List<Duration> lookupSchedule = DEFAULT_LOOKUP_SCHEDULE;
         private boolean readAfterWrite;
         private final List<TransactionDetector> detectors = new ArrayList<>();
-        private final List<io.github.idemtx.core.IdempotencyListener> listeners = new ArrayList<>();
+        private final List<io.github.idemtx.core.IdempotencyListener<?>> listeners = new ArrayList<>();
 
         private Builder(DSLContext dsl, String name, ResultCodec<R> requests, ResultCodec<T> results, Remote<R, T> remote) {
             this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
@@ -476,7 +493,7 @@ public final class ExternalEffect<R, T> {
          * @return this builder
          * @throws NullPointerException if {@code listener} is null
          */
-        public Builder<R, T> listener(io.github.idemtx.core.IdempotencyListener listener) {
+        public Builder<R, T> listener(io.github.idemtx.core.IdempotencyListener<?> listener) {
             listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
             return this;
         }

@@ -15,6 +15,7 @@ import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.internal.flow.ClaimFlow;
 import io.github.idemtx.jooq.internal.flow.ClaimFlow.Call;
 import io.github.idemtx.jooq.internal.store.ClaimStatements;
+import io.github.idemtx.jooq.internal.store.ClaimTable;
 import io.github.idemtx.jooq.internal.tx.Jdbc;
 import io.github.idemtx.jooq.internal.store.SqlStates;
 import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
@@ -139,7 +140,7 @@ public final class IdempotentTransaction<T> {
         this.dsl = b.dsl;
         this.policy = b.policy;
         this.schema = b.schema;
-        this.sql = new ClaimStatements(b.schema);
+        this.sql = new ClaimStatements(new ClaimTable(b.schema));
         this.claimMode = b.claimMode;
         this.flow = new ClaimFlow<>(b.dsl.configuration(), b.policy, b.codec, sql, b.claimMode);
         this.ownership = new TransactionOwnership(b.mode, b.detectors);
@@ -223,10 +224,7 @@ public final class IdempotentTransaction<T> {
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(work, "work must not be null");
-        if (!listeners.any()) {
-            return runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, null));
-        }
-        Timings timings = new Timings();
+        Timings timings = listeners.any() ? Timings.measured() : Timings.NONE;
         return timings.observe(listeners, OPERATION, scope,
                 () -> runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, timings)));
     }
@@ -349,7 +347,7 @@ public final class IdempotentTransaction<T> {
         private ClaimMode claimMode = DEFAULT_CLAIM_MODE;
         private final List<TransactionDetector> detectors = new ArrayList<>();
         private FailureTranslator translator;
-        private final List<IdempotencyListener> listeners = new ArrayList<>();
+        private final List<IdempotencyListener<?>> listeners = new ArrayList<>();
 
         private Builder(DSLContext dsl, ResultCodec<T> codec) {
             this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
@@ -444,7 +442,7 @@ public final class IdempotentTransaction<T> {
          * @return this builder
          * @throws NullPointerException if {@code listener} is null
          */
-        public Builder<T> listener(IdempotencyListener listener) {
+        public Builder<T> listener(IdempotencyListener<?> listener) {
             listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
             return this;
         }

@@ -47,25 +47,6 @@ public interface Remote<R, T> {
     Lookup<T> lookup(Intent<R> intent) throws Exception;
 
     /**
-     * Local writes committed together with the in-flight claim, before the call (a hold on the funds).
-     * A {@link io.github.idemtx.core.Rejection} here refuses the request without calling the remote:
-     * the writes roll back and the failure is recorded. Anything else thrown rolls everything back and
-     * frees the key. The claim's lease is counted from the COMMIT that follows, so however long this
-     * runs, the call has all of it; a duplicate meanwhile waits on the uncommitted claim at most its
-     * {@code duplicateWait}. A {@code Remote} that does not override this method saves a round trip:
-     * the claim's COMMIT is sent with its INSERT. Like every local write of a {@code Remote}
-     * ({@link #after}, {@link #refused}) it must not end the transaction it is handed: {@code tx}
-     * refuses a commit, rollback, auto-commit or a COMMIT/ROLLBACK statement, and the call then
-     * throws {@link io.github.idemtx.core.WorkEndedTransactionException} with nothing sent and
-     * nothing committed (see {@link TransactionalWork}).
-     *
-     * @param tx the transaction that holds the claim; valid only during this call
-     * @param intent the request about to be sent
-     * @throws Exception to refuse (a {@code Rejection}) or to roll everything back
-     */
-    default void before(DSLContext tx, Intent<R> intent) throws Exception {}
-
-    /**
      * Local writes committed together with the result (the posting), exactly once per claim: by the
      * holder that records it (a holder whose lease was taken over still records a definite answer
      * while the claim is unsettled), or with an operator's resolution.
@@ -89,6 +70,36 @@ public interface Remote<R, T> {
      *     and the caller gets {@code Unknown}
      */
     default void refused(DSLContext tx, Intent<R> intent, Failure failure) throws Exception {}
+
+    /**
+     * A remote whose calls begin with local writes committed together with the in-flight claim (a
+     * hold on the funds): implement this instead of {@link Remote} to have {@link #before} run. A
+     * plain {@code Remote} saves a round trip: the claim's COMMIT is sent with its INSERT. Which of
+     * the two a remote is, the type says, so the engine never guesses.
+     *
+     * @param <R> the request type
+     * @param <T> the result type
+     */
+    interface Holding<R, T> extends Remote<R, T> {
+
+        /**
+         * Local writes committed together with the in-flight claim, before the call (a hold on the funds).
+         * A {@link io.github.idemtx.core.Rejection} here refuses the request without calling the remote:
+         * the writes roll back and the failure is recorded. Anything else thrown rolls everything back and
+         * frees the key. The claim's lease is counted from the COMMIT that follows, so however long this
+         * runs, the call has all of it; a duplicate meanwhile waits on the uncommitted claim at most its
+         * {@code duplicateWait}. Like every local write of a {@code Remote} ({@link #after},
+         * {@link #refused}) it must not end the transaction it is handed: {@code tx} refuses a commit,
+         * rollback, auto-commit or a COMMIT/ROLLBACK statement, and the call then throws
+         * {@link io.github.idemtx.core.WorkEndedTransactionException} with nothing sent and nothing
+         * committed (see {@link TransactionalWork}).
+         *
+         * @param tx the transaction that holds the claim; valid only during this call
+         * @param intent the request about to be sent
+         * @throws Exception to refuse (a {@code Rejection}) or to roll everything back
+         */
+        void before(DSLContext tx, Intent<R> intent) throws Exception;
+    }
 
     /**
      * One request of one claim.

@@ -146,6 +146,36 @@ class ClaimRaceTest {
     }
 
     @Test
+    void joinedUnderRepeatableReadTheWaitedDuplicateGetsTheCallersSerializationFailureInJooqsOwnType() throws Exception {
+        IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        java.util.concurrent.CountDownLatch claimed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ExecutorService holder = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Outcome<String>> first = holder.submit(() -> idem.run(scope, key, fingerprint, tx -> {
+                claimed.countDown();
+                Db.awaitWaitersOnClaim(1);
+                return "first";
+            }));
+            assertThat(claimed.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+            Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(() -> Db.dsl().transaction(caller -> {
+                caller.dsl().execute("set transaction isolation level repeatable read");
+                caller.dsl().fetch("select 1"); // the caller's snapshot, taken before the holder commits
+                Db.readFirst(caller.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build()
+                        .run(scope, key, fingerprint, tx -> "duplicate");
+            }));
+
+            assertThat(first.get(30, java.util.concurrent.TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
+            assertThat(thrown).isExactlyInstanceOf(org.jooq.exception.DataAccessException.class)
+                    .hasMessageContaining("retry the transaction");
+            assertThat(io.github.idemtx.jooq.internal.store.SqlStates.has(thrown,
+                    io.github.idemtx.jooq.internal.store.SqlStates.SERIALIZATION_FAILURE)).isTrue();
+        } finally {
+            holder.shutdownNow();
+        }
+    }
+
+    @Test
     void aLiveClaimAnswersWithoutItsLockSoAReplayIsNotHeldUpByAnotherSessionHoldingIt() throws Exception {
         IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(io.github.idemtx.core.IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(200)).build())
@@ -155,7 +185,7 @@ class ClaimRaceTest {
         try (Connection side = Db.DATABASE.connect()) {
             side.setAutoCommit(false);
             try (PreparedStatement lock = side.prepareStatement("select pg_advisory_xact_lock(?)")) {
-                lock.setLong(1, ClaimStatements.lockId(scope.value(), key.value()));
+                lock.setLong(1, io.github.idemtx.jooq.internal.store.Digests.lockId(scope.value(), key.value()));
                 lock.execute();
             }
             assertThat(idem.run(scope, key, fingerprint, tx -> "never"))
@@ -164,7 +194,7 @@ class ClaimRaceTest {
             // while a fresh key whose lock is held waits, and gets InProgress past the bound
             IdempotencyKey held = Db.freshKey();
             try (PreparedStatement lock = side.prepareStatement("select pg_advisory_xact_lock(?)")) {
-                lock.setLong(1, ClaimStatements.lockId(scope.value(), held.value()));
+                lock.setLong(1, io.github.idemtx.jooq.internal.store.Digests.lockId(scope.value(), held.value()));
                 lock.execute();
             }
             assertThat(idem.run(scope, held, fingerprint, tx -> "blocked")).isInstanceOf(Outcome.InProgress.class);

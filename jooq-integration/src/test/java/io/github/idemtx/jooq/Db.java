@@ -1,6 +1,6 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
@@ -108,7 +108,7 @@ final class Db {
 
     /** Waits until {@code n} sessions are blocked inside the claim function, waiting on a lock. */
     static void awaitWaitersOnClaim(int n) throws InterruptedException {
-        DATABASE.awaitLockWaiters(Faults.running(Kind.AWAIT), n);
+        DATABASE.awaitLockWaiters(Faults.running(StatementKind.AWAIT), n);
     }
 
     static String lockTimeout(DSLContext ctx) {

@@ -15,7 +15,7 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.jooq.FakeBank.Fault;
-import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -484,8 +484,8 @@ class ExternalEffectTest {
         SqlHook seen = new SqlHook() {
             @Override
             public void before(Sql sql) {
-                if (io.github.idemtx.jooq.internal.store.ClaimStatements.Kind.of(sql.sql())
-                        == io.github.idemtx.jooq.internal.store.ClaimStatements.Kind.EFFECT_CLAIM) {
+                if (io.github.idemtx.jooq.internal.store.StatementKind.of(sql.sql())
+                        == io.github.idemtx.jooq.internal.store.StatementKind.EFFECT_CLAIM) {
                     claims.add(sql.sql());
                 }
             }
@@ -542,7 +542,7 @@ class ExternalEffectTest {
         SqlHook recoverBeforeEachLeaseStatement = new SqlHook() {
             @Override
             public void before(Sql sql) {
-                if (Kind.of(sql.sql()) == Kind.EFFECT_TAKEOVER) {
+                if (StatementKind.of(sql.sql()) == StatementKind.EFFECT_TAKEOVER) {
                     passes.add(recoverer.recover(10));
                 }
             }

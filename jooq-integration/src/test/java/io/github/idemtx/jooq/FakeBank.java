@@ -19,7 +19,7 @@ import org.jooq.DSLContext;
  * key), a lookup by key, and faults at every point. Local writes go to the test schema: a hold
  * before the call, a posting with the result, the hold released on a refusal.
  */
-final class FakeBank implements Remote<Long, String> {
+final class FakeBank implements Remote.Holding<Long, String> {
 
     /** Where a call goes wrong. */
     enum Fault {
@@ -169,7 +169,7 @@ final class FakeBank implements Remote<Long, String> {
     }
 
     /**
-     * This bank without holds: its {@code before} is the interface's no-op (so the in-flight claim
+     * This bank without holds: a plain {@link Remote}, not a {@link Remote.Holding} (so the in-flight claim
      * has nothing to commit with it and its INSERT carries the COMMIT), the posting is all the local
      * writing; calls, lookups and faults are this bank's.
      */

@@ -1,6 +1,6 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.sql.SQLException;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -19,7 +19,7 @@ final class Faults {
 
     /** Whether the statement is the claim: the first of each attempt, which reads the key and tries its lock. */
     static boolean isClaim(String sql) {
-        return Kind.of(sql) == Kind.CLAIM;
+        return StatementKind.of(sql) == StatementKind.CLAIM;
     }
 
     /** Whether the statement records the outcome: an insert into the claim table, plain or upsert. */
@@ -29,17 +29,17 @@ final class Faults {
 
     /** Whether the statement is the record sent together with COMMIT (a fresh key's completion). */
     static boolean isCompletionAndCommit(String sql) {
-        return Kind.of(sql) == Kind.RECORD_AND_COMMIT;
+        return StatementKind.of(sql) == StatementKind.RECORD_AND_COMMIT;
     }
 
     /** Whether the statement is the upsert record (take-over, failure, inside a caller's transaction), which cannot carry the COMMIT. */
     static boolean isUpsert(String sql) {
-        return Kind.of(sql) == Kind.RECORD;
+        return StatementKind.of(sql) == StatementKind.RECORD;
     }
 
     /** Whether the statement is the wait for a key's holder. */
     static boolean isAwait(String sql) {
-        return Kind.of(sql) == Kind.AWAIT;
+        return StatementKind.of(sql) == StatementKind.AWAIT;
     }
 
     /**
@@ -67,7 +67,7 @@ final class Faults {
     }
 
     /** A pg_stat_activity condition: the session is running a statement of {@code kind}. */
-    static String running(Kind kind) {
+    static String running(StatementKind kind) {
         return "query LIKE '" + kind.tag() + "%'";
     }
 

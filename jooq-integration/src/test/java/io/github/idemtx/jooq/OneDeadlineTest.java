@@ -1,7 +1,7 @@
 package io.github.idemtx.jooq;
 
 import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
@@ -49,7 +49,7 @@ class OneDeadlineTest {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
         Fingerprint fingerprint = Db.fingerprint("chain");
-        long lockId = ClaimStatements.lockId(scope.value(), key.value());
+        long lockId = io.github.idemtx.jooq.internal.store.Digests.lockId(scope.value(), key.value());
 
         List<Connection> holders = new ArrayList<>();
         ExecutorService threads = Executors.newCachedThreadPool();
@@ -61,7 +61,7 @@ class OneDeadlineTest {
             long start = System.nanoTime();
             Future<Outcome<String>> call = threads.submit(() -> waiter.run(scope, key, fingerprint, tx -> "ran"));
             for (int i = 1; i < HOLDERS && !call.isDone(); i++) {
-                if (!Db.DATABASE.awaitLockWaitersUnless(Faults.running(Kind.AWAIT), 1, call::isDone)) {
+                if (!Db.DATABASE.awaitLockWaitersUnless(Faults.running(StatementKind.AWAIT), 1, call::isDone)) {
                     break; // the call has returned
                 }
                 // the next holder queues behind the waiter, so it takes the key the moment the waiter wakes

@@ -59,7 +59,7 @@ class RetryTest {
     }
 
     private static boolean isWorkInsert(String sql) {
-        return io.github.idemtx.jooq.internal.store.ClaimStatements.Kind.of(sql) == null && sql.contains(".effect");
+        return io.github.idemtx.jooq.internal.store.StatementKind.of(sql) == null && sql.contains(".effect");
     }
 
 

@@ -1,7 +1,7 @@
 package io.github.idemtx.jooq;
 
 import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -89,7 +89,7 @@ class RollingUpgradeTest {
             // not holding V1's (absent) lock, the V2 call runs its work, then its INSERT waits on V1's row
             Future<Outcome<String>> v2 = thread.submit(() -> idem.run(scope, key, fingerprint,
                     tx -> "v2-" + Db.writeEffect(tx, scope, key, "v2")));
-            Db.DATABASE.awaitLockWaiters(Faults.running(Kind.RECORD_AND_COMMIT), 1);
+            Db.DATABASE.awaitLockWaiters(Faults.running(StatementKind.RECORD_AND_COMMIT), 1);
             v1Complete(v1, key, scope, "v1-answer");
 
             assertThat(v2.get(30, TimeUnit.SECONDS))

@@ -8,7 +8,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jooq.DSLContext;
@@ -80,8 +80,8 @@ class RoundTripTest {
         assertThat(statements).hasSize(3);
         assertThat(statements.get(0)).contains(".effect");
         assertThat(statements.get(1)).matches(Faults::isCompletionAndCommit, "the insert that finds the key taken");
-        assertThat(statements.get(2)).matches(sql -> Kind.of(sql) == Kind.REREAD, "the rollback and the read of the stored answer, together")
-                .startsWith(Kind.REREAD.tag() + "rollback; select");
+        assertThat(statements.get(2)).matches(sql -> StatementKind.of(sql) == StatementKind.REREAD, "the rollback and the read of the stored answer, together")
+                .startsWith(StatementKind.REREAD.tag() + "rollback; select");
         assertThat(Db.effects(scope, key)).as("the replay's own write was rolled back").isEqualTo(1);
     }
 }

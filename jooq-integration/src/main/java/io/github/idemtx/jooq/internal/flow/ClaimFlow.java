@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq.internal.flow;
 
+import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.ClaimStatements;
 import io.github.idemtx.jooq.internal.store.SqlStates;
 import io.github.idemtx.jooq.internal.store.StoredValues;
@@ -43,10 +44,10 @@ import org.jooq.impl.DefaultConnectionProvider;
 public final class ClaimFlow<T> {
 
     /**
-     * One call: what it is for, and its one deadline (System.nanoTime) for waiting on other holders,
-     * shared by every attempt and the failure's re-claim.
+     * One call: what it is for, its one deadline (System.nanoTime) for waiting on other holders,
+     * shared by every attempt and the failure's re-claim, and where its time goes
+     * ({@link Timings#NONE} when nobody listens).
      */
-    /** @param timings where the call's time goes, or null when nobody listens */
     public record Call(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<?> work, long deadline,
             Timings timings) {
 
@@ -56,9 +57,6 @@ public final class ClaimFlow<T> {
             return left <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000);
         }
     }
-
-    /** jOOQ's (3.19 to 3.21) data key under which DefaultTransactionProvider keeps its transaction's connection. */
-    private static final String TRANSACTION_CONNECTION_KEY = "DATA_DEFAULT_TRANSACTION_PROVIDER_CONNECTION";
 
     private final Configuration configuration;
     private final IdempotencyPolicy policy;
@@ -101,10 +99,8 @@ public final class ClaimFlow<T> {
      */
     private Outcome<T> attemptWorkFirst(Connection connection, Call call, Boundary boundary) {
         Timings timings = call.timings();
-        if (timings != null) {
-            timings.attempt(false);
-        }
-        long mark = timings == null ? 0 : System.nanoTime();
+        timings.attempt(false);
+        long mark = timings.now();
         T value;
         try {
             value = execute(call, connection, boundary, false);
@@ -119,11 +115,7 @@ public final class ClaimFlow<T> {
             }
             return workFailed(connection, call, boundary, e, mark);
         }
-        if (timings != null) {
-            long now = System.nanoTime();
-            timings.work(now - mark);
-            mark = now;
-        }
+        mark = timings.work(mark);
         ClaimStatements.RecordedFirst recorded = null;
         try {
             recorded = sql.claimByRecord(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
@@ -146,13 +138,10 @@ public final class ClaimFlow<T> {
         } catch (RuntimeException e) {
             return answeredOrThrow(connection, call, boundary, e); // the result could not be encoded
         } finally {
-            if (timings != null) {
-                long spent = System.nanoTime() - mark;
-                if (recorded == ClaimStatements.RecordedFirst.TIMED_OUT) {
-                    timings.waiting(spent); // all of it was the wait on another call's uncommitted row
-                } else {
-                    timings.recording(spent);
-                }
+            if (recorded == ClaimStatements.RecordedFirst.TIMED_OUT) {
+                timings.waiting(mark); // all of it was the wait on another call's uncommitted row
+            } else {
+                timings.recording(mark);
             }
         }
         switch (recorded) {
@@ -228,7 +217,8 @@ public final class ClaimFlow<T> {
         }
         Claim claimed;
         try {
-            claimed = sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(), 0, null);
+            // no waiting: a key another transaction holds (null) has no answer yet
+            claimed = sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes());
         } catch (SQLException probe) {
             e.addSuppressed(probe);
             return null;
@@ -253,16 +243,11 @@ public final class ClaimFlow<T> {
      */
     private Outcome<T> attemptReadFirst(Connection connection, Call call, Boundary boundary, boolean newAttempt) {
         Timings timings = call.timings();
-        if (timings != null && newAttempt) {
+        if (newAttempt) {
             timings.attempt(boundary.joined());
         }
-        long mark = timings == null ? 0 : System.nanoTime();
-        Claim claimed = claim(connection, call);
-        if (timings != null) {
-            long now = System.nanoTime();
-            timings.claiming(now - mark);
-            mark = now;
-        }
+        Claim claimed = claim(connection, call, timings);
+        long mark = timings.now();
         Claim.Held held;
         switch (claimed) {
             case Claim.Held h -> held = h;
@@ -285,15 +270,11 @@ public final class ClaimFlow<T> {
         } catch (Exception e) {
             return workFailed(connection, call, boundary, e, mark);
         }
-        if (timings != null) {
-            long now = System.nanoTime();
-            timings.work(now - mark);
-            mark = now;
-        }
+        mark = timings.work(mark);
         byte[] encoded = encode(call, value);
         boolean commitInRecord = !boundary.joined() && held.recordCarriesCommit();
         try {
-            record(connection, call, held, ClaimStatements.SUCCEEDED, encoded, commitInRecord, boundary.joined());
+            record(connection, call, held, ClaimState.SUCCEEDED, encoded, commitInRecord, boundary.joined());
         } catch (DataAccessException e) {
             if (commitInRecord && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
@@ -305,9 +286,7 @@ public final class ClaimFlow<T> {
             throw e;
         }
         keep(boundary, call);
-        if (timings != null) {
-            timings.recording(System.nanoTime() - mark);
-        }
+        timings.recording(mark);
         return new Outcome.Executed<>(value);
     }
 
@@ -318,11 +297,7 @@ public final class ClaimFlow<T> {
      */
     private Outcome<T> workFailed(Connection connection, Call call, Boundary boundary, Exception e, long mark) {
         Timings timings = call.timings();
-        if (timings != null) {
-            long now = System.nanoTime();
-            timings.work(now - mark);
-            mark = now;
-        }
+        mark = timings.work(mark);
         // undo the work's writes first: the key is free while the policy classifies
         SQLException rollbackFailure = boundary.undoWork();
         Optional<Failure> failure = deterministicFailure(e);
@@ -353,9 +328,7 @@ public final class ClaimFlow<T> {
         } else {
             discard(boundary); // a duplicate's outcome, or the bound ran out and aborted the claim
         }
-        if (timings != null) {
-            timings.recording(System.nanoTime() - mark);
-        }
+        timings.recording(mark); // the re-claim's wait included
         return outcome;
     }
 
@@ -392,17 +365,33 @@ public final class ClaimFlow<T> {
         }
     }
 
-    private Claim claim(Connection connection, Call call) {
+    /**
+     * Claims the key, waiting on its holder within what is left of the call's wait; {@code timings}
+     * is told the time of each step.
+     */
+    private Claim claim(Connection connection, Call call, Timings timings) {
+        String scope = call.scope().value();
+        String key = call.key().value();
+        byte[] fingerprint = call.fingerprint().bytes();
+        long mark = timings.now();
         try {
-            return sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
-                    call.waitLeftMillis(), call.timings());
+            Claim claimed = sql.claim(connection, scope, key, fingerprint);
+            mark = timings.claiming(mark);
+            if (claimed != null) {
+                return claimed;
+            }
+            try {
+                return sql.await(connection, scope, key, fingerprint, call.waitLeftMillis());
+            } finally {
+                timings.waiting(mark);
+            }
         } catch (SQLException e) {
             throw SqlStates.storeFailure("the claim of the idempotency key failed", e, sql.schema());
         }
     }
 
     /** See {@link ClaimStatements#record}: {@code commit} sends the COMMIT with the row where it can, and returns null then. */
-    private Instant record(Connection connection, Call call, Claim.Held held, short state, byte[] result, boolean commit,
+    private Instant record(Connection connection, Call call, Claim.Held held, ClaimState state, byte[] result, boolean commit,
             boolean joined) {
         try {
             return sql.record(connection, held, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
@@ -422,9 +411,9 @@ public final class ClaimFlow<T> {
         byte[] encoded = FailureEncoding.encode(failure);
         // what replays will see, e.g. with unpaired surrogates replaced: the first caller sees the same
         Failure recorded = FailureEncoding.decode(encoded);
-        return switch (claim(connection, call)) {
+        return switch (claim(connection, call, Timings.NONE)) { // the caller counts it as recording
             case Claim.Held held -> {
-                Instant recordedAt = record(connection, call, held, ClaimStatements.FAILED, encoded, false, joined);
+                Instant recordedAt = record(connection, call, held, ClaimState.FAILED, encoded, false, joined);
                 yield new Outcome.Rejected<>(recorded, recordedAt, false);
             }
             case Claim.Answered answered -> answer(call, answered);
@@ -434,10 +423,10 @@ public final class ClaimFlow<T> {
     }
 
     private Outcome<T> answer(Call call, Claim.Answered claim) {
-        if (!call.fingerprint().matches(claim.fingerprint())) {
+        if (!call.fingerprint().matches(claim.row().fingerprint())) {
             return new Outcome.FingerprintMismatch<>();
         }
-        Outcome<T> settled = values.settled(call.scope(), call.key(), claim.state(), claim.result(), claim.completedAt());
+        Outcome<T> settled = values.settled(call.scope(), call.key(), claim.row());
         return settled != null ? settled : new Outcome.InProgress<>(policy.retryAfter()); // a V1 caller's running row
     }
 
@@ -455,7 +444,7 @@ public final class ClaimFlow<T> {
         WorkGuard guard = new WorkGuard(connection, openBefore || boundary.joined());
         T value;
         try {
-            value = ((TransactionalWork<T>) call.work()).execute(workContext(configuration, guard));
+            value = ((TransactionalWork<T>) call.work()).execute(guard.context(configuration));
         } catch (Exception e) {
             WorkEndedTransactionException refused = guard.refusal(call.scope(), call.key(), e);
             if (refused != null) {
@@ -491,31 +480,6 @@ public final class ClaimFlow<T> {
             super("the work failed, and flushing the caller's transaction's pending writes (so that they are rolled"
                     + " back with the work's) failed too: " + cause.getMessage(), cause);
         }
-    }
-
-    /**
-     * The work's {@code tx}: {@code configuration} bound to the unit's connection as {@code guard}
-     * hands it to the work; a nested {@code tx.transaction(...)} is a savepoint.
-     */
-    public static DSLContext workContext(Configuration configuration, WorkGuard guard) {
-        Connection connection = guard.connection();
-        DefaultConnectionProvider unit = new DefaultConnectionProvider(connection);
-        Configuration derived = configuration.derive(unit);
-        derived.set(new NestedTransactionProvider(connection));
-        // derive() keeps a ThreadLocalTransactionProvider, and jOOQ then puts its thread-local
-        // connection provider in place of the one given: outside a jOOQ transaction that hands each of
-        // the work's statements a pooled connection of its own, committing (or never committing) apart
-        // from the claim. Set after the transaction provider, the unit's connection stays.
-        derived.set(unit);
-        // Inside a jOOQ transaction (DefaultTransactionProvider) the configuration answers
-        // connectionProvider() with the transaction's own provider, kept in its data under this key,
-        // which derive() copies: the work would get the raw connection, past the guard.
-        for (Map.Entry<Object, Object> e : derived.data().entrySet()) {
-            if (e.getKey() instanceof Enum<?> k && k.name().equals(TRANSACTION_CONNECTION_KEY)) {
-                e.setValue(unit);
-            }
-        }
-        return derived.dsl();
     }
 
     private Optional<Failure> deterministicFailure(Exception e) {

@@ -1,6 +1,8 @@
 package io.github.idemtx.jooq.internal.flow;
 
-import io.github.idemtx.jooq.internal.store.ClaimStatements;
+import io.github.idemtx.jooq.internal.store.ClaimRow;
+import io.github.idemtx.jooq.internal.store.ClaimState;
+import io.github.idemtx.jooq.internal.store.Digests;
 import io.github.idemtx.jooq.internal.store.EffectStatements;
 import io.github.idemtx.jooq.internal.store.SqlStates;
 import io.github.idemtx.jooq.internal.store.StoredValues;
@@ -27,16 +29,12 @@ import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Intent;
 import io.github.idemtx.jooq.Remote.Lookup;
 import io.github.idemtx.jooq.Remote.Reply;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -66,8 +64,8 @@ public final class EffectFlow<R, T> {
     private final Duration lease;
     private final List<Duration> lookupSchedule;
     private final boolean readAfterWrite;
-    /** Whether {@code remote} keeps {@link Remote#before}'s no-op: the claim then carries its own COMMIT. */
-    private final boolean nothingBefore;
+    /** {@code remote} when it writes before the call; null when not: the claim then carries its own COMMIT. */
+    private final Remote.Holding<R, T> holding;
     private final Jdbc.ServerCheck serverCheck = new Jdbc.ServerCheck();
 
     public EffectFlow(Configuration configuration, IdempotencyPolicy policy, TransactionOwnership ownership,
@@ -84,7 +82,7 @@ public final class EffectFlow<R, T> {
         this.lease = lease;
         this.lookupSchedule = List.copyOf(lookupSchedule);
         this.readAfterWrite = readAfterWrite;
-        this.nothingBefore = keepsDefault(remote, "before", org.jooq.DSLContext.class, Remote.Intent.class);
+        this.holding = remote instanceof Remote.Holding<R, T> h ? h : null;
     }
 
     /**
@@ -100,8 +98,23 @@ public final class EffectFlow<R, T> {
      */
     public record DecodedRequest<R>(R request, String problem) {}
 
-    /** The claim's INSERT waited on another claimer's uncommitted row for all the wait left. */
-    private static final Object WAITED_OUT = new Object();
+    /** What phase 1 found, carried out of its transaction. */
+    private sealed interface Found<R> {
+        /** The claim's INSERT waited on another claimer's uncommitted row for all the wait left. */
+        record WaitedOut<R>() implements Found<R> {}
+
+        /** {@link Remote.Holding#before} refused the request: nothing of phase 1 committed. */
+        record Refused<R>(Failure failure) implements Found<R> {}
+
+        /** A fresh claim, committed, with when its lease began (this JVM's clock). */
+        record Fresh<R>(Intent<R> intent, Instant claimedAt, long leaseStart) implements Found<R> {}
+
+        /** A live row of the key. */
+        record Existing<R>(ClaimRow row) implements Found<R> {}
+
+        /** No live row: it expired or was purged between the claim and the read. */
+        record Gone<R>() implements Found<R> {}
+    }
 
     /** An outcome, and how the claim was settled on the way. */
     private record Step<T>(RemoteOutcome<T> outcome, Settled how) {}
@@ -116,76 +129,94 @@ public final class EffectFlow<R, T> {
             // a claimer whose before() is running holds the row uncommitted: the wait on it is bounded too
             long waitMs = Math.max(1, (deadline - System.nanoTime() + 999_999) / 1_000_000);
             long claimStart = System.nanoTime(); // no later than the database's start of the lease
-            Object claimed = inTransaction(scope, key, c -> {
-                EffectStatements.Claimed fresh;
-                try {
-                    fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest, lease.toMillis(), waitMs,
-                            nothingBefore);
-                } catch (SQLException e) {
-                    if (!SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                        throw e;
+            Found<R> found = claim(scope, key, fingerprint, request, encodedRequest, waitMs, claimStart);
+            switch (found) {
+                case Found.WaitedOut<R> waitedOut -> {
+                    return new Outcome.InProgress<>(policy.retryAfter());
+                }
+                case Found.Refused<R> refused -> {
+                    RemoteOutcome<T> failed = recordRefusalBeforeCall(scope, key, fingerprint, refused.failure());
+                    if (failed != null) {
+                        return failed;
                     }
-                    Jdbc.rollback(c); // the aborted attempt; the unit's COMMIT is then a no-op
-                    return WAITED_OUT;
+                    continue; // a duplicate claimed the key meanwhile: answer from its row
                 }
-                if (fresh == null) {
-                    return sql.read(c, scope, key); // after a COMMIT sent with the claim, in a transaction of its own
+                case Found.Fresh<R> fresh -> {
+                    return callAndRecord(new Hold<>(fresh.intent(), fresh.claimedAt(), fresh.leaseStart(), 0, false, null),
+                            false).outcome();
                 }
-                Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
-                long leaseStart = claimStart;
-                if (!nothingBefore) {
-                    before(c, intent);
-                    // the lease counts from the COMMIT, not from the INSERT: nobody can see the claim
-                    // while before() runs, so all of the lease is left for the call however long it took
-                    leaseStart = System.nanoTime();
-                    sql.leaseFromCommit(c, scope, key, fresh.fence(), fresh.createdAt(), lease.toMillis());
+                case Found.Gone<R> gone -> {
+                    continue; // the row expired or was purged between the claim and the read
                 }
-                return new Fresh<>(intent, fresh.createdAt(), leaseStart); // the unit's COMMIT is a no-op after one sent
-            }, true);
-            if (claimed == WAITED_OUT) {
-                return new Outcome.InProgress<>(policy.retryAfter());
-            }
-            if (claimed instanceof Rejected rejected) {
-                RemoteOutcome<T> failed = recordRefusalBeforeCall(scope, key, fingerprint, rejected.failure());
-                if (failed != null) {
-                    return failed;
+                case Found.Existing<R> existing -> {
+                    ClaimRow row = existing.row();
+                    if (!fingerprint.matches(row.fingerprint()) || !effect.equals(row.effect())) {
+                        // another request, or the key used by another effect or by IdempotentTransaction
+                        return new Outcome.FingerprintMismatch<>();
+                    }
+                    if (row.state() != ClaimState.IN_FLIGHT) {
+                        return answer(scope, key, row);
+                    }
+                    if (row.leaseExpired()) {
+                        long takeoverStart = System.nanoTime();
+                        Long fence = inTransaction(scope, key,
+                                c -> sql.takeOver(c, scope, key, row.fence(), row.createdAt(), lease.toMillis()), false);
+                        if (fence != null) {
+                            // a request stored before a deploy may no longer decode: the retry carries it (its fingerprint matched)
+                            R stored = decodeRequest(scope, key, row.request()).request();
+                            Intent<R> intent = intent(scope, key, stored != null ? stored : request, fence, row.createdAt());
+                            return settle(new Hold<>(intent, row.createdAt(), takeoverStart, row.lookups(), false, null))
+                                    .outcome();
+                        }
+                        continue; // another caller or the recoverer took it over first
+                    }
                 }
-                continue; // a duplicate claimed the key meanwhile: answer from its row
-            }
-            if (claimed instanceof Fresh<?> fresh) {
-                @SuppressWarnings("unchecked")
-                Intent<R> intent = (Intent<R>) fresh.intent();
-                return callAndRecord(new Hold<>(intent, fresh.claimedAt(), fresh.leaseStart(), 0, false, null), false)
-                        .outcome();
-            }
-            EffectStatements.Row row = (EffectStatements.Row) claimed;
-            if (row == null) {
-                continue; // the row expired or was purged between the claim and the read
-            }
-            if (!fingerprint.matches(row.fingerprint()) || !effect.equals(row.effect())) {
-                // another request, or the key used by another effect or by IdempotentTransaction
-                return new Outcome.FingerprintMismatch<>();
-            }
-            if (row.state() != EffectStatements.IN_FLIGHT) {
-                return answer(scope, key, row);
-            }
-            if (row.leaseExpired()) {
-                long takeoverStart = System.nanoTime();
-                Long fence = inTransaction(scope, key,
-                        c -> sql.takeOver(c, scope, key, row.fence(), row.createdAt(), lease.toMillis()), false);
-                if (fence != null) {
-                    // a request stored before a deploy may no longer decode: the retry carries it (its fingerprint matched)
-                    R stored = decodeRequest(scope, key, row.request()).request();
-                    Intent<R> intent = intent(scope, key, stored != null ? stored : request, fence, row.createdAt());
-                    return settle(new Hold<>(intent, row.createdAt(), takeoverStart, row.lookups(), false, null)).outcome();
-                }
-                continue; // another caller or the recoverer took it over first
             }
             if (System.nanoTime() - deadline >= 0) {
                 return new Outcome.InProgress<>(policy.retryAfter());
             }
             sleep(Math.min(pause, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
             pause = Math.min(pause * 2, 250);
+        }
+    }
+
+    /**
+     * Phase 1 in a transaction of its own: the claim committed in flight with {@link Remote.Holding#before}'s
+     * local writes, or what is there instead.
+     */
+    private Found<R> claim(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request, byte[] encodedRequest,
+            long waitMs, long claimStart) {
+        try {
+            return inTransaction(scope, key, c -> {
+                EffectStatements.Claimed fresh;
+                try {
+                    fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest, lease.toMillis(), waitMs,
+                            holding == null);
+                } catch (SQLException e) {
+                    if (!SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                        throw e;
+                    }
+                    Jdbc.rollback(c); // the aborted attempt; the unit's COMMIT is then a no-op
+                    return new Found.WaitedOut<>();
+                }
+                if (fresh == null) {
+                    // after a COMMIT sent with the claim, in a transaction of its own
+                    ClaimRow row = sql.read(c, scope, key);
+                    return row == null ? new Found.Gone<>() : new Found.Existing<>(row);
+                }
+                Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
+                long leaseStart = claimStart;
+                if (holding != null) {
+                    before(c, holding, intent);
+                    // the lease counts from the COMMIT, not from the INSERT: nobody can see the claim
+                    // while before() runs, so all of the lease is left for the call however long it took
+                    leaseStart = System.nanoTime();
+                    sql.leaseFromCommit(c, scope, key, fresh.fence(), fresh.createdAt(), lease.toMillis());
+                }
+                return new Found.Fresh<>(intent, fresh.createdAt(), leaseStart); // the unit's COMMIT is a no-op after one sent
+            }, true);
+        } catch (RejectedBefore r) {
+            return new Found.Refused<>(r.failure);
         }
     }
 
@@ -252,14 +283,14 @@ public final class EffectFlow<R, T> {
         }
     }
 
-    public List<EffectStatements.Stuck> unsettled(short state, int limit) {
+    public List<EffectStatements.Stuck> unsettled(ClaimState state, int limit) {
         return inTransaction(null, null, c -> sql.unsettled(c, effect, state, limit), false);
     }
 
     /** An operator's outcome for a claim needing reconciliation, with the local writes it implies; false if it is not one. */
     public boolean resolve(Scope scope, IdempotencyKey key, T result, Failure failure) {
         byte[] stored = failure != null ? FailureEncoding.encode(failure) : results.encode(scope, key, result);
-        short state = failure != null ? ClaimStatements.FAILED : ClaimStatements.SUCCEEDED;
+        ClaimState state = failure != null ? ClaimState.FAILED : ClaimState.SUCCEEDED;
         return inTransaction(scope, key, c -> {
             EffectStatements.Resolved resolved = sql.resolve(c, scope, key, effect, state, stored, policy.ttl().toMillis());
             if (resolved == null) {
@@ -291,9 +322,6 @@ public final class EffectFlow<R, T> {
      */
     private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups, boolean counts,
             String undecodable) {}
-
-    /** Phase 1's fresh claim, carried out of its transaction, with when its lease began. */
-    private record Fresh<R>(Intent<R> intent, Instant claimedAt, long leaseStart) {}
 
     /** Phase 2 and 3: calls the remote with the claim held, records its answer or releases the lease. */
     private Step<T> callAndRecord(Hold<R> hold, boolean resent) {
@@ -364,12 +392,12 @@ public final class EffectFlow<R, T> {
                     + " the claim needs reconciliation", e);
             return release(hold, "the result could not be stored: " + e.getMessage(), true, true);
         }
-        return record(hold, ClaimStatements.SUCCEEDED, stored, tx -> remote.after(tx, intent, result),
+        return record(hold, ClaimState.SUCCEEDED, stored, tx -> remote.after(tx, intent, result),
                 at -> new Outcome.Executed<>(result), how);
     }
 
     private Step<T> recordRefused(Hold<R> hold, Failure failure) {
-        return record(hold, ClaimStatements.FAILED, FailureEncoding.encode(failure), tx -> remote.refused(tx, hold.intent(), failure),
+        return record(hold, ClaimState.FAILED, FailureEncoding.encode(failure), tx -> remote.refused(tx, hold.intent(), failure),
                 at -> new Outcome.Rejected<>(failure, at, false), Settled.REFUSED);
     }
 
@@ -379,7 +407,7 @@ public final class EffectFlow<R, T> {
      * claim stays in flight, the failure counts as an unanswered lookup, and after the schedule it
      * waits for an operator; the caller gets {@code Unknown}.
      */
-    private Step<T> record(Hold<R> hold, short state, byte[] stored, LocalWrites writes,
+    private Step<T> record(Hold<R> hold, ClaimState state, byte[] stored, LocalWrites writes,
             Function<Instant, RemoteOutcome<T>> answer, Settled how) {
         Intent<R> intent = hold.intent();
         Recorded recorded;
@@ -425,30 +453,30 @@ public final class EffectFlow<R, T> {
      * answer recorded is no news; any other is a contradiction an operator must look at, so it is
      * logged as an error with everything needed to find it at the remote.
      */
-    private Step<T> unrecorded(Hold<R> hold, short state, byte[] stored) {
+    private Step<T> unrecorded(Hold<R> hold, ClaimState state, byte[] stored) {
         Intent<R> intent = hold.intent();
-        EffectStatements.Row row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        ClaimRow row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
         boolean sameClaim = row != null && row.createdAt().equals(hold.claimedAt());
         if (sameClaim && row.state() == state && Arrays.equals(row.result(), stored)) {
             LOG.log(System.Logger.Level.DEBUG, () -> "idemtx: " + effect + " " + describe(intent)
                     + ": a late answer, the same as the one recorded");
         } else {
             LOG.log(System.Logger.Level.ERROR, "idemtx: " + effect + " " + describe(intent) + ": the remote " + verdict(state)
-                    + " it (" + (state == ClaimStatements.SUCCEEDED ? "result" : "failure") + " of "
+                    + " it (" + (state == ClaimState.SUCCEEDED ? "result" : "failure") + " of "
                     + (stored == null ? 0 : stored.length) + " bytes)"
                     + " after this holder's lease was taken over, but the claim "
-                    + (!sameClaim ? "is gone or was claimed anew" : "records " + (row.state() == ClaimStatements.SUCCEEDED
-                            ? "another result" : row.state() == ClaimStatements.FAILED ? "a refusal" : "state " + row.state()))
+                    + (!sameClaim ? "is gone or was claimed anew" : "records " + (row.state() == ClaimState.SUCCEEDED
+                            ? "another result" : row.state() == ClaimState.FAILED ? "a refusal" : "state " + row.state()))
                     + ": not recorded; reconcile it with the remote by its downstream key");
         }
-        RemoteOutcome<T> now = row == null || row.state() == EffectStatements.IN_FLIGHT
+        RemoteOutcome<T> now = row == null || row.state() == ClaimState.IN_FLIGHT
                 ? new Outcome.InProgress<>(policy.retryAfter())
                 : answer(intent.scope(), intent.key(), row);
         return new Step<>(now, Settled.LOST_FENCE);
     }
 
-    private static String verdict(short state) {
-        return state == ClaimStatements.SUCCEEDED ? "applied" : "refused";
+    private static String verdict(ClaimState state) {
+        return state == ClaimState.SUCCEEDED ? "applied" : "refused";
     }
 
     /** Scope, key and downstream key, as logs name a claim. */
@@ -505,29 +533,27 @@ public final class EffectFlow<R, T> {
 
     /** Another holder took the claim over: this one learns what the claim says now. */
     private Step<T> lostFence(Intent<R> intent) {
-        EffectStatements.Row row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
-        RemoteOutcome<T> now = row == null || row.state() == EffectStatements.IN_FLIGHT
+        ClaimRow row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        RemoteOutcome<T> now = row == null || row.state() == ClaimState.IN_FLIGHT
                 ? new Outcome.InProgress<>(policy.retryAfter())
                 : answer(intent.scope(), intent.key(), row);
         return new Step<>(now, Settled.LOST_FENCE);
     }
 
-    private RemoteOutcome<T> answer(Scope scope, IdempotencyKey key, EffectStatements.Row row) {
-        if (row.state() == EffectStatements.NEEDS_RECONCILIATION) {
+    private RemoteOutcome<T> answer(Scope scope, IdempotencyKey key, ClaimRow row) {
+        if (row.state() == ClaimState.NEEDS_RECONCILIATION) {
             return new RemoteOutcome.NeedsReconciliation<>(row.completedAt());
         }
-        Outcome<T> settled = results.settled(scope, key, row.state(), row.result(), row.completedAt());
+        Outcome<T> settled = results.settled(scope, key, row);
         return settled != null ? settled : new Outcome.InProgress<>(policy.retryAfter());
     }
 
     // ------------------------------------------------------------------ phase 1 helpers
 
-    private record Rejected(Failure failure) {}
-
     /** The local writes before the call; a Rejection is answered by recording it, anything else propagates. */
-    private void before(Connection c, Intent<R> intent) {
+    private void before(Connection c, Remote.Holding<R, T> holding, Intent<R> intent) {
         try {
-            local(c, tx -> remote.before(tx, intent), intent.scope(), intent.key());
+            local(c, tx -> holding.before(tx, intent), intent.scope(), intent.key());
         } catch (Rejection r) {
             throw new RejectedBefore(r.failure());
         }
@@ -551,7 +577,7 @@ public final class EffectFlow<R, T> {
     }
 
     /**
-     * Runs local writes ({@link Remote#before}, {@link Remote#after}, {@link Remote#refused}) on
+     * Runs local writes ({@link Remote.Holding#before}, {@link Remote#after}, {@link Remote#refused}) on
      * {@code c}'s open transaction through a guarded {@code tx}: one that tries to end that
      * transaction is refused ({@link WorkEndedTransactionException}), whatever it returned or threw,
      * so the claim never commits apart from them.
@@ -559,7 +585,7 @@ public final class EffectFlow<R, T> {
     private void local(Connection c, LocalWrites writes, Scope scope, IdempotencyKey key) {
         WorkGuard guard = new WorkGuard(c, true);
         try {
-            writes.write(ClaimFlow.workContext(configuration, guard));
+            writes.write(guard.context(configuration));
         } catch (RuntimeException e) {
             WorkEndedTransactionException refused = guard.refusal(scope, key, e);
             throw refused != null ? refused : e;
@@ -578,8 +604,7 @@ public final class EffectFlow<R, T> {
     /**
      * Runs {@code unit} in a transaction of its own on a connection of the configuration (released
      * after: no connection is held across the remote call), again after a serialization failure or
-     * deadlock. {@code first} decides ownership (refused inside a caller's transaction) and turns a
-     * rejection of the local writes into a {@link Rejected} result.
+     * deadlock. {@code first} decides ownership (refused inside a caller's transaction).
      */
     private <V> V inTransaction(Scope scope, IdempotencyKey key, SqlUnit<V> unit, boolean first) {
         TransactionOwnership.Detected detected = first ? ownership.detect(configuration) : null;
@@ -597,23 +622,8 @@ public final class EffectFlow<R, T> {
                     throw SqlStates.storeFailure("the external effect's statement failed", e, sql.schema());
                 }
             };
-            try {
-                return Units.retrying(connection, policy, scope, key, attempt);
-            } catch (RejectedBefore r) {
-                @SuppressWarnings("unchecked")
-                V rejected = (V) new Rejected(r.failure);
-                return rejected;
-            }
+            return Units.retrying(connection, policy, scope, key, attempt);
         });
-    }
-
-    /** Whether {@code o}'s class inherits the default {@code name} of {@link Remote} rather than declaring its own. */
-    private static boolean keepsDefault(Object o, String name, Class<?>... parameters) {
-        try {
-            return o.getClass().getMethod(name, parameters).getDeclaringClass() == Remote.class;
-        } catch (NoSuchMethodException e) {
-            return false;
-        }
     }
 
     // ------------------------------------------------------------------ intents
@@ -622,26 +632,9 @@ public final class EffectFlow<R, T> {
         return new Intent<>(scope, key, downstreamKey(scope, key, claimedAt), request, fence);
     }
 
-    /**
-     * {@code effect:} and the base64url SHA-256 of scope, key and the claim's start (its
-     * {@code created_at} in epoch microseconds, decimal digits), separated by 0 bytes: the same for
-     * every attempt and takeover of one claim, different for the claim of the same key after the
-     * first expired (a remote that keeps keys longer than the TTL must not answer the new request with
-     * the old charge); bounded and opaque.
-     */
+    /** See {@link Digests#downstreamKey}. */
     public static String downstreamKey(String effect, Scope scope, IdempotencyKey key, Instant claimedAt) {
-        try {
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            sha.update(scope.value().getBytes(StandardCharsets.UTF_8));
-            sha.update((byte) 0);
-            sha.update(key.value().getBytes(StandardCharsets.UTF_8));
-            sha.update((byte) 0);
-            long micros = Math.addExact(Math.multiplyExact(claimedAt.getEpochSecond(), 1_000_000L), claimedAt.getNano() / 1_000);
-            sha.update(Long.toString(micros).getBytes(StandardCharsets.US_ASCII));
-            return effect + ":" + Base64.getUrlEncoder().withoutPadding().encodeToString(sha.digest());
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing", e);
-        }
+        return Digests.downstreamKey(effect, scope.value(), key.value(), claimedAt);
     }
 
     private String downstreamKey(Scope scope, IdempotencyKey key, Instant claimedAt) {

@@ -1,64 +1,140 @@
 package io.github.idemtx.jooq.internal.flow;
 
 import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.internal.Listeners;
+import java.util.function.Supplier;
 
 /**
- * Where one call's time went, collected only when the instance has listeners. Confined to the
- * call's thread; not API.
+ * Where one call's time goes. {@link #NONE} measures nothing and reads no clock: a call whose
+ * instance has no listeners gets it, so the flows never ask whether anyone listens (as HikariCP's
+ * no-op metrics tracker spares its pool the question). A {@link #measured()} one is confined to the
+ * call's thread. Marks are {@link System#nanoTime()} values (0 from {@code NONE}); each phase adds
+ * the time since a mark and returns the new mark. Not API.
  */
-public final class Timings {
+public class Timings {
 
-    private final long start = System.nanoTime();
-    private long claiming;
-    private long waiting;
-    private long work;
-    private long recording;
-    private int attempts;
-    private boolean joined;
+    /** Measures nothing. */
+    public static final Timings NONE = new Timings();
 
-    /** An attempt begins. */
-    public void attempt(boolean joined) {
-        attempts++;
-        this.joined = joined;
+    private Timings() {}
+
+    /** {@return timings that measure, for a call whose instance has listeners} */
+    public static Timings measured() {
+        return new Measured();
     }
 
-    public void claiming(long nanos) {
-        claiming += nanos;
+    /** {@return a mark: now} */
+    public long now() {
+        return 0;
     }
 
-    public void waiting(long nanos) {
-        waiting += nanos;
+    /** An attempt begins; {@code joined}: in a caller's transaction. */
+    public void attempt(boolean joined) {}
+
+    /** {@return now}, the time since {@code mark} counted as spent in the claim statements */
+    public long claiming(long mark) {
+        return 0;
     }
 
-    public void work(long nanos) {
-        work += nanos;
+    /** {@return now}, the time since {@code mark} counted as spent waiting on another holder of the key */
+    public long waiting(long mark) {
+        return 0;
     }
 
-    public void recording(long nanos) {
-        recording += nanos;
+    /** {@return now}, the time since {@code mark} counted as spent in the work */
+    public long work(long mark) {
+        return 0;
+    }
+
+    /** {@return now}, the time since {@code mark} counted as spent recording the outcome */
+    public long recording(long mark) {
+        return 0;
     }
 
     /**
      * Runs {@code call} with {@code listeners} told of its start and of its end, with these timings,
      * whatever it returns or throws (then rethrown unchanged).
      */
-    public <O extends io.github.idemtx.core.RemoteOutcome<?>> O observe(io.github.idemtx.core.internal.Listeners listeners,
-            String operation, Scope scope, java.util.function.Supplier<O> call) {
-        Object[] started = listeners.started(operation);
-        O outcome;
-        try {
-            outcome = call.get();
-        } catch (RuntimeException | Error e) {
-            listeners.finished(event(operation, CallEvent.Result.FAILED, e.getClass().getName(), scope), started);
-            throw e;
-        }
-        listeners.finished(event(operation, CallEvent.Result.of(outcome), null, scope), started);
-        return outcome;
+    public <O extends RemoteOutcome<?>> O observe(Listeners listeners, String operation, Scope scope, Supplier<O> call) {
+        return call.get();
     }
 
-    public CallEvent event(String operation, CallEvent.Result result, String exception, Scope scope) {
-        return new CallEvent(operation, result, exception, joined, attempts, System.nanoTime() - start, claiming, waiting, work,
-                recording, scope);
+    private static final class Measured extends Timings {
+        private final long start = System.nanoTime();
+        private long claiming;
+        private long waiting;
+        private long work;
+        private long recording;
+        private int attempts;
+        private boolean joined;
+
+        @Override
+        public long now() {
+            return System.nanoTime();
+        }
+
+        @Override
+        public void attempt(boolean joined) {
+            attempts++;
+            this.joined = joined;
+        }
+
+        @Override
+        public long claiming(long mark) {
+            long now = System.nanoTime();
+            claiming += now - mark;
+            return now;
+        }
+
+        @Override
+        public long waiting(long mark) {
+            long now = System.nanoTime();
+            waiting += now - mark;
+            return now;
+        }
+
+        @Override
+        public long work(long mark) {
+            long now = System.nanoTime();
+            work += now - mark;
+            return now;
+        }
+
+        @Override
+        public long recording(long mark) {
+            long now = System.nanoTime();
+            recording += now - mark;
+            return now;
+        }
+
+        @Override
+        public <O extends RemoteOutcome<?>> O observe(Listeners listeners, String operation, Scope scope, Supplier<O> call) {
+            Listeners.Started started = listeners.started(operation, scope);
+            O outcome;
+            try {
+                outcome = call.get();
+            } catch (RuntimeException | Error e) {
+                listeners.finished(event(operation, CallEvent.Result.FAILED, e.getClass().getName(), scope), started);
+                throw e;
+            }
+            listeners.finished(event(operation, CallEvent.Result.of(outcome), null, scope), started);
+            return outcome;
+        }
+
+        private CallEvent event(String operation, CallEvent.Result result, String exception, Scope scope) {
+            return CallEvent.builder(operation, result)
+                    .exception(exception)
+                    .joined(joined)
+                    .attempts(attempts)
+                    .scope(scope)
+                    .total(System.nanoTime() - start)
+                    .claiming(claiming)
+                    .waiting(waiting)
+                    .work(work)
+                    .recording(recording)
+                    .build();
+        }
     }
 }

@@ -1,53 +1,31 @@
 package io.github.idemtx.jooq.internal.store;
 
-import io.github.idemtx.jooq.internal.flow.Timings;
-
-import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaim.IDEMPOTENCY_CLAIM;
-
-import io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaim;
-import io.github.idemtx.jooq.internal.schema.tables.records.IdempotencyClaimRecord;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import org.jooq.DSLContext;
-import org.jooq.Field;
-import org.jooq.InsertValuesStep8;
-import org.jooq.SQLDialect;
-import org.jooq.conf.MappedSchema;
-import org.jooq.conf.RenderMapping;
-import org.jooq.conf.Settings;
-import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 
 /**
  * The claim protocol's statements for one schema (the protocol: docs/claim-protocol.md in this
- * module), rendered once from the generated classes, every value bound, and run as plain JDBC on the
+ * module), written over {@link ClaimTable}'s names, every value bound, and run as plain JDBC on the
  * connection the call holds (bench/README.md gives what jOOQ's plain-SQL path cost instead).
  * Immutable and thread-safe; not API.
  */
 public final class ClaimStatements {
 
-    /** A claim whose work is still running; written only by V1's function (rolling upgrades). */
-    public static final short RUNNING = 0;
-    /** Completed; the result column holds the encoded value, or null for a null value. */
-    public static final short SUCCEEDED = 1;
-    /** Failed deterministically; the result column holds the encoded failure. */
-    public static final short FAILED = 2;
-
     private static final String PRIMARY_KEY = "idempotency_claim_pk";
 
-    private static final Field<OffsetDateTime> CLOCK =
-            DSL.field("clock_timestamp()", SQLDataType.TIMESTAMPWITHTIMEZONE);
-    private static final Field<OffsetDateTime> STATEMENT_TIME =
-            DSL.field("statement_timestamp()", SQLDataType.TIMESTAMPWITHTIMEZONE);
+    /** The completed row's columns and values, parameters in {@link #bind}'s order; the claim began with the transaction. */
+    private static final String ROW_COLUMNS = "({scope}, {idem_key}, {fingerprint}, {state}, {result}, {created_at},"
+            + " {completed_at}, {expires_at})";
+    private static final String ROW_VALUES = "?, ?, ?, ?, ?, now(), clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond'";
+    /** Of a row the key's caller may see: an effect's row answers no call of this door (its fingerprint reads as absent). */
+    private static final String ANSWER_COLUMNS = "c.{state}, case when c.{effect} is null then c.{fingerprint} end as fingerprint,"
+            + " case when c.{fingerprint} = ? and c.{effect} is null then c.{result} end as result, c.{completed_at}";
 
     private final String claimSql;
     private final String awaitSql;
@@ -63,63 +41,41 @@ public final class ClaimStatements {
         return schema;
     }
 
-    public ClaimStatements(String schema) {
-        this.schema = schema;
-        DSLContext render = DSL.using(SQLDialect.POSTGRES, new Settings()
-                .withRenderMapping(new RenderMapping()
-                        .withSchemata(new MappedSchema().withInput("").withOutput(schema))));
-        IdempotencyClaim c = IDEMPOTENCY_CLAIM;
-        String table = render.render(c);
-
+    public ClaimStatements(ClaimTable t) {
+        this.schema = t.schema();
         // Step 1, sent with BEGIN: the row if it is live (then nothing is locked), else the key's
         // lock without waiting. clock_timestamp() in the subquery's select list keeps it from being
         // flattened, so "live" is computed once.
         // An external effect's row (effect set) answers no call of this door: its fingerprint reads
         // as absent, so the call gets FingerprintMismatch, as the effect door answers a row of ours.
-        this.claimSql = Kind.CLAIM.tag + "select r.live, r.state, r.fingerprint, r.result, r.completed_at,"
-                + " case when r.live then null else pg_try_advisory_xact_lock(?) end"
-                + " from (select c.expires_at > clock_timestamp() as live, c.state,"
-                + " case when c.effect is null then c.fingerprint end as fingerprint,"
-                + " case when c.fingerprint = ? and c.effect is null then c.result end as result, c.completed_at"
-                + " from (select) as one left join " + table + " as c"
-                + " on c.scope = ? and c.idem_key = ?) as r";
+        this.claimSql = t.sql(StatementKind.CLAIM, """
+                select r.live, r.state, r.fingerprint, r.result, r.completed_at,
+                  case when r.live then null else pg_try_advisory_xact_lock(?) end
+                from (select c.{expires_at} > clock_timestamp() as live, %s
+                      from (select) as one left join {claims} as c on c.{scope} = ? and c.{idem_key} = ?) as r
+                """.formatted(ANSWER_COLUMNS));
         // Step 2, only when someone holds the key's lock: wait for the holder, bounded
-        this.awaitSql = Kind.AWAIT.tag + "select live, state, fingerprint, result, completed_at, true from "
-                + render.render(DSL.name(schema, "idempotency_await")) + "(?, ?, ?, ?, ?)";
+        this.awaitSql = t.sql(StatementKind.AWAIT,
+                "select live, state, fingerprint, result, completed_at, true from {await}(?, ?, ?, ?, ?)");
 
         // Step 3: the completed row, written once. The hot path is a plain INSERT with COMMIT in one
         // round trip (pgjdbc sends "...; commit" together; the Connection.commit() that follows is a
         // no-op). An expired row, a failure and a savepoint's record go through the upsert instead
         // (its WHERE lets a live row win, and it reports the completion time); the COMMIT follows
         // on its own.
-        InsertValuesStep8<IdempotencyClaimRecord, String, String, byte[], Short, byte[], OffsetDateTime, OffsetDateTime, OffsetDateTime> insert =
-                render.insertInto(c)
-                .columns(c.SCOPE, c.IDEM_KEY, c.FINGERPRINT, c.STATE, c.RESULT, c.CREATED_AT, c.COMPLETED_AT, c.EXPIRES_AT)
-                .values(DSL.val((String) null), DSL.val((String) null), DSL.val((byte[]) null),
-                        DSL.val((Short) null), DSL.val((byte[]) null),
-                        // created_at: when the claiming transaction began
-                        DSL.field("now()", SQLDataType.TIMESTAMPWITHTIMEZONE), CLOCK,
-                        DSL.field("clock_timestamp() + ? * interval '1 millisecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
-                                DSL.val((Long) null)));
-        this.insertAndCommitSql = Kind.RECORD_AND_COMMIT.tag + render.render(insert) + "; commit";
+        this.insertAndCommitSql = t.sql(StatementKind.RECORD_AND_COMMIT,
+                "insert into {claims} " + ROW_COLUMNS + " values (" + ROW_VALUES + "); commit");
         // After that insert met the key: ROLLBACK of the aborted transaction and the read of the live
         // row that took it, in one round trip (the SELECT runs on its own, outside any transaction:
         // pgjdbc sends no BEGIN while the transaction is aborted)
-        this.rereadSql = Kind.REREAD.tag + "rollback; " + render.render(render
-                .select(c.STATE, DSL.when(c.EFFECT.isNull(), c.FINGERPRINT).as("fingerprint"),
-                        DSL.when(c.FINGERPRINT.eq(DSL.val((byte[]) null)).and(c.EFFECT.isNull()), c.RESULT).as("result"),
-                        c.COMPLETED_AT)
-                .from(c)
-                .where(c.SCOPE.eq(DSL.val((String) null)))
-                .and(c.IDEM_KEY.eq(DSL.val((String) null)))
-                .and(c.EXPIRES_AT.gt(CLOCK)));
+        this.rereadSql = t.sql(StatementKind.REREAD, "rollback; select " + ANSWER_COLUMNS
+                + " from {claims} as c where c.{scope} = ? and c.{idem_key} = ? and c.{expires_at} > clock_timestamp()");
         // ClaimMode.WORK_FIRST: the same row and COMMIT in one round trip, as the claim itself. The
         // "bound" CTE saves lock_timeout and sets it (transaction-local) to what is left of the call's
         // wait before the row is inserted, so a wait on a concurrent holder's uncommitted row is
         // bounded (55P03 past it); the main query puts the saved value back once the row is in, so
         // the COMMIT's own work (the work's deferred constraints) waits as the caller set it. A failed
-        // insert aborts the transaction, whose rollback undoes the setting too. Written out rather
-        // than rendered by jOOQ: jOOQ 3.19 (Spring Boot's) and 3.21 render CTEs differently.
+        // insert aborts the transaction, whose rollback undoes the setting too.
         //
         // Like every writer of a claim row (V2's protocol), it takes the key's advisory lock, here
         // without waiting and in the same statement: a READ_FIRST caller working on the key holds it,
@@ -128,110 +84,31 @@ public final class ClaimStatements {
         // key, at once: the second row meets the first, which is this statement's own) and nothing
         // commits; the caller then reads the key and waits, bounded, on the lock. A plain SQL way to
         // fail without a PL/pgSQL call on the hot path.
-        this.claimByRecordSql = Kind.RECORD_AND_COMMIT.tag
-                + "with bound as materialized (select current_setting('lock_timeout') as saved,"
-                + " set_config('lock_timeout', ?, true) as waiting, pg_try_advisory_xact_lock(?) as locked),"
-                + " claimed as (insert into " + table
-                + " (scope, idem_key, fingerprint, state, result, created_at, completed_at, expires_at)"
-                + " select ?, ?, ?, ?, ?, now(), clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond'"
-                + " from bound, generate_series(1, case when bound.locked then 1 else 2 end) returning 1)"
-                + " select set_config('lock_timeout', bound.saved, true) from bound, claimed; commit";
-        IdempotencyClaim excluded = c.as("excluded");
-        this.upsertSql = Kind.RECORD.tag + render.render(insert
-                .onConflict(c.SCOPE, c.IDEM_KEY)
-                .doUpdate()
-                .set(c.FINGERPRINT, excluded.FINGERPRINT)
-                .set(c.STATE, excluded.STATE)
-                .set(c.RESULT, excluded.RESULT)
-                .set(c.CREATED_AT, excluded.CREATED_AT)
-                .set(c.COMPLETED_AT, excluded.COMPLETED_AT)
-                .set(c.EXPIRES_AT, excluded.EXPIRES_AT)
-                // an expired row of an external effect becomes this door's: none of its columns stay
-                // (inline nulls: the statement's parameters are bound by position, the row's alone)
-                .set(c.EFFECT, DSL.inline(null, c.EFFECT))
-                .set(c.REQUEST, DSL.inline(null, c.REQUEST))
-                .set(c.FENCE, DSL.inline(null, c.FENCE))
-                .set(c.LEASE_UNTIL, DSL.inline(null, c.LEASE_UNTIL))
-                .set(c.LOOKUPS, DSL.inline(null, c.LOOKUPS))
-                .set(c.NEXT_LOOKUP_AT, DSL.inline(null, c.NEXT_LOOKUP_AT))
-                .where(c.EXPIRES_AT.le(CLOCK))
-                .returning(c.COMPLETED_AT));
+        this.claimByRecordSql = t.sql(StatementKind.RECORD_AND_COMMIT, """
+                with bound as materialized (select current_setting('lock_timeout') as saved,
+                    set_config('lock_timeout', ?, true) as waiting, pg_try_advisory_xact_lock(?) as locked),
+                  claimed as (insert into {claims} %s
+                    select %s from bound, generate_series(1, case when bound.locked then 1 else 2 end) returning 1)
+                select set_config('lock_timeout', bound.saved, true) from bound, claimed; commit
+                """.formatted(ROW_COLUMNS, ROW_VALUES));
+        // an expired row (of either door) becomes this door's completed row: none of an effect's columns stay
+        this.upsertSql = t.sql(StatementKind.RECORD, """
+                insert into {claims} as c %s values (%s)
+                on conflict ({scope}, {idem_key}) do update set {fingerprint} = excluded.{fingerprint},
+                  {state} = excluded.{state}, {result} = excluded.{result}, {created_at} = excluded.{created_at},
+                  {completed_at} = excluded.{completed_at}, {expires_at} = excluded.{expires_at}, {effect} = null, %s
+                where c.{expires_at} <= clock_timestamp()
+                returning c.{completed_at}
+                """.formatted(ROW_COLUMNS, ROW_VALUES, ClaimTable.NO_EFFECT));
 
         // statement_timestamp() is stable within the statement, so the index bounds the scan by it;
         // rows that expire while the statement runs are left for the next call
-        this.purgeSql = Kind.PURGE.tag + render.render(render.deleteFrom(c)
-                .where(DSL.row(c.SCOPE, c.IDEM_KEY).in(
-                        DSL.select(c.SCOPE, c.IDEM_KEY).from(c)
-                                .where(c.EXPIRES_AT.le(STATEMENT_TIME))
-                                .orderBy(c.EXPIRES_AT)
-                                .limit(DSL.val(0, SQLDataType.INTEGER))
-                                .forUpdate().skipLocked()))
-                .and(c.EXPIRES_AT.le(STATEMENT_TIME)));
-    }
-
-    /**
-     * Which protocol statement a SQL text is. Every statement this class sends starts with its kind's
-     * tag, a comment such as {@code /* idemtx:claim *}{@code /}, which PostgreSQL ignores and which shows
-     * in {@code pg_stat_activity}, {@code pg_stat_statements} and the server log, so an operator can tell
-     * the library's statements apart; {@link #of} reads it back (the tests' fault hooks use it).
-     */
-    public enum Kind {
-        /** Step 1, sent with BEGIN: reads the key, tries its lock. */
-        CLAIM("claim"),
-        /** Step 2: waits, bounded, for the key's holder. */
-        AWAIT("await"),
-        /**
-         * Step 3 for a fresh key: the plain INSERT, sent together with COMMIT; in
-         * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST} the same insert (with its wait bound) is the claim.
-         */
-        RECORD_AND_COMMIT("record+commit"),
-        /** Step 3 otherwise: the upsert (expired row, failure, savepoint, a caller's transaction). */
-        RECORD("record"),
-        /** {@code purgeExpired}: deletes a batch of expired rows. */
-        PURGE("purge"),
-        /** External effect: the claim committed in flight (insert, or takeover of an expired row). */
-        EFFECT_CLAIM("effect-claim"),
-        /** External effect: reads the key's row. */
-        EFFECT_READ("effect-read"),
-        /** External effect: takes over an in-flight claim whose lease has passed. */
-        EFFECT_TAKEOVER("effect-takeover"),
-        /** External effect: the fenced record of the outcome (or an operator's resolution). */
-        EFFECT_RECORD("effect-record"),
-        /** External effect: ends the lease of a claim whose outcome is unknown. */
-        EFFECT_RELEASE("effect-release"),
-        /** External effect: the recoverer's batch, and the lists of unsettled claims. */
-        EFFECT_SCAN("effect-scan"),
-        /**
-         * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST} after its insert met the key: the
-         * rollback and the read of the live row, sent together.
-         */
-        REREAD("reread");
-
-        private static final String PREFIX = "/* idemtx:";
-
-        private final String tag;
-
-        Kind(String name) {
-            this.tag = PREFIX + name + " */ ";
-        }
-
-        /** The comment every statement of this kind starts with, e.g. {@code "/* idemtx:claim *}{@code / "}. */
-        public String tag() {
-            return tag;
-        }
-
-        /** The kind of {@code sql}, or null when it is not one of the library's statements. */
-        public static Kind of(String sql) {
-            if (sql == null || !sql.startsWith(PREFIX)) {
-                return null;
-            }
-            for (Kind kind : values()) {
-                if (sql.startsWith(kind.tag)) {
-                    return kind;
-                }
-            }
-            return null;
-        }
+        this.purgeSql = t.sql(StatementKind.PURGE, """
+                delete from {claims} where ({scope}, {idem_key}) in (
+                  select {scope}, {idem_key} from {claims} where {expires_at} <= statement_timestamp()
+                  order by {expires_at} limit ? for update skip locked)
+                and {expires_at} <= statement_timestamp()
+                """);
     }
 
     /** What the claim found: the key is held by this transaction, answered by a live row, or neither. */
@@ -256,10 +133,10 @@ public final class ClaimStatements {
         /**
          * A live row answers the key.
          *
-         * @param state {@link #SUCCEEDED} or {@link #FAILED} (or {@link #RUNNING}, a V1 caller's row)
-         * @param result the stored result; null unless the fingerprints match
+         * @param row its state ({@code SUCCEEDED} or {@code FAILED}, or {@code RUNNING}, a V1 caller's),
+         *     fingerprint, completion time and result (null unless the fingerprints match)
          */
-        record Answered(short state, byte[] fingerprint, byte[] result, Instant completedAt) implements Claim {}
+        record Answered(ClaimRow row) implements Claim {}
 
         /** Another call held the key for the whole wait this call had left (SQLSTATE 55P03). */
         record TimedOut() implements Claim {}
@@ -275,34 +152,37 @@ public final class ClaimStatements {
     }
 
     /**
-     * Claims the key for the transaction open on {@code connection}, or reports the live row that
-     * answers it, waiting at most {@code waitMs} (0: not at all) for a concurrent holder. After a
-     * {@link Claim.TimedOut} or a {@link Claim.Superseded} the transaction (or savepoint) is aborted
-     * and must be rolled back.
+     * Step 1: claims the key for the transaction open on {@code connection} if nobody holds it, or
+     * reports the live row that answers it; null when another transaction holds the key: then
+     * {@link #await} it.
      *
      * @throws SQLException as the driver reports it
      */
-    /** @param timings told how long the wait for a holder took, or null */
-    public Claim claim(Connection connection, String scope, String key, byte[] fingerprint, int waitMs, Timings timings)
-            throws SQLException {
-        long lockId = lockId(scope, key);
+    public Claim claim(Connection connection, String scope, String key, byte[] fingerprint) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(claimSql)) {
-            ps.setLong(1, lockId);
+            ps.setLong(1, Digests.lockId(scope, key));
             ps.setBytes(2, fingerprint);
             ps.setString(3, scope);
             ps.setString(4, key);
             try (ResultSet rs = ps.executeQuery()) {
-                Claim claim = read(rs, "the claim statement");
-                if (claim != null) {
-                    return claim;
-                }
+                return read(rs, "the claim statement");
             }
         }
-        long waitStart = timings == null ? 0 : System.nanoTime();
+    }
+
+    /**
+     * Step 2: waits at most {@code waitMs} (0: not at all) for the key's holder, then claims the key
+     * or reports the live row that answers it. After a {@link Claim.TimedOut} or a
+     * {@link Claim.Superseded} the transaction (or savepoint) is aborted and must be rolled back.
+     *
+     * @throws SQLException as the driver reports it
+     */
+    public Claim await(Connection connection, String scope, String key, byte[] fingerprint, int waitMs)
+            throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(awaitSql)) {
             ps.setString(1, scope);
             ps.setString(2, key);
-            ps.setLong(3, lockId);
+            ps.setLong(3, Digests.lockId(scope, key));
             ps.setBytes(4, fingerprint);
             ps.setInt(5, Math.max(0, waitMs));
             try (ResultSet rs = ps.executeQuery()) {
@@ -325,12 +205,6 @@ public final class ClaimStatements {
                 return new Claim.Superseded(e);
             }
             throw e;
-        } finally {
-            if (timings != null) {
-                long waited = System.nanoTime() - waitStart;
-                timings.waiting(waited);
-                timings.claiming(-waited); // the caller counts the whole claim step; the wait is not claiming
-            }
         }
     }
 
@@ -344,8 +218,8 @@ public final class ClaimStatements {
         if (live) {
             OffsetDateTime completedAt = rs.getObject(5, OffsetDateTime.class);
             // a negative state is a row this same transaction recorded joined, before its commit
-            return new Claim.Answered((short) Math.abs(rs.getShort(2)), rs.getBytes(3), rs.getBytes(4),
-                    completedAt == null ? null : completedAt.toInstant());
+            return new Claim.Answered(ClaimRow.answer(ClaimState.of(rs.getShort(2)), rs.getBytes(3), rs.getBytes(4),
+                    completedAt == null ? null : completedAt.toInstant()));
         }
         if (!rs.getBoolean(6)) {
             return null;
@@ -365,10 +239,8 @@ public final class ClaimStatements {
      * @throws SQLException as the driver reports it
      */
     public Instant record(Connection connection, Claim.Held claim, String scope, String key, byte[] fingerprint,
-            short state, byte[] result, long ttlMs, boolean commit, boolean joined) throws SQLException {
-        if (joined) {
-            state = (short) -state;
-        }
+            ClaimState outcome, byte[] result, long ttlMs, boolean commit, boolean joined) throws SQLException {
+        short state = joined ? outcome.joinedCode() : outcome.code();
         if (commit && claim.recordCarriesCommit()) {
             try (PreparedStatement ps = connection.prepareStatement(insertAndCommitSql)) {
                 bind(ps, 1, scope, key, fingerprint, state, result, ttlMs);
@@ -412,8 +284,8 @@ public final class ClaimStatements {
             long ttlMs, int waitMs) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(claimByRecordSql)) {
             ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
-            ps.setLong(2, lockId(scope, key));
-            bind(ps, 3, scope, key, fingerprint, SUCCEEDED, result, ttlMs);
+            ps.setLong(2, Digests.lockId(scope, key));
+            bind(ps, 3, scope, key, fingerprint, ClaimState.SUCCEEDED.code(), result, ttlMs);
             ps.execute(); // the restore's row, then the COMMIT
             return RecordedFirst.COMMITTED;
         } catch (SQLException e) {
@@ -455,8 +327,8 @@ public final class ClaimStatements {
                     return null;
                 }
                 OffsetDateTime completedAt = rs.getObject(4, OffsetDateTime.class);
-                return new Claim.Answered((short) Math.abs(rs.getShort(1)), rs.getBytes(2), rs.getBytes(3),
-                        completedAt == null ? null : completedAt.toInstant());
+                return new Claim.Answered(ClaimRow.answer(ClaimState.of(rs.getShort(1)), rs.getBytes(2), rs.getBytes(3),
+                        completedAt == null ? null : completedAt.toInstant()));
             }
         }
     }
@@ -488,28 +360,6 @@ public final class ClaimStatements {
             ps.setInt(1, limit);
             return ps.executeUpdate();
         }
-    }
-
-    /**
-     * The id of the transaction-level advisory lock that stands for (scope, key): the first 8 bytes
-     * (big-endian) of SHA-256 over the UTF-8 scope, a 0 byte and the UTF-8 key. A collision only
-     * costs a needless wait; a cryptographic hash keeps clients from aiming at others' keys.
-     */
-    public static long lockId(String scope, String key) {
-        MessageDigest sha;
-        try {
-            sha = MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-        }
-        sha.update(scope.getBytes(StandardCharsets.UTF_8));
-        sha.update((byte) 0);
-        byte[] digest = sha.digest(key.getBytes(StandardCharsets.UTF_8));
-        long id = 0;
-        for (int i = 0; i < 8; i++) {
-            id = (id << 8) | (digest[i] & 0xff);
-        }
-        return id;
     }
 
     private static boolean isDuplicateClaim(SQLException e) {

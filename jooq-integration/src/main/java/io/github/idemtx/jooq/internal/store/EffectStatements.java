@@ -2,7 +2,6 @@ package io.github.idemtx.jooq.internal.store;
 
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.jooq.internal.store.ClaimStatements.Kind;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,18 +14,20 @@ import java.util.List;
 
 /**
  * The statements of the external-effect protocol (docs/claim-protocol.md, "External effects") for
- * one schema: the claim committed IN FLIGHT with a lease and a fencing token, the fenced record, the
- * takeover of an expired lease, the recoverer's batch and the reconciliation list. Each starts with
- * its {@link Kind} tag. Plain JDBC on the connection the unit holds; immutable and thread-safe.
+ * one schema, written over {@link ClaimTable}'s names as {@link ClaimStatements} are: the claim
+ * committed IN FLIGHT with a lease and a fencing token, the fenced record, the takeover of an
+ * expired lease, the recoverer's batch and the reconciliation list. Plain JDBC on the connection the
+ * unit holds; immutable and thread-safe.
  */
 public final class EffectStatements {
 
-    /** In flight: committed before the remote call; never expires by time. */
-    public static final short IN_FLIGHT = 3;
-    /** Every lookup of the schedule went unanswered: an operator must record the outcome. */
-    public static final short NEEDS_RECONCILIATION = 4;
-
-    private static final String MS = " * interval '1 millisecond'";
+    /** The outcome's state, result and TTL, then scope and key: how every settling statement begins ({@link #bindOutcome}). */
+    private static final String SETTLE = "{state} = ?, {result} = ?, {completed_at} = clock_timestamp(),"
+            + " {expires_at} = clock_timestamp() + ? * interval '1 millisecond',"
+            + " {request} = null, {lease_until} = null, {next_lookup_at} = null";
+    /** A claim is its fence and its start together ({@link #at}). */
+    private static final String THIS_CLAIM = "{scope} = ? and {idem_key} = ? and {state} = {IN_FLIGHT} and {fence} = ?"
+            + " and {created_at} = ?";
 
     private final String claimSql;
     private final String claimAndCommitSql;
@@ -49,102 +50,110 @@ public final class EffectStatements {
         return schema;
     }
 
-    public EffectStatements(String schema) {
-        this.schema = schema;
-        String t = "\"" + schema + "\".idempotency_claim";
+    public EffectStatements(ClaimTable t) {
+        this.schema = t.schema();
         // The "bound" CTE saves lock_timeout and sets it (transaction-local) to what is left of the
         // call's wait before the row is inserted, so a wait on a holder whose claim is not committed
         // yet (its before() still running) ends at the policy's bound (55P03); the main query puts the
         // saved value back once the row is in, so before() waits as the caller set it. With no row
         // (a live one is there) nothing is restored, but then nothing else waits in this transaction
         // (a read, then COMMIT), and the transaction's end drops the setting anyway.
-        this.claimSql = Kind.EFFECT_CLAIM.tag()
-                + "with bound as materialized (select current_setting('lock_timeout') as saved,"
-                + " set_config('lock_timeout', ?, true) as waiting),"
-                + " claimed as (insert into " + t + " as c (scope, idem_key, fingerprint, state,"
-                + " created_at, expires_at, effect, request, fence, lease_until, lookups)"
-                + " select ?, ?, ?, 3, now(), 'infinity', ?, ?, 1, clock_timestamp() + ?" + MS + ", 0 from bound"
-                + " on conflict (scope, idem_key) do update set fingerprint = excluded.fingerprint, state = 3,"
-                + " result = null, created_at = excluded.created_at, completed_at = null, expires_at = 'infinity',"
-                + " effect = excluded.effect, request = excluded.request, fence = coalesce(c.fence, 0) + 1,"
-                + " lease_until = excluded.lease_until, lookups = 0, next_lookup_at = null"
-                + " where c.expires_at <= clock_timestamp()"
-                + " returning c.fence, c.created_at)"
-                + " select claimed.fence, claimed.created_at, set_config('lock_timeout', bound.saved, true)"
-                + " from bound, claimed";
+        this.claimSql = t.sql(StatementKind.EFFECT_CLAIM, """
+                with bound as materialized (select current_setting('lock_timeout') as saved,
+                    set_config('lock_timeout', ?, true) as waiting),
+                  claimed as (insert into {claims} as c ({scope}, {idem_key}, {fingerprint}, {state}, {created_at},
+                      {expires_at}, {effect}, {request}, {fence}, {lease_until}, {lookups})
+                    select ?, ?, ?, {IN_FLIGHT}, now(), 'infinity', ?, ?, 1,
+                      clock_timestamp() + ? * interval '1 millisecond', 0 from bound
+                    on conflict ({scope}, {idem_key}) do update set {fingerprint} = excluded.{fingerprint},
+                      {state} = {IN_FLIGHT}, {result} = null, {created_at} = excluded.{created_at}, {completed_at} = null,
+                      {expires_at} = 'infinity', {effect} = excluded.{effect}, {request} = excluded.{request},
+                      {fence} = coalesce(c.{fence}, 0) + 1, {lease_until} = excluded.{lease_until}, {lookups} = 0,
+                      {next_lookup_at} = null
+                    where c.{expires_at} <= clock_timestamp()
+                    returning c.{fence}, c.{created_at})
+                select claimed.{fence}, claimed.{created_at}, set_config('lock_timeout', bound.saved, true)
+                from bound, claimed
+                """);
         // when the caller has no local writes to commit with the claim, its COMMIT rides along
         this.claimAndCommitSql = claimSql + "; commit";
-        this.readSql = Kind.EFFECT_READ.tag() + "select state, fingerprint, result, completed_at, fence,"
-                + " coalesce(lease_until <= clock_timestamp(), false), request, lookups, effect, created_at from " + t
-                + " where scope = ? and idem_key = ? and expires_at > clock_timestamp()";
-        this.takeOverSql = Kind.EFFECT_TAKEOVER.tag() + "update " + t + " set fence = fence + 1,"
-                + " lease_until = clock_timestamp() + ?" + MS
-                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ? and lease_until <= clock_timestamp()"
-                + " returning fence";
-        this.recordSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
-                + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
-                + " request = null, lease_until = null, next_lookup_at = null"
-                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ? returning completed_at";
+        this.readSql = t.sql(StatementKind.EFFECT_READ, """
+                select {state}, {fingerprint}, {result}, {completed_at}, {fence},
+                  coalesce({lease_until} <= clock_timestamp(), false), {request}, {lookups}, {effect}, {created_at}
+                from {claims} where {scope} = ? and {idem_key} = ? and {expires_at} > clock_timestamp()
+                """);
+        this.takeOverSql = t.sql(StatementKind.EFFECT_TAKEOVER, """
+                update {claims} set {fence} = {fence} + 1, {lease_until} = clock_timestamp() + ? * interval '1 millisecond'
+                where %s and {lease_until} <= clock_timestamp()
+                returning {fence}
+                """.formatted(THIS_CLAIM));
+        this.recordSql = t.sql(StatementKind.EFFECT_RECORD,
+                "update {claims} set " + SETTLE + " where " + THIS_CLAIM + " returning {completed_at}");
         // a definite answer whose holder lost its fence: kept while this claim (its start) is not
-        // settled, by whoever holds it now; state = 3 or 4 under the row lock lets one record win
-        this.recordLateSql = Kind.EFFECT_RECORD.tag() + "update " + t + " set state = ?, result = ?,"
-                + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
-                + " request = null, lease_until = null, next_lookup_at = null"
-                + " where scope = ? and idem_key = ? and state in (3, 4) and created_at = ? returning completed_at";
+        // settled, by whoever holds it now; the unsettled states under the row lock let one record win
+        this.recordLateSql = t.sql(StatementKind.EFFECT_RECORD, """
+                update {claims} set %s
+                where {scope} = ? and {idem_key} = ? and {state} in ({IN_FLIGHT}, {NEEDS_RECONCILIATION})
+                  and {created_at} = ?
+                returning {completed_at}
+                """.formatted(SETTLE));
         // a refusal before the remote call (a Rejection of the local writes), on a fresh or expired key
-        this.failSql = Kind.EFFECT_RECORD.tag() + "insert into " + t + " as c (scope, idem_key, fingerprint, state,"
-                + " result, created_at, completed_at, expires_at, effect)"
-                + " values (?, ?, ?, 2, ?, now(), clock_timestamp(), clock_timestamp() + ?" + MS + ", ?)"
-                + " on conflict (scope, idem_key) do update set fingerprint = excluded.fingerprint, state = 2,"
-                + " result = excluded.result, created_at = excluded.created_at, completed_at = excluded.completed_at,"
-                + " expires_at = excluded.expires_at, effect = excluded.effect, request = null, fence = null,"
-                + " lease_until = null, lookups = null, next_lookup_at = null"
-                + " where c.expires_at <= clock_timestamp() returning c.completed_at";
+        this.failSql = t.sql(StatementKind.EFFECT_RECORD, """
+                insert into {claims} as c ({scope}, {idem_key}, {fingerprint}, {state}, {result}, {created_at},
+                  {completed_at}, {expires_at}, {effect})
+                values (?, ?, ?, {FAILED}, ?, now(), clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond', ?)
+                on conflict ({scope}, {idem_key}) do update set {fingerprint} = excluded.{fingerprint}, {state} = {FAILED},
+                  {result} = excluded.{result}, {created_at} = excluded.{created_at},
+                  {completed_at} = excluded.{completed_at}, {expires_at} = excluded.{expires_at},
+                  {effect} = excluded.{effect}, %s
+                where c.{expires_at} <= clock_timestamp()
+                returning c.{completed_at}
+                """.formatted(ClaimTable.NO_EFFECT));
         // unknown: the lease ends now so that a retry or the recoverer can look it up; the
         // recoverer also counts the lookup and schedules the next, or hands it to reconciliation
-        this.releaseSql = Kind.EFFECT_RELEASE.tag() + "update " + t + " set state = ?,"
-                + " lease_until = clock_timestamp(), lookups = lookups + ?,"
-                + " next_lookup_at = case when ? is null then next_lookup_at else clock_timestamp() + ?" + MS + " end,"
-                + " completed_at = case when ? = 4 then clock_timestamp() else completed_at end"
-                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ?";
-        this.scanSql = Kind.EFFECT_SCAN.tag() + "update " + t + " as c set fence = c.fence + 1,"
-                + " lease_until = clock_timestamp() + ?" + MS
-                + " from (select scope, idem_key from " + t + " where effect = ? and state = 3"
-                + " and lease_until <= clock_timestamp()"
-                + " and (next_lookup_at is null or next_lookup_at <= clock_timestamp())"
-                + " order by lease_until limit ? for update skip locked) as stuck"
-                + " where c.scope = stuck.scope and c.idem_key = stuck.idem_key"
-                + " returning c.scope, c.idem_key, c.request, c.fence, c.lookups, c.created_at";
-        this.unsettledSql = Kind.EFFECT_SCAN.tag() + "select scope, idem_key, state, request, fence, lookups,"
-                + " completed_at, lease_until, next_lookup_at, created_at from " + t + " where effect = ? and state = ?"
-                + " order by scope, idem_key limit ?";
+        this.releaseSql = t.sql(StatementKind.EFFECT_RELEASE, """
+                update {claims} set {state} = ?, {lease_until} = clock_timestamp(), {lookups} = {lookups} + ?,
+                  {next_lookup_at} = case when ? is null then {next_lookup_at}
+                    else clock_timestamp() + ? * interval '1 millisecond' end,
+                  {completed_at} = case when ? = {NEEDS_RECONCILIATION} then clock_timestamp() else {completed_at} end
+                where %s
+                """.formatted(THIS_CLAIM));
+        this.scanSql = t.sql(StatementKind.EFFECT_SCAN, """
+                update {claims} as c set {fence} = c.{fence} + 1,
+                  {lease_until} = clock_timestamp() + ? * interval '1 millisecond'
+                from (select {scope}, {idem_key} from {claims} where {effect} = ? and {state} = {IN_FLIGHT}
+                      and {lease_until} <= clock_timestamp()
+                      and ({next_lookup_at} is null or {next_lookup_at} <= clock_timestamp())
+                      order by {lease_until} limit ? for update skip locked) as stuck
+                where c.{scope} = stuck.{scope} and c.{idem_key} = stuck.{idem_key}
+                returning c.{scope}, c.{idem_key}, c.{request}, c.{fence}, c.{lookups}, c.{created_at}
+                """);
+        this.unsettledSql = t.sql(StatementKind.EFFECT_SCAN, """
+                select {scope}, {idem_key}, {state}, {request}, {fence}, {lookups}, {completed_at}, {lease_until},
+                  {next_lookup_at}, {created_at}
+                from {claims} where {effect} = ? and {state} = ? order by {scope}, {idem_key} limit ?
+                """);
         // the request is cleared as the holder's record clears it; RETURNING gives new values, so the
         // request the local writes need comes from the locked row as it was
-        this.resolveSql = Kind.EFFECT_RECORD.tag() + "update " + t + " as c set state = ?, result = ?,"
-                + " completed_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MS + ","
-                + " request = null, lease_until = null, next_lookup_at = null"
-                + " from (select scope, idem_key, request from " + t
-                + " where scope = ? and idem_key = ? and effect = ? and state = 4 for update) as old"
-                + " where c.scope = old.scope and c.idem_key = old.idem_key and c.state = 4"
-                + " returning old.request, c.created_at";
+        this.resolveSql = t.sql(StatementKind.EFFECT_RECORD, """
+                update {claims} as c set %s
+                from (select {scope}, {idem_key}, {request} from {claims}
+                      where {scope} = ? and {idem_key} = ? and {effect} = ? and {state} = {NEEDS_RECONCILIATION}
+                      for update) as old
+                where c.{scope} = old.{scope} and c.{idem_key} = old.{idem_key} and c.{state} = {NEEDS_RECONCILIATION}
+                returning old.{request}, c.{created_at}
+                """.formatted(SETTLE));
         // the holder's lease, renewed just before a remote call or a recoverer's settling: what is
         // left of it in ms, or nothing when the fence was lost
-        this.renewSql = Kind.EFFECT_TAKEOVER.tag() + "update " + t + " set lease_until = clock_timestamp() + ?" + MS
-                + " where scope = ? and idem_key = ? and state = 3 and fence = ? and created_at = ?"
-                + " returning (extract(epoch from lease_until - clock_timestamp()) * 1000)::bigint";
+        this.renewSql = t.sql(StatementKind.EFFECT_TAKEOVER, """
+                update {claims} set {lease_until} = clock_timestamp() + ? * interval '1 millisecond'
+                where %s
+                returning (extract(epoch from {lease_until} - clock_timestamp()) * 1000)::bigint
+                """.formatted(THIS_CLAIM));
         // phase 1 with local writes: the lease counted again from just before the COMMIT, sent with
         // it, so that however long before() ran, the holder has its whole lease for the call
         this.leaseFromCommitSql = renewSql + "; commit";
     }
-
-    /**
-     * A row of the key, as {@link #read} finds it.
-     *
-     * @param effect the effect that wrote it (null: {@code IdempotentTransaction})
-     * @param createdAt when this claim began; with scope and key, what the downstream key is derived from
-     */
-    public record Row(short state, byte[] fingerprint, byte[] result, Instant completedAt, long fence,
-            boolean leaseExpired, byte[] request, int lookups, String effect, Instant createdAt) {}
 
     /** A resolved claim: the request it carried and when it began. */
     public record Resolved(byte[] request, Instant createdAt) {}
@@ -153,7 +162,7 @@ public final class EffectStatements {
     public record Claimed(long fence, Instant createdAt) {}
 
     /** A claim the recoverer took over, or one of the reconciliation list. */
-    public record Stuck(Scope scope, IdempotencyKey key, short state, byte[] request, long fence, int lookups,
+    public record Stuck(Scope scope, IdempotencyKey key, ClaimState state, byte[] request, long fence, int lookups,
             Instant since, Instant leaseUntil, Instant nextLookupAt, Instant createdAt) {}
 
     /**
@@ -184,7 +193,7 @@ public final class EffectStatements {
     }
 
     /** The live row of the key, or null. */
-    public Row read(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
+    public ClaimRow read(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(readSql)) {
             ps.setString(1, scope.value());
             ps.setString(2, key.value());
@@ -193,9 +202,9 @@ public final class EffectStatements {
                     return null;
                 }
                 Timestamp completed = rs.getTimestamp(4);
-                return new Row(rs.getShort(1), rs.getBytes(2), rs.getBytes(3),
-                        completed == null ? null : completed.toInstant(), rs.getLong(5), rs.getBoolean(6),
-                        rs.getBytes(7), rs.getInt(8), rs.getString(9), rs.getTimestamp(10).toInstant());
+                return new ClaimRow(ClaimState.of(rs.getShort(1)), rs.getBytes(2), rs.getBytes(3),
+                        completed == null ? null : completed.toInstant(), rs.getTimestamp(10).toInstant(), rs.getString(9),
+                        rs.getLong(5), rs.getBoolean(6), rs.getBytes(7), rs.getInt(8));
             }
         }
     }
@@ -207,7 +216,7 @@ public final class EffectStatements {
     }
 
     /** Records the outcome if {@code fence} is still the claim's; when recorded, or null if the fence was lost. */
-    public Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, short state,
+    public Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, ClaimState state,
             byte[] result, long ttlMillis) throws SQLException {
         return settle(c, recordSql, scope, key, fence, claimedAt, state, result, ttlMillis);
     }
@@ -216,14 +225,14 @@ public final class EffectStatements {
      * Records a definite answer whose holder's fence was lost, if the claim that began at
      * {@code claimedAt} is still unsettled (in flight or needing reconciliation); when, or null.
      */
-    public Instant recordLate(Connection c, Scope scope, IdempotencyKey key, Instant claimedAt, short state, byte[] result,
+    public Instant recordLate(Connection c, Scope scope, IdempotencyKey key, Instant claimedAt, ClaimState state, byte[] result,
             long ttlMillis) throws SQLException {
         return settle(c, recordLateSql, scope, key, null, claimedAt, state, result, ttlMillis);
     }
 
     /** A record of the claim that began at {@code claimedAt}, fenced unless {@code fence} is null; when, or null. */
     private static Instant settle(Connection c, String sql, Scope scope, IdempotencyKey key, Long fence, Instant claimedAt,
-            short state, byte[] result, long ttlMillis) throws SQLException {
+            ClaimState state, byte[] result, long ttlMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int next = bindOutcome(ps, state, result, ttlMillis, scope, key);
             if (fence != null) {
@@ -237,9 +246,9 @@ public final class EffectStatements {
     }
 
     /** Binds the outcome's state, result and TTL, then scope and key, as every settling statement starts; the next index. */
-    private static int bindOutcome(PreparedStatement ps, short state, byte[] result, long ttlMillis, Scope scope,
+    private static int bindOutcome(PreparedStatement ps, ClaimState state, byte[] result, long ttlMillis, Scope scope,
             IdempotencyKey key) throws SQLException {
-        ps.setShort(1, state);
+        ps.setShort(1, state.code());
         ps.setBytes(2, result);
         ps.setLong(3, ttlMillis);
         ps.setString(4, scope.value());
@@ -271,7 +280,7 @@ public final class EffectStatements {
     public boolean release(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, boolean countLookup,
             Long nextLookupMillis, boolean reconcile) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
-            short state = reconcile ? NEEDS_RECONCILIATION : IN_FLIGHT;
+            short state = (reconcile ? ClaimState.NEEDS_RECONCILIATION : ClaimState.IN_FLIGHT).code();
             ps.setShort(1, state);
             ps.setInt(2, countLookup ? 1 : 0);
             if (nextLookupMillis == null) {
@@ -299,7 +308,7 @@ public final class EffectStatements {
             List<Stuck> taken = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    taken.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), IN_FLIGHT,
+                    taken.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), ClaimState.IN_FLIGHT,
                             rs.getBytes(3), rs.getLong(4), rs.getInt(5), null, null, null, rs.getTimestamp(6).toInstant()));
                 }
             }
@@ -308,15 +317,15 @@ public final class EffectStatements {
     }
 
     /** Up to {@code limit} claims of {@code effect} in {@code state} (in flight, or needing reconciliation). */
-    public List<Stuck> unsettled(Connection c, String effect, short state, int limit) throws SQLException {
+    public List<Stuck> unsettled(Connection c, String effect, ClaimState state, int limit) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(unsettledSql)) {
             ps.setString(1, effect);
-            ps.setShort(2, state);
+            ps.setShort(2, state.code());
             ps.setInt(3, limit);
             List<Stuck> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    rows.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), rs.getShort(3),
+                    rows.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), ClaimState.of(rs.getShort(3)),
                             rs.getBytes(4), rs.getLong(5), rs.getInt(6), instant(rs, 7), instant(rs, 8), instant(rs, 9),
                             instant(rs, 10)));
                 }
@@ -361,7 +370,7 @@ public final class EffectStatements {
     }
 
     /** An operator's outcome for a claim needing reconciliation: its request and start, or null if it is not one. */
-    public Resolved resolve(Connection c, Scope scope, IdempotencyKey key, String effect, short state, byte[] result,
+    public Resolved resolve(Connection c, Scope scope, IdempotencyKey key, String effect, ClaimState state, byte[] result,
             long ttlMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(resolveSql)) {
             ps.setString(bindOutcome(ps, state, result, ttlMillis, scope, key), effect);

@@ -59,13 +59,13 @@ public final class StoredValues<T> {
 
     /**
      * The answer a settled row gives a later call: its result replayed, or its failure as a replayed
-     * rejection; null when {@code state} is not a settled one (the caller decides).
+     * rejection; null when the row holds no answer (the caller decides).
      */
-    public Outcome<T> settled(Scope scope, IdempotencyKey key, short state, byte[] stored, Instant completedAt) {
-        return switch (state) {
-            case ClaimStatements.SUCCEEDED -> new Outcome.Replayed<>(decode(scope, key, stored), completedAt);
-            case ClaimStatements.FAILED -> new Outcome.Rejected<>(decodeFailure(scope, key, stored), completedAt, true);
-            default -> null;
+    public Outcome<T> settled(Scope scope, IdempotencyKey key, ClaimRow row) {
+        return switch (row.state()) {
+            case SUCCEEDED -> new Outcome.Replayed<>(decode(scope, key, row.result()), row.completedAt());
+            case FAILED -> new Outcome.Rejected<>(decodeFailure(scope, key, row.result()), row.completedAt(), true);
+            case RUNNING, IN_FLIGHT, NEEDS_RECONCILIATION -> null;
         };
     }
 

@@ -118,18 +118,20 @@ public final class Units {
         Savepoint savepoint = Jdbc.savepoint(connection);
         try {
             return unit.apply(Boundary.savepoint(connection, savepoint, flush));
-        } catch (RuntimeException | Error e) {
+        } catch (RuntimeException | Error thrown) {
+            // joined, a superseded wait is the caller's serialization failure, in a type of jOOQ's own
+            Throwable e = thrown instanceof Superseded s ? s.forCaller() : thrown;
             SQLException failure = Jdbc.undo(connection, savepoint);
             if (failure != null) {
                 e.addSuppressed(failure);
-                throw e;
+                throw rethrow(e);
             }
             try {
                 Jdbc.release(connection, savepoint);
             } catch (RuntimeException released) {
                 e.addSuppressed(released);
             }
-            throw e;
+            throw rethrow(e);
         }
     }
 
@@ -142,9 +144,27 @@ public final class Units {
         private static final long serialVersionUID = 1L;
 
         public Superseded(SQLException cause) {
-            super("a concurrent call with this idempotency key ended after this transaction's snapshot;"
-                    + " retry the transaction (SQLSTATE " + cause.getSQLState() + ")", cause);
+            super(message(cause), cause);
         }
+
+        /** {@return the same failure for a caller whose transaction it is: no type of the library's internals} */
+        DataAccessException forCaller() {
+            DataAccessException e = new DataAccessException(getMessage(), getCause());
+            e.setStackTrace(getStackTrace());
+            return e;
+        }
+
+        private static String message(SQLException cause) {
+            return "a concurrent call with this idempotency key ended after this transaction's snapshot;"
+                    + " retry the transaction (SQLSTATE " + cause.getSQLState() + ")";
+        }
+    }
+
+    private static RuntimeException rethrow(Throwable e) {
+        if (e instanceof Error error) {
+            throw error;
+        }
+        return (RuntimeException) e;
     }
 
     /** Ends the failed attempt's transaction; one whose rollback failed leaves nothing to retry on. */

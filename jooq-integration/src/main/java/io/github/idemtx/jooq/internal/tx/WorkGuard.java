@@ -26,6 +26,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Executor;
+import org.jooq.Configuration;
+import org.jooq.DSLContext;
+import org.jooq.impl.DefaultConnectionProvider;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
@@ -657,5 +660,34 @@ public final class WorkGuard {
         public boolean isWrapperFor(Class<?> iface) throws SQLException {
             return iface.isInstance(this) || raw.isWrapperFor(iface);
         }
+    }
+
+    /** jOOQ's (3.19 to 3.21) data key under which DefaultTransactionProvider keeps its transaction's connection. */
+    private static final String TRANSACTION_CONNECTION_KEY = "DATA_DEFAULT_TRANSACTION_PROVIDER_CONNECTION";
+
+    /**
+     * The work's {@code tx}: {@code configuration} bound to the unit's connection as this guard
+     * hands it to the work; a nested {@code tx.transaction(...)} is a savepoint. Both front doors'
+     * works and local writes get theirs here.
+     */
+    public DSLContext context(Configuration configuration) {
+        Connection connection = connection();
+        DefaultConnectionProvider unit = new DefaultConnectionProvider(connection);
+        Configuration derived = configuration.derive(unit);
+        derived.set(new NestedTransactionProvider(connection));
+        // derive() keeps a ThreadLocalTransactionProvider, and jOOQ then puts its thread-local
+        // connection provider in place of the one given: outside a jOOQ transaction that hands each of
+        // the work's statements a pooled connection of its own, committing (or never committing) apart
+        // from the claim. Set after the transaction provider, the unit's connection stays.
+        derived.set(unit);
+        // Inside a jOOQ transaction (DefaultTransactionProvider) the configuration answers
+        // connectionProvider() with the transaction's own provider, kept in its data under this key,
+        // which derive() copies: the work would get the raw connection, past the guard.
+        for (Map.Entry<Object, Object> e : derived.data().entrySet()) {
+            if (e.getKey() instanceof Enum<?> k && k.name().equals(TRANSACTION_CONNECTION_KEY)) {
+                e.setValue(unit);
+            }
+        }
+        return derived.dsl();
     }
 }

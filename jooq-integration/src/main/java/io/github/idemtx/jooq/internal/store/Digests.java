@@ -1,0 +1,64 @@
+package io.github.idemtx.jooq.internal.store;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.util.Base64;
+
+/**
+ * What the store derives from a key with SHA-256, written once: the advisory lock that stands for a
+ * key, and the downstream key an external effect sends. Both hash their parts separated by a 0 byte,
+ * so that no two different part lists hash the same text.
+ */
+public final class Digests {
+
+    private Digests() {}
+
+    /**
+     * The id of the transaction-level advisory lock that stands for (scope, key): the first 8 bytes
+     * (big-endian) of SHA-256 over the UTF-8 scope, a 0 byte and the UTF-8 key. A collision only
+     * costs a needless wait; a cryptographic hash keeps clients from aiming at others' keys.
+     */
+    public static long lockId(String scope, String key) {
+        byte[] digest = sha256(utf8(scope), utf8(key));
+        long id = 0;
+        for (int i = 0; i < 8; i++) {
+            id = (id << 8) | (digest[i] & 0xff);
+        }
+        return id;
+    }
+
+    /**
+     * {@code effect:} and the base64url SHA-256 of scope, key and the claim's start (its
+     * {@code created_at} in epoch microseconds, decimal digits), separated by 0 bytes: the same for
+     * every attempt and takeover of one claim, different for the claim of the same key after the
+     * first expired (a remote that keeps keys longer than the TTL must not answer the new request with
+     * the old charge); bounded and opaque.
+     */
+    public static String downstreamKey(String effect, String scope, String key, Instant claimedAt) {
+        long micros = Math.addExact(Math.multiplyExact(claimedAt.getEpochSecond(), 1_000_000L), claimedAt.getNano() / 1_000);
+        byte[] digest = sha256(utf8(scope), utf8(key), Long.toString(micros).getBytes(StandardCharsets.US_ASCII));
+        return effect + ":" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+    }
+
+    private static byte[] sha256(byte[]... parts) {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+        }
+        for (int i = 0; i < parts.length; i++) {
+            if (i > 0) {
+                sha.update((byte) 0);
+            }
+            sha.update(parts[i]);
+        }
+        return sha.digest();
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,66 @@
+package io.github.idemtx.jooq.internal.store;
+
+/**
+ * Which protocol statement a SQL text is. Every statement of the store layer starts with its kind's
+ * tag, a comment such as {@code /* idemtx:claim *}{@code /}, which PostgreSQL ignores and which shows
+ * in {@code pg_stat_activity}, {@code pg_stat_statements} and the server log, so an operator can tell
+ * the library's statements apart; {@link #of} reads it back (the tests' fault hooks use it).
+ */
+public enum StatementKind {
+    /** Step 1, sent with BEGIN: reads the key, tries its lock. */
+    CLAIM("claim"),
+    /** Step 2: waits, bounded, for the key's holder. */
+    AWAIT("await"),
+    /**
+     * Step 3 for a fresh key: the plain INSERT, sent together with COMMIT; in
+     * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST} the same insert (with its wait bound) is the claim.
+     */
+    RECORD_AND_COMMIT("record+commit"),
+    /** Step 3 otherwise: the upsert (expired row, failure, savepoint, a caller's transaction). */
+    RECORD("record"),
+    /** {@code purgeExpired}: deletes a batch of expired rows. */
+    PURGE("purge"),
+    /** External effect: the claim committed in flight (insert, or takeover of an expired row). */
+    EFFECT_CLAIM("effect-claim"),
+    /** External effect: reads the key's row. */
+    EFFECT_READ("effect-read"),
+    /** External effect: takes over an in-flight claim whose lease has passed. */
+    EFFECT_TAKEOVER("effect-takeover"),
+    /** External effect: the fenced record of the outcome (or an operator's resolution). */
+    EFFECT_RECORD("effect-record"),
+    /** External effect: ends the lease of a claim whose outcome is unknown. */
+    EFFECT_RELEASE("effect-release"),
+    /** External effect: the recoverer's batch, and the lists of unsettled claims. */
+    EFFECT_SCAN("effect-scan"),
+    /**
+     * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST} after its insert met the key: the
+     * rollback and the read of the live row, sent together.
+     */
+    REREAD("reread");
+
+    private static final String PREFIX = "/* idemtx:";
+
+    private final String tag;
+
+    StatementKind(String name) {
+        this.tag = PREFIX + name + " */ ";
+    }
+
+    /** The comment every statement of this kind starts with, e.g. {@code "/* idemtx:claim *}{@code / "}. */
+    public String tag() {
+        return tag;
+    }
+
+    /** The kind of {@code sql}, or null when it is not one of the library's statements. */
+    public static StatementKind of(String sql) {
+        if (sql == null || !sql.startsWith(PREFIX)) {
+            return null;
+        }
+        for (StatementKind kind : values()) {
+            if (sql.startsWith(kind.tag)) {
+                return kind;
+            }
+        }
+        return null;
+    }
+}
