@@ -53,7 +53,7 @@ final class Payouts implements AutoCloseable {
     private final AutoCloseable recovering;
 
     Payouts(DSLContext dsl, String schema, String bankUrl, Duration lease, Duration recoverEvery, List<Duration> lookups,
-            io.github.idemtx.core.IdempotencyListener listener) {
+            io.github.idemtx.core.IdempotencyListener<?> listener) {
         this.schema = schema;
         this.bankUrl = bankUrl;
         this.effect = ExternalEffect.builder(dsl, "payout", ResultCodec.json(PayoutRequest.class), ResultCodec.utf8(), new Bank())
@@ -108,7 +108,7 @@ final class Payouts implements AutoCloseable {
     }
 
     /** The bank over HTTP, and the ledger's writes around each call. */
-    private final class Bank implements Remote<PayoutRequest, String> {
+    private final class Bank implements Remote.Holding<PayoutRequest, String> {
 
         @Override
         public void before(DSLContext tx, Intent<PayoutRequest> intent) {
