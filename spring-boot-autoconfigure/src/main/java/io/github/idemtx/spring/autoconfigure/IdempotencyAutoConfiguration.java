@@ -27,8 +27,9 @@ import org.springframework.context.annotation.Bean;
  * history table of its own), an {@link IdempotentTransactions} factory bound to the application's
  * {@code DSLContext}, and, when {@code idemtx.purge.enabled}, a scheduled purge of expired claims.
  * Every bean backs off when the application defines its own. {@link IdempotentTransactionCustomizer}
- * beans adjust every instance the factory makes: the seam through which a metrics module (with
- * Micrometer on the class path) will plug in.
+ * beans adjust every instance the factory makes; with {@code idemtx-micrometer} and a
+ * {@code MeterRegistry} in the context, one of them adds the {@code MicrometerIdempotencyListener}
+ * (observations in the application's {@code ObservationRegistry} when there is one).
  */
 @AutoConfiguration(after = JooqAutoConfiguration.class)
 @ConditionalOnClass({DSLContext.class, IdempotentTransactions.class})
