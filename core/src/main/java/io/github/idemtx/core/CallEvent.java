@@ -200,6 +200,8 @@ public final class CallEvent {
         }
 
         /**
+         * Sets the exception's class name.
+         *
          * @param exception the exception's class name, or null
          * @return this builder
          */
@@ -209,6 +211,8 @@ public final class CallEvent {
         }
 
         /**
+         * Sets whether the call joined.
+         *
          * @param joined whether the call ran in the caller's transaction
          * @return this builder
          */
@@ -218,6 +222,8 @@ public final class CallEvent {
         }
 
         /**
+         * Sets the attempts.
+         *
          * @param attempts transactions tried
          * @return this builder
          */
@@ -227,6 +233,8 @@ public final class CallEvent {
         }
 
         /**
+         * Sets the scope.
+         *
          * @param scope whose call it was, or null
          * @return this builder
          */
@@ -236,6 +244,8 @@ public final class CallEvent {
         }
 
         /**
+         * Sets the total time.
+         *
          * @param nanos from the start of the call to its end
          * @return this builder
          */
@@ -245,6 +255,8 @@ public final class CallEvent {
         }
 
         /**
+         * Sets the time in the claim statements.
+         *
          * @param nanos in the claim statements, waits excluded
          * @return this builder
          */
@@ -254,6 +266,8 @@ public final class CallEvent {
         }
 
         /**
+         * Sets the time waiting on another holder.
+         *
          * @param nanos waiting on another holder of the key
          * @return this builder
          */
@@ -263,6 +277,8 @@ public final class CallEvent {
         }
 
         /**
+         * Sets the time in the work.
+         *
          * @param nanos in the work
          * @return this builder
          */
@@ -272,6 +288,8 @@ public final class CallEvent {
         }
 
         /**
+         * Sets the time recording the outcome.
+         *
          * @param nanos recording the outcome, the commit included
          * @return this builder
          */
