@@ -7,6 +7,7 @@ import io.github.idemtx.db.testing.Backends;
 import io.github.idemtx.db.testing.FailoverCluster;
 import io.github.idemtx.db.testing.FailoverCluster.Replication;
 import io.github.idemtx.ledger.Flags;
+import io.github.idemtx.ledger.LedgerConfig;
 import io.github.idemtx.ledger.LedgerServer;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -307,7 +308,8 @@ public final class Storm {
         List<String> args = new ArrayList<>(Arrays.asList(ledgerArgs));
         args.add("--port=0");
         args.add("--tokens=" + tokenA + "=storm-tenant-a," + tokenB + "=storm-tenant-b");
-        try (LedgerServer server = LedgerServer.startFresh(args.toArray(String[]::new))) {
+        try (LocalLedger ledger = LocalLedger.start(LedgerConfig.from(args.toArray(String[]::new), System.getenv()), true)) {
+            LedgerServer server = ledger.server();
             progress.println("storm: ledger on port " + server.port() + ", " + options);
             if (cluster != null) {
                 progress.println("storm: lines \"ledger: ... answered 503\" below are requests that met the dead primary or"

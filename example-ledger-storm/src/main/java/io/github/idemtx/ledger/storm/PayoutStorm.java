@@ -1,7 +1,6 @@
 package io.github.idemtx.ledger.storm;
 
 import io.github.idemtx.db.testing.LocalPostgres;
-import io.github.idemtx.ledger.LedgerServer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -155,7 +154,7 @@ public final class PayoutStorm {
      */
     public static Report run(Options options, java.io.PrintStream progress) throws Exception {
         try (LocalPostgres db = LocalPostgres.resolve(options.dbUrl(), options.dbUser(), options.dbPassword(),
-                LedgerServer.databaseSettings())) {
+                LocalLedger.SETTINGS)) {
             progress.println("storm database: " + db.describe());
             Options resolved = new Options(options.intents(), options.clients(), options.kills(), options.seed(), db.url(),
                     db.user() == null ? System.getProperty("user.name") : db.user(), db.password(), options.ledgerSchema(),

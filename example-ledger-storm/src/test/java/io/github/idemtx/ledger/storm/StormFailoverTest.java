@@ -1,4 +1,4 @@
-package io.github.idemtx.ledger;
+package io.github.idemtx.ledger.storm;
 
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.FailoverCluster;
@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.idemtx.db.testing.FailoverCluster.Replication;
-import io.github.idemtx.ledger.storm.Storm;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
