@@ -23,7 +23,7 @@ class StormFailoverTest {
     void aStormAcrossAFailoverWithSynchronousReplicationLosesNoAnswer() throws Exception {
         FailoverCluster.assumeBinaries();
         Storm.Options options = new Storm.Options(8, 600, 0, 20, 0.3, Duration.ofMillis(1500), 42L);
-        Storm.Report report = Storm.runWithFailover(new String[] {"--schema=storm_failover"}, options,
+        StormReport report = Storm.runWithFailover(new String[] {"--schema=storm_failover"}, options,
                 new Storm.FailoverPlan(Replication.SYNC, "on", 1), System.out);
         System.out.print(report.render());
 

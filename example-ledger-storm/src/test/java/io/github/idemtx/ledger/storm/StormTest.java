@@ -21,7 +21,7 @@ class StormTest {
     void aShortStormWithConnectionKillsKeepsEveryInvariant(ClaimMode mode) throws Exception {
         Storm.Options options = new Storm.Options(8, 800, 20.0, 20, 0.3, Duration.ofMillis(1500), 42L);
         try {
-            Storm.Report report = Storm.runAgainstNewLedger(ledgerArgs("storm", "--claim-mode=" + mode), options, System.out);
+            StormReport report = Storm.runAgainstNewLedger(ledgerArgs("storm", "--claim-mode=" + mode), options, System.out);
             System.out.print(report.render());
 
             assertThat(report.invariants()).isNotEmpty().allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
@@ -37,7 +37,7 @@ class StormTest {
     void aStormAgainstALedgerItDidNotStartChecksWhatHttpCanSee() throws Exception {
         Storm.Options options = new Storm.Options(6, 300, 0, 8, 0.3, Duration.ofMillis(1500), 7L);
         try (LedgerServer running = LedgerServer.startFresh(ledgerArgs("running", "--port=0", "--tokens=running-token=tenant-r"))) {
-            Storm.Report report = Storm.runAgainstRunningLedger(java.net.URI.create("http://127.0.0.1:" + running.port()),
+            StormReport report = Storm.runAgainstRunningLedger(java.net.URI.create("http://127.0.0.1:" + running.port()),
                     "running-token", options, System.out);
             System.out.print(report.render());
             assertThat(report.invariants()).containsKey("every acknowledged transfer is there")
