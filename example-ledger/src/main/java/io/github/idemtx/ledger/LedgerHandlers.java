@@ -38,8 +38,10 @@ final class LedgerHandlers {
 
     /** {@code POST /accounts {"currency": "BRL"}}. */
     StoredResponse openAccount(PostRequest post) {
-        Outcome<StoredResponse> outcome = idempotent.run(post.scope(), post.key(), post.fingerprint(), post.work((body, tx) ->
-                LedgerJson.account(ledger.openAccount(tx, post.tenant(), LedgerJson.currency(body, "currency")), 201)));
+        Outcome<StoredResponse> outcome = idempotent.run(post.scope(), post.key(), post.fingerprint(), post.work((body, tx) -> {
+            String currency = LedgerJson.currency(body, "currency");
+            return LedgerJson.account(ledger.openAccount(tx, post.tenant(), currency), 201);
+        }));
         return IdempotentResponses.toResponse(outcome, LedgerJson::rejection);
     }
 
