@@ -202,7 +202,7 @@ public final class Bench {
             env.put("load_average_end", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         }
 
-        Report report = new Report(segments, env, o.describe(), profile, loads);
+        Report report = new Report(segments, env, o.describe(), profile, loads, o.goals());
         out.accept("");
         out.accept(report.table());
         Path dir = o.out().toAbsolutePath().normalize();

@@ -37,7 +37,8 @@ record Options(
         boolean keepSchema,
         boolean quiet,
         List<String> phases,
-        int poolSize) {
+        int poolSize,
+        Goals goals) {
 
     static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
     static final List<String> ALL_STRATEGIES =
@@ -94,6 +95,9 @@ record Options(
               --out DIR             where results.json, results.csv, throughput.svg go
                                     (default bench/target/bench-results, or -Dbench.out)
               --phases LIST         which parts run, from main,profile,growth (default all; growth needs --table-rows)
+              --goals LIST          what the report judges the run by, name=value pairs overriding the defaults:
+                                    claim/floor=%s, claim-p99/floor-p99=%s (at most), claim+metrics/claim=%s,
+                                    claim/three-tx=%s, replay/bare=%s, grown/empty=%s, grown-rows=%d
               --quick               a one-minute sanity run: 1 round of 2s segments, 3s global warm-up
               --help
             Durations: 500ms, 4s, 2m.""";
@@ -156,12 +160,13 @@ record Options(
         }
         int largest = java.util.stream.Stream.concat(threads.stream(), growthThreads.stream()).mapToInt(Integer::intValue).max().orElse(1);
         int poolSize = positive("pool-size", whole("pool-size", take(flags, "pool-size", String.valueOf(Math.min(largest, 8) + 1))));
+        Goals goals = Goals.parse(take(flags, "goals", ""));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag(s) " + flags.keySet() + "\n" + usage());
         }
         return new Options(url, user, password, schema, List.copyOf(strategies), List.copyOf(threads), rounds, warmup,
                 duration, warmupOps, ops, globalWarmup, List.copyOf(tableRows), List.copyOf(growthThreads), growthRounds, accounts,
-                purgeLimit, burstWait, profileOps, Path.of(outText), keep, quiet, List.copyOf(phases), poolSize);
+                purgeLimit, burstWait, profileOps, Path.of(outText), keep, quiet, List.copyOf(phases), poolSize, goals);
     }
 
     /**
@@ -198,7 +203,9 @@ record Options(
     }
 
     static String usage() {
-        return USAGE.formatted(DEFAULT_URL, ALL_STRATEGIES);
+        return USAGE.formatted(DEFAULT_URL, ALL_STRATEGIES, Goals.DEFAULT_CLAIM_OVER_FLOOR, Goals.DEFAULT_CLAIM_P99_OVER_FLOOR_P99,
+                Goals.DEFAULT_METRICS_OVER_CLAIM, Goals.DEFAULT_CLAIM_OVER_THREE_TX, Goals.DEFAULT_REPLAY_OVER_BARE,
+                Goals.DEFAULT_GROWN_OVER_EMPTY, Goals.DEFAULT_GROWN_ROWS);
     }
 
     /** Thrown for --help. */
@@ -309,6 +316,7 @@ record Options(
         m.put("burst_wait_ms", burstWait == null ? null : burstWait.toMillis());
         m.put("profile_ops", profileOps);
         m.put("phases", phases);
+        m.put("goals", goals.describe());
         return m;
     }
 }

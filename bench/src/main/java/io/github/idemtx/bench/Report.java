@@ -95,9 +95,11 @@ final class Report {
     private final Map<String, Object> options;
     private final List<Map<String, Object>> profile;
     private final Map<String, Object> loads;
+    private final Goals goal;
 
     Report(List<SegmentResult> segments, Map<String, Object> environment, Map<String, Object> options,
-            List<Map<String, Object>> profile, Map<String, Object> loads) {
+            List<Map<String, Object>> profile, Map<String, Object> loads, Goals goals) {
+        this.goal = goals;
         this.segments = segments;
         this.environment = environment;
         this.options = options;
@@ -186,7 +188,8 @@ final class Report {
         List<Goal> goals = new ArrayList<>();
         for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.CLAIM, Strategies.FLOOR, t);
-            goals.add(new Goal("claim/floor at " + t + " client" + (t == 1 ? "" : "s"), ">= 0.95", v, v == null ? null : v >= 0.95, null,
+            goals.add(new Goal("claim/floor at " + t + " client" + (t == 1 ? "" : "s"), Goals.atLeast(goal.claimOverFloor()), v,
+                    v == null ? null : v >= goal.claimOverFloor(), null,
                     spread(MAIN, Strategies.CLAIM, Strategies.FLOOR, t)));
         }
         for (int t : mainThreads()) {
@@ -201,7 +204,8 @@ final class Report {
         Group floor8 = group(MAIN, Strategies.FLOOR, eightClients);
         if (claim8 != null && floor8 != null) {
             double p99 = claim8.percentileMs(99) / floor8.percentileMs(99);
-            goals.add(new Goal("claim p99 / floor p99 at 8 clients", "<= 1.15", p99, p99 <= 1.15,
+            goals.add(new Goal("claim p99 / floor p99 at 8 clients", Goals.atMost(goal.claimP99OverFloorP99()), p99,
+                    p99 <= goal.claimP99OverFloorP99(),
                     String.format(Locale.ROOT, "%.2f ms vs %.2f ms (merged histograms)", claim8.percentileMs(99), floor8.percentileMs(99))));
         }
         for (int t : mainThreads()) {
@@ -223,7 +227,7 @@ final class Report {
         for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.CLAIM_METRICS, Strategies.CLAIM, t);
             if (v != null) {
-                goals.add(new Goal("claim+metrics/claim at " + t + " client" + (t == 1 ? "" : "s"), ">= 0.98", v, v >= 0.98,
+                goals.add(new Goal("claim+metrics/claim at " + t + " client" + (t == 1 ? "" : "s"), Goals.atLeast(goal.metricsOverClaim()), v, v >= goal.metricsOverClaim(),
                         null, spread(MAIN, Strategies.CLAIM_METRICS, Strategies.CLAIM, t)));
             }
         }
@@ -238,11 +242,13 @@ final class Report {
         }
         int eight = mainThreads().contains(8) ? 8 : mainThreads().isEmpty() ? 8 : mainThreads().get(mainThreads().size() - 1);
         Double ct = ratio(MAIN, Strategies.CLAIM, Strategies.THREE_TX, eight);
-        goals.add(new Goal("claim/three-tx at " + eight + " clients", ">= 1.8", ct, ct == null ? null : ct >= 1.8,
+        goals.add(new Goal("claim/three-tx at " + eight + " clients", Goals.atLeast(goal.claimOverThreeTx()), ct,
+                ct == null ? null : ct >= goal.claimOverThreeTx(),
                 eight == 8 ? null : "8 clients not measured; shown for " + eight, spread(MAIN, Strategies.CLAIM, Strategies.THREE_TX, eight)));
         for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.REPLAY, Strategies.BARE, t);
-            goals.add(new Goal("replay/bare at " + t + " client" + (t == 1 ? "" : "s"), ">= 1.5", v, v == null ? null : v >= 1.5, null,
+            goals.add(new Goal("replay/bare at " + t + " client" + (t == 1 ? "" : "s"), Goals.atLeast(goal.replayOverBare()), v,
+                    v == null ? null : v >= goal.replayOverBare(), null,
                     spread(MAIN, Strategies.REPLAY, Strategies.BARE, t)));
         }
         List<Long> targets = growthTargets();
@@ -253,12 +259,12 @@ final class Report {
                 Double big = ratio(GROWTH + ":" + largest, Strategies.CLAIM, Strategies.BARE, t);
                 Double rel = empty == null || big == null ? null : big / empty;
                 goals.add(new Goal("claim ratio with " + human(largest) + " rows / empty table, " + t + " client" + (t == 1 ? "" : "s"),
-                        ">= 0.90", rel, rel == null ? null : rel >= 0.90,
-                        largest >= 10_000_000 ? null : "goal names 10M rows; measured at " + human(largest)));
+                        Goals.atLeast(goal.grownOverEmpty()), rel, rel == null ? null : rel >= goal.grownOverEmpty(),
+                        largest >= goal.grownRows() ? null : "goal names " + human(goal.grownRows()) + " rows; measured at " + human(largest)));
             }
         } else {
-            goals.add(new Goal("claim ratio with 10M rows / empty table", ">= 0.90", null, null,
-                    "not measured in this run (--table-rows 1000000,10000000)"));
+            goals.add(new Goal("claim ratio with " + human(goal.grownRows()) + " rows / empty table", Goals.atLeast(goal.grownOverEmpty()),
+                    null, null, "not measured in this run (--table-rows 1000000," + goal.grownRows() + ")"));
         }
         return goals;
     }
@@ -355,7 +361,7 @@ final class Report {
                 }
             }
         }
-        sb.append("\nGoals (from the issue; measured in this run)\n");
+        sb.append("\nGoals (the issue's by default, --goals to change them; measured in this run)\n");
         for (Goal g : goals()) {
             sb.append(String.format(Locale.ROOT, "  %-7s %-52s %8s (target %s)%s%s%n",
                     g.met() == null ? "n/a" : g.met() ? "MET" : "MISSED", g.name(), fmt(g.value()), g.target(),

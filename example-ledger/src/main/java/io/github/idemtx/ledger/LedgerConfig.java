@@ -1,7 +1,6 @@
 package io.github.idemtx.ledger;
 
 import io.github.idemtx.jooq.ClaimMode;
-import io.github.idemtx.db.testing.ConnectionCheck;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -13,9 +12,10 @@ import java.util.Map;
  *
  * <ul>
  *   <li>{@code LEDGER_DB_URL}, {@code LEDGER_DB_USER}, {@code LEDGER_DB_PASSWORD} ({@code --db-url},
- *       ...): the PostgreSQL, a JDBC URL or {@code embedded[:version]} / {@code testcontainers[:image]};
- *       unset, 127.0.0.1:5432 as {@code postgres} if it lets that user in, else an embedded
- *       PostgreSQL (docs/database.md; {@code LocalPostgres} resolves it as it does for the tests).
+ *       ...): the PostgreSQL, a JDBC URL; unset, 127.0.0.1:5432 as {@code postgres}. The example's
+ *       launcher ({@code LocalLedger} in {@code example-ledger-storm}) also takes
+ *       {@code embedded[:version]} / {@code testcontainers[:image]}, and unset starts an embedded
+ *       PostgreSQL when nothing at 127.0.0.1:5432 lets {@code postgres} in (docs/database.md).
  *   <li>{@code LEDGER_SCHEMA} ({@code --schema}): where the ledger's and the claims' tables go;
  *       default {@code ledger}.
  *   <li>{@code LEDGER_PORT} ({@code --port}): default 8080; 0 picks a free port.
@@ -28,19 +28,21 @@ import java.util.Map;
  *       unset, {@code POST /payouts} answers 503.
  * </ul>
  */
-record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schema, int port,
+public record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schema, int port,
         Map<String, String> tokens, boolean demoTokens, int poolSize, String bankUrl, ClaimMode claimMode) {
 
-    /** The names of the database settings, for messages. */
-    static final ConnectionCheck.Settings DB_SETTINGS = new ConnectionCheck.Settings("LEDGER_DB_URL (--db-url)",
-            "LEDGER_DB_USER (--db-user)", "LEDGER_DB_PASSWORD (--db-password)");
+    /** The database settings' names, for messages. */
+    public static final String DB_URL_SETTING = "LEDGER_DB_URL (--db-url)";
+    public static final String DB_USER_SETTING = "LEDGER_DB_USER (--db-user)";
+    public static final String DB_PASSWORD_SETTING = "LEDGER_DB_PASSWORD (--db-password)";
 
-    LedgerConfig {
+    public LedgerConfig {
         tokens = Map.copyOf(tokens);
         io.github.idemtx.db.IdempotencySchema.requireSchemaName(schema);
     }
 
-    static LedgerConfig from(String[] args, Map<String, String> env) {
+    /** The settings {@code args} ({@code --name=value}) and {@code env} ({@code LEDGER_*}) give; flags win. */
+    public static LedgerConfig from(String[] args, Map<String, String> env) {
         Map<String, String> flags = Flags.parse("arguments", args);
         String url = setting(flags, env, "db-url", "LEDGER_DB_URL", null);
         String user = setting(flags, env, "db-user", "LEDGER_DB_USER", null);
@@ -80,7 +82,8 @@ record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schem
                 bankUrl == null ? null : bankUrl.replaceAll("/$", ""), claimMode);
     }
 
-    LedgerConfig withDatabase(String url, String user, String password) {
+    /** The same settings on another database (one resolved by whoever starts the ledger). */
+    public LedgerConfig withDatabase(String url, String user, String password) {
         return new LedgerConfig(url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl, claimMode);
     }
 

@@ -47,9 +47,11 @@ import org.jooq.impl.DSL;
  * holder, an expired row taken over, a joined call whose expiry the deferred trigger rewrites at
  * commit, the purge, an external effect, V1's function). Both schemas are dropped at the end.
  *
+ * <p>A one-off experiment, not part of the bench: it lives in the bench's test sources and runs
+ * through the bench's {@code partitioning} profile (bench/README.md):
+ *
  * <pre>
- * ./mvnw -q -B -pl bench -am -DskipTests compile exec:java \
- *     -Dexec.mainClass=io.github.idemtx.bench.Partitioning -Dexec.args="--rows 1000000"
+ * ./mvnw -q -B -pl bench -am -Ppartitioning -DskipTests test-compile exec:java -Dexec.args="--rows 1000000"
  * </pre>
  *
  * Flags: {@code --rows LIST} (table sizes after the empty one; 0 alone for only the empty table),

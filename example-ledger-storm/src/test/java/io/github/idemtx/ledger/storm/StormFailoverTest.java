@@ -1,4 +1,4 @@
-package io.github.idemtx.ledger;
+package io.github.idemtx.ledger.storm;
 
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.FailoverCluster;
@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.idemtx.db.testing.FailoverCluster.Replication;
-import io.github.idemtx.ledger.storm.Storm;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +23,7 @@ class StormFailoverTest {
     void aStormAcrossAFailoverWithSynchronousReplicationLosesNoAnswer() throws Exception {
         FailoverCluster.assumeBinaries();
         Storm.Options options = new Storm.Options(8, 600, 0, 20, 0.3, Duration.ofMillis(1500), 42L);
-        Storm.Report report = Storm.runWithFailover(new String[] {"--schema=storm_failover"}, options,
+        StormReport report = Storm.runWithFailover(new String[] {"--schema=storm_failover"}, options,
                 new Storm.FailoverPlan(Replication.SYNC, "on", 1), System.out);
         System.out.print(report.render());
 

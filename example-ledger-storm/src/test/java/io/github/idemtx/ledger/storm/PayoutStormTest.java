@@ -1,11 +1,10 @@
-package io.github.idemtx.ledger;
+package io.github.idemtx.ledger.storm;
 
 import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.idemtx.db.testing.TestDatabase;
-import io.github.idemtx.ledger.storm.PayoutStorm;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

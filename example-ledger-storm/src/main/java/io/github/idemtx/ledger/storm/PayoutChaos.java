@@ -1,0 +1,223 @@
+package io.github.idemtx.ledger.storm;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The payout storm's faults: the ledger and the bank simulator as child processes on this JVM's
+ * class path; the ledger SIGKILLed {@code --kills} times (at random moments, and at the latest as the
+ * finished intents pass evenly spaced marks) and restarted; the bank's faults switched on and off.
+ */
+final class PayoutChaos {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private final PayoutStorm.Options options;
+    private final java.io.PrintStream progress;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    final int ledgerPort;
+    final int bankPort;
+    private volatile Process ledger;
+    private Process bank;
+    final AtomicInteger kills = new AtomicInteger();
+    final AtomicInteger restarts = new AtomicInteger();
+    /** Kills left of {@code --kills}; spent under this object's lock (the chaos thread's and the progress kills). */
+    private int killsLeft;
+
+    PayoutChaos(PayoutStorm.Options options, java.io.PrintStream progress) throws IOException {
+        this.options = options;
+        this.progress = progress;
+        this.ledgerPort = freePort();
+        this.bankPort = freePort();
+        this.killsLeft = options.kills();
+    }
+
+    /** Starts the bank (its schema recreated), then the ledger; each answers {@code /health} when this returns. */
+    void start() throws IOException {
+        bank = spawn("bank", "io.github.idemtx.ledger.bank.BankServer", "--port=" + bankPort, "--fresh=true",
+                "--schema=" + options.bankSchema(), "--db-url=" + options.dbUrl(), "--db-user=" + options.dbUser(),
+                "--hang-ms=6000");
+        awaitHealth(bankPort, bank);
+        startLedger();
+    }
+
+    /** Stops both processes, as a SIGKILL. */
+    void stop() throws InterruptedException {
+        if (ledger != null) {
+            ledger.destroyForcibly().waitFor();
+        }
+        if (bank != null) {
+            bank.destroyForcibly().waitFor();
+        }
+    }
+
+    /** SIGKILLs the ledger every so often and restarts it; switches the bank's faults. */
+    void chaos(AtomicBoolean storming) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        try {
+            while (storming.get()) {
+                bankFaults(Map.of(
+                        "errorBeforeApplyRate", random.nextInt(3) == 0 ? 0.15 : 0,
+                        "timeoutAfterApplyRate", random.nextInt(3) == 0 ? 0.15 : 0,
+                        "declineRate", random.nextInt(3) == 0 ? 0.2 : 0,
+                        "lookupLagMs", random.nextInt(2) == 0 ? 800 : 0,
+                        "lookupErrorRate", random.nextInt(3) == 0 ? 0.3 : 0));
+                Thread.sleep(300 + random.nextInt(700));
+                if (!storming.get()) {
+                    return;
+                }
+                if (random.nextInt(10) < 6) {
+                    kill(false, 0);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            progress.println("payout storm: chaos stopped: " + e);
+        }
+    }
+
+    /**
+     * A kill when the finished intents pass the next of {@code --kills} evenly spaced marks and
+     * fewer kills than marks have happened: every kill of the budget lands while intents are still
+     * being sent, however fast the machine runs them (the chaos thread's kills at random moments
+     * spend the same budget).
+     */
+    void killOnProgress(int done, int total) throws IOException, InterruptedException {
+        int budget = options.kills();
+        int marks = (int) ((long) done * (budget + 1) / total); // the marks passed so far
+        if (budget > 0 && kills.get() < marks) { // checked again under the lock; most calls stop here
+            kill(true, marks);
+        }
+    }
+
+    /**
+     * SIGKILLs the ledger (no shutdown hook, requests in the middle of anything) and restarts it,
+     * if kills are left and, {@code onProgress}, fewer than {@code marks} were made so far.
+     */
+    private synchronized void kill(boolean onProgress, int marks) throws IOException, InterruptedException {
+        if (killsLeft == 0 || (onProgress && kills.get() >= marks)) {
+            return;
+        }
+        killsLeft--;
+        ledger.destroyForcibly().waitFor();
+        kills.incrementAndGet();
+        Thread.sleep(200 + ThreadLocalRandom.current().nextInt(600));
+        startLedger();
+    }
+
+    void startLedger() throws IOException {
+        ledger = spawn("ledger", "io.github.idemtx.ledger.LedgerServer", "--port=" + ledgerPort, "--schema=" + options.ledgerSchema(),
+                "--db-url=" + options.dbUrl(), "--db-user=" + options.dbUser(), "--tokens=" + PayoutStorm.TOKEN + "=" + PayoutStorm.TENANT,
+                "--bank-url=http://127.0.0.1:" + bankPort, "--pool-size=16");
+        awaitHealth(ledgerPort, ledger);
+        restarts.incrementAndGet();
+    }
+
+    void ensureLedger() throws IOException {
+        if (ledger == null || !ledger.isAlive()) {
+            startLedger();
+        }
+    }
+
+    private Process spawn(String name, String mainClass, String... args) throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.add("-cp");
+        command.add(classPath());
+        command.add(mainClass);
+        command.addAll(List.of(args));
+        if (options.dbPassword() != null) {
+            command.add("--db-password=" + options.dbPassword());
+        }
+        File log = File.createTempFile("payout-storm-" + name + "-", ".log");
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log)).start();
+    }
+
+    /** The class path this program runs with, also under exec:java, whose class loader is not the system one. */
+    private static String classPath() {
+        Set<String> entries = new LinkedHashSet<>();
+        for (ClassLoader cl = PayoutStorm.class.getClassLoader(); cl != null; cl = cl.getParent()) {
+            if (cl instanceof URLClassLoader u) {
+                for (URL url : u.getURLs()) {
+                    try {
+                        entries.add(Path.of(url.toURI()).toString());
+                    } catch (Exception e) {
+                        // not a file: skip
+                    }
+                }
+            }
+        }
+        if (entries.isEmpty()) {
+            return System.getProperty("java.class.path");
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+
+    void awaitHealth(int port, Process process) throws IOException {
+        long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < until) {
+            if (!process.isAlive()) {
+                throw new IOException("the process for port " + port + " exited with " + process.exitValue());
+            }
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+                        .timeout(Duration.ofSeconds(1)).GET().build(), HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException e) {
+                // not up yet
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted", e);
+            }
+            sleep(100);
+        }
+        throw new IOException("nothing answers on port " + port + " after 60 s");
+    }
+
+    void bankFaults(Map<String, Object> faults) {
+        try {
+            http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + bankPort + "/faults"))
+                    .POST(HttpRequest.BodyPublishers.ofString(MAPPER.writeValueAsString(faults))).build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            progress.println("payout storm: could not switch the bank's faults: " + e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Sleeps, keeping an interrupt for the caller to see. */
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package io.github.idemtx.ledger.storm;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The payout storm's invariants, checked against the bank's records and the ledger's database
+ * once the faults stopped and the recoverer finished: each intent charged at most once and no
+ * charge that no payout asked for; every intent a client saw as paid charged and posted exactly
+ * once; no hold without a claim in flight; customer debits = bank charges + holds; nothing left in
+ * flight; every claim needing reconciliation is one whose bank lookups went unanswered.
+ */
+final class PayoutChecks {
+
+    /**
+     * The downstream key of claim {@code c}, as ExternalEffect derives it (base64url SHA-256 of scope,
+     * 0, key, 0, created_at in epoch microseconds), without the {@code effect:} prefix.
+     */
+    static final String DOWNSTREAM_KEY_SQL = "rtrim(translate(encode(sha256(convert_to(c.scope, 'UTF8') || '\\x00'::bytea"
+            + " || convert_to(c.idem_key, 'UTF8') || '\\x00'::bytea"
+            + " || convert_to(((extract(epoch from c.created_at) * 1000000)::bigint)::text, 'UTF8')), 'base64'), '+/', '-_'), '=')";
+
+    private final PayoutStorm.Options options;
+    private final SideDatabase db;
+    private final PayoutChaos chaos;
+
+    PayoutChecks(PayoutStorm.Options options, SideDatabase db, PayoutChaos chaos) {
+        this.options = options;
+        this.db = db;
+        this.chaos = chaos;
+    }
+
+    PayoutStorm.Report check(List<PayoutStorm.Intent> intents, Map<String, PayoutStorm.Answer> answers, BigDecimal deposited, double seconds) throws Exception {
+        Map<String, Boolean> invariants = new LinkedHashMap<>();
+        String l = options.ledgerSchema();
+        String b = options.bankSchema();
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (PayoutStorm.Intent intent : intents) {
+            PayoutStorm.Answer a = answers.get(intent.key());
+            String kind = a == null ? "none" : a.status() == 201 ? "paid" : a.status() == 422
+                    ? "refused:" + a.json().path("code").asText() : a.status() == 502 ? "reconciliation" : "status " + a.status();
+            counts.merge(kind, 1, Integer::sum);
+        }
+        // the bank's charges by the downstream key the ledger sent, the ledger's payouts by the client's key
+        Map<String, String[]> bankCharges = new ConcurrentHashMap<>();
+        db.query("SELECT idem_key, id, status, amount FROM " + b + ".charge", rs -> bankCharges.put(rs.getString(1),
+                new String[] {rs.getString(2), rs.getString(3), rs.getBigDecimal(4).toPlainString()}));
+        Map<String, String[]> payouts = new ConcurrentHashMap<>();
+        db.query("SELECT idem_key, state, charge_id, amount FROM " + l + ".payout", rs -> payouts.put(rs.getString(1),
+                new String[] {rs.getString(2), rs.getString(3), rs.getBigDecimal(4).toPlainString()}));
+        Set<String> chargeIdsOfPaidPayouts = new LinkedHashSet<>();
+        payouts.values().stream().filter(p -> "paid".equals(p[0])).forEach(p -> chargeIdsOfPaidPayouts.add(p[1]));
+        long paidPayouts = payouts.values().stream().filter(p -> "paid".equals(p[0])).count();
+
+        invariants.put("each payout intent charged at the bank at most once, and no charge that no payout asked for",
+                db.count("SELECT count(*) FROM (SELECT idem_key FROM " + b + ".charge GROUP BY idem_key HAVING count(*) > 1) x") == 0
+                        && bankCharges.size() <= payouts.size()
+                        && bankCharges.values().stream().filter(c -> "succeeded".equals(c[1])).count() == paidPayouts
+                        && bankCharges.values().stream().filter(c -> "succeeded".equals(c[1])).allMatch(c -> chargeIdsOfPaidPayouts.contains(c[0])));
+        boolean paidOnce = true;
+        for (PayoutStorm.Intent intent : intents) {
+            PayoutStorm.Answer a = answers.get(intent.key());
+            if (a != null && a.status() == 201) {
+                String told = a.json().path("chargeId").asText();
+                String[] payout = payouts.get(intent.key());
+                long charges = bankCharges.values().stream().filter(c -> c[0].equals(told) && "succeeded".equals(c[1])).count();
+                paidOnce &= payout != null && "paid".equals(payout[0]) && told.equals(payout[1]) && charges == 1;
+            }
+        }
+        invariants.put("every intent a client saw as paid is charged exactly once (the charge it was told) and posted exactly once", paidOnce);
+        invariants.put("no hold without a claim in flight or awaiting reconciliation",
+                db.count("SELECT count(*) FROM " + l + ".payout p WHERE p.state = 'in_flight' AND NOT EXISTS (SELECT 1 FROM " + l
+                        + ".idempotency_claim c WHERE c.scope = p.tenant AND c.idem_key = p.idem_key AND c.state IN (3, 4))") == 0);
+        BigDecimal balances = db.decimal("SELECT coalesce(sum(balance), 0) FROM " + l + ".account WHERE NOT is_funding");
+        BigDecimal charged = db.decimal("SELECT coalesce(sum(amount), 0) FROM " + b + ".charge WHERE status = 'succeeded'");
+        BigDecimal held = db.decimal("SELECT coalesce(sum(amount), 0) FROM " + l + ".payout WHERE state = 'in_flight'");
+        invariants.put("balances conserved: customer debits (" + deposited.subtract(balances).toPlainString()
+                + ") = bank charges (" + charged.toPlainString() + ") + holds (" + held.toPlainString() + ")",
+                deposited.subtract(balances).compareTo(charged.add(held)) == 0);
+        List<String> reconciliation = new ArrayList<>();
+        db.query("SELECT idem_key FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state = 4 ORDER BY idem_key",
+                rs -> reconciliation.add(rs.getString(1)));
+        invariants.put("nothing left in flight",
+                db.count("SELECT count(*) FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state = 3") == 0);
+        // a claim is handed to reconciliation only after lookups of its downstream key went unanswered
+        long unexplained = db.count("SELECT count(*) FROM " + l + ".idempotency_claim c WHERE c.effect = 'payout' AND c.state = 4"
+                + " AND NOT EXISTS (SELECT 1 FROM " + b + ".lookup k WHERE NOT k.answered AND k.idem_key = 'payout:'"
+                + " || " + DOWNSTREAM_KEY_SQL + ")");
+        invariants.put("every claim needing reconciliation is one whose bank lookups went unanswered", unexplained == 0);
+        Map<String, Long> bankFigures = new LinkedHashMap<>();
+        db.query("SELECT status, count(*) FROM " + b + ".charge GROUP BY status ORDER BY status", rs -> bankFigures.put(rs.getString(1) + " charges", rs.getLong(2)));
+        db.query("SELECT answered, count(*) FROM " + b + ".lookup GROUP BY answered ORDER BY answered", rs ->
+                bankFigures.put(rs.getBoolean(1) ? "lookups answered" : "lookups unanswered", rs.getLong(2)));
+        return new PayoutStorm.Report(intents.size(), counts, chaos.kills.get(), chaos.restarts.get(), reconciliation, invariants, seconds, bankFigures);
+    }
+}

@@ -1,0 +1,269 @@
+package io.github.idemtx.ledger.storm;
+
+import io.github.idemtx.db.testing.LocalPostgres;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.idemtx.ledger.Flags;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * {@code storm --payouts}: the ledger and the bank simulator as child processes; clients pay out
+ * through the ledger, each intent retried with its key until a final answer, while the storm kills
+ * the ledger process (SIGKILL) {@code --kills} times while payouts are in flight (at random moments,
+ * and at the latest as the finished intents pass evenly spaced marks) and restarts it, and switches the bank's faults
+ * (5xx before applying, timeouts after applying, lagging and failing lookups, declines) on and off.
+ * Then it lets the ledger's recoverer finish and checks the bank's records against the ledger's:
+ *
+ * <ul>
+ *   <li>each payout intent charged at the bank at most once, and no charge that no payout asked for;
+ *   <li>every intent a client saw as paid charged exactly once (the charge it was told) and posted
+ *       exactly once (one paid payout with that charge);
+ *   <li>no hold without a claim in flight or awaiting reconciliation;
+ *   <li>balances conserved: customer debits = bank charges + holds;
+ *   <li>nothing left in flight, and every claim left needing reconciliation is one whose bank lookups
+ *       went unanswered; the report lists them.
+ * </ul>
+ *
+ * Flags: {@code --intents=300 --clients=8 --kills=8 --seed=N} and the ledger's {@code --db-url},
+ * {@code --db-user}, {@code --db-password}. Exits 1 on any violation.
+ *
+ * <p>This class runs the clients; the processes and their faults are {@link PayoutChaos}', the
+ * invariants {@link PayoutChecks}'. It shares the flags' parsing, the side connections to the
+ * database ({@link SideDatabase}) and the verdict's lines ({@link StormReport}) with {@link Storm}.
+ */
+public final class PayoutStorm {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    static final String TOKEN = "payout-storm-token";
+    static final String TENANT = "payout-storm-tenant";
+    private static final int ACCOUNTS = 12;
+
+    /** The storm's settings. */
+    public record Options(int intents, int clients, int kills, long seed, String dbUrl, String dbUser, String dbPassword,
+            String ledgerSchema, String bankSchema) {}
+
+    /** What the storm found. */
+    public record Report(int intents, Map<String, Integer> answers, int kills, int restarts, List<String> reconciliation,
+            Map<String, Boolean> invariants, double seconds, Map<String, Long> bank) {
+
+        public boolean passed() {
+            return StormReport.allHold(invariants);
+        }
+
+        public String render() {
+            StringBuilder out = new StringBuilder(String.format("%npayout storm report%n"));
+            out.append(String.format("  intents            %d (final answers: %s)%n", intents, answers));
+            out.append(String.format("  ledger kills       %d SIGKILLs, %d restarts, over %.1f s%n", kills, restarts, seconds));
+            out.append(String.format("  bank               %s%n", bank));
+            out.append(String.format("  reconciliation     %d claim(s)%s%n", reconciliation.size(),
+                    reconciliation.isEmpty() ? "" : ": " + reconciliation));
+            StormReport.renderInvariants(out, invariants);
+            return out.append(StormReport.verdict(invariants)).toString();
+        }
+    }
+
+    public static Options parse(String[] args) {
+        Map<String, String> flags = Flags.parse("storm arguments",
+                java.util.Arrays.stream(args).filter(a -> !a.equals("--payouts")).toArray(String[]::new));
+        Set<String> known = Set.of("payouts", "intents", "clients", "kills", "seed", "db-url", "db-user", "db-password", "schema");
+        for (String name : flags.keySet()) {
+            if (!known.contains(name)) {
+                throw new IllegalArgumentException("unknown flag --" + name + " for storm --payouts; known: " + known);
+            }
+        }
+        String schema = flags.getOrDefault("schema", "ledger_payout_storm");
+        if (!schema.matches("[a-z_][a-z0-9_]{0,50}")) {
+            throw new IllegalArgumentException("--schema must be a plain lower-case identifier, was '" + schema + "'");
+        }
+        return new Options(Flags.intFlag(flags, "intents", 300, 1, 100_000), Flags.intFlag(flags, "clients", 8, 1, 128),
+                Flags.intFlag(flags, "kills", 8, 0, 1000), Flags.longFlag(flags, "seed", System.nanoTime()),
+                flags.getOrDefault("db-url", System.getenv("LEDGER_DB_URL")),
+                flags.getOrDefault("db-user", System.getenv("LEDGER_DB_USER")),
+                flags.getOrDefault("db-password", System.getenv("LEDGER_DB_PASSWORD")), schema, schema + "_bank");
+    }
+
+    public static void main(String[] args) throws Exception {
+        Report report = run(parse(args), System.out);
+        System.out.print(report.render());
+        System.exit(report.passed() ? 0 : 1);
+    }
+
+    // ---------------------------------------------------------------- the run
+
+    private final Options options;
+    private final java.io.PrintStream progress;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final SideDatabase db;
+    private final PayoutChaos chaos;
+    private final AtomicInteger finished = new AtomicInteger();
+
+    private PayoutStorm(Options options, java.io.PrintStream progress) throws IOException {
+        this.options = options;
+        this.progress = progress;
+        this.db = new SideDatabase(options.dbUrl(), options.dbUser(), options.dbPassword(), "payout-storm");
+        this.chaos = new PayoutChaos(options, progress);
+    }
+
+    /**
+     * Runs the storm; the database is resolved as the ledger's ({@link LocalPostgres}: the URL, else
+     * 127.0.0.1:5432, else an embedded server that lives as long as this run) and handed to the ledger
+     * and bank processes by URL.
+     */
+    public static Report run(Options options, java.io.PrintStream progress) throws Exception {
+        try (LocalPostgres db = LocalPostgres.resolve(options.dbUrl(), options.dbUser(), options.dbPassword(),
+                LocalLedger.SETTINGS)) {
+            progress.println("storm database: " + db.describe());
+            Options resolved = new Options(options.intents(), options.clients(), options.kills(), options.seed(), db.url(),
+                    db.user() == null ? System.getProperty("user.name") : db.user(), db.password(), options.ledgerSchema(),
+                    options.bankSchema());
+            return new PayoutStorm(resolved, progress).run();
+        }
+    }
+
+    record Intent(int index, String account, BigDecimal amount, String key) {}
+
+    private Report run() throws Exception {
+        long start = System.nanoTime();
+        db.execute("DROP SCHEMA IF EXISTS " + options.ledgerSchema() + " CASCADE");
+        try {
+            chaos.start();
+            return storm(start);
+        } finally {
+            chaos.stop();
+        }
+    }
+
+    private Report storm(long start) throws Exception {
+        Random seeded = new Random(options.seed());
+        List<String> accounts = new ArrayList<>();
+        BigDecimal deposited = BigDecimal.ZERO;
+        for (int i = 0; i < ACCOUNTS; i++) {
+            JsonNode account = finalAnswer("/accounts", "{\"currency\":\"BRL\"}", UUID.randomUUID().toString()).json();
+            String id = account.get("id").asText();
+            BigDecimal amount = new BigDecimal(500 + seeded.nextInt(1500) + ".00");
+            finalAnswer("/accounts/" + id + "/deposits", "{\"amount\":\"" + amount.toPlainString() + "\"}", UUID.randomUUID().toString());
+            accounts.add(id);
+            deposited = deposited.add(amount);
+        }
+        List<Intent> intents = new ArrayList<>();
+        for (int i = 0; i < options.intents(); i++) {
+            intents.add(new Intent(i, accounts.get(seeded.nextInt(ACCOUNTS)), new BigDecimal((1 + seeded.nextInt(150)) + ".00"),
+                    UUID.randomUUID().toString()));
+        }
+        progress.println("payout storm: ledger :" + chaos.ledgerPort + ", bank :" + chaos.bankPort + ", " + options);
+
+        Map<String, Answer> answers = new ConcurrentHashMap<>();
+        AtomicBoolean storming = new AtomicBoolean(true);
+        Thread chaosThread = Thread.ofPlatform().name("payout-storm-chaos").start(() -> chaos.chaos(storming));
+        AtomicInteger next = new AtomicInteger();
+        try (ExecutorService clients = Executors.newFixedThreadPool(options.clients())) {
+            List<Future<?>> running = new ArrayList<>();
+            for (int c = 0; c < options.clients(); c++) {
+                running.add(clients.submit(() -> {
+                    int i;
+                    while ((i = next.getAndIncrement()) < intents.size()) {
+                        Intent intent = intents.get(i);
+                        answers.put(intent.key(), untilFinal(intent));
+                        chaos.killOnProgress(finished.incrementAndGet(), intents.size());
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : running) {
+                f.get();
+            }
+        } finally {
+            storming.set(false);
+            chaosThread.join();
+        }
+        // the faults stop; the ledger (alive) settles what is in flight with its recoverer
+        chaos.bankFaults(Map.of("errorBeforeApplyRate", 0, "timeoutAfterApplyRate", 0, "declineRate", 0, "lookupLagMs", 0,
+                "lookupErrorRate", 0));
+        chaos.ensureLedger();
+        long until = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (db.count("SELECT count(*) FROM " + options.ledgerSchema() + ".idempotency_claim WHERE effect = 'payout' AND state = 3") > 0
+                && System.nanoTime() < until) {
+            Thread.sleep(500);
+        }
+        // clients that stopped at "reconciliation" or ran out of patience ask once more
+        for (Intent intent : intents) {
+            Answer a = answers.get(intent.key());
+            if (a == null || !a.isFinal()) {
+                answers.put(intent.key(), untilFinal(intent));
+            }
+        }
+        return new PayoutChecks(options, db, chaos).check(intents, answers, deposited, (System.nanoTime() - start) / 1e9);
+    }
+
+    record Answer(int status, JsonNode json, String replayed) {
+        boolean isFinal() {
+            return status == 201 || status == 422;
+        }
+    }
+
+    /** Sends the payout again and again with its key until a final answer (201 paid or 422 refused). */
+    private Answer untilFinal(Intent intent) {
+        String body = "{\"from\":\"" + intent.account() + "\",\"amount\":\"" + intent.amount().toPlainString()
+                + "\",\"destination\":\"DEST-" + intent.index() + "\"}";
+        Answer last = null;
+        for (int attempt = 0; attempt < 400; attempt++) {
+            try {
+                last = post("/payouts", body, intent.key());
+                if (last.isFinal() || last.status() == 502) {
+                    return last;
+                }
+            } catch (IOException e) {
+                // the ledger is down (killed) or the answer was cut: retry with the same key
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return last;
+            }
+            PayoutChaos.sleep(50 + ThreadLocalRandom.current().nextInt(150));
+        }
+        return last;
+    }
+
+    private Answer finalAnswer(String path, String body, String key) throws Exception {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            try {
+                Answer a = post(path, body, key);
+                if (a.status() == 201) {
+                    return a;
+                }
+            } catch (IOException e) {
+                // retry
+            }
+            PayoutChaos.sleep(100);
+        }
+        throw new IllegalStateException("no answer for " + path);
+    }
+
+    private Answer post(String path, String body, String key) throws IOException, InterruptedException {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + chaos.ledgerPort + path))
+                .timeout(Duration.ofSeconds(15)).header("Authorization", "Bearer " + TOKEN)
+                .header("Content-Type", "application/json").header("Idempotency-Key", "\"" + key + "\"")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode json = r.body().isEmpty() ? MAPPER.nullNode() : MAPPER.readTree(r.body());
+        return new Answer(r.statusCode(), json, r.headers().firstValue("Idempotent-Replayed").orElse(null));
+    }
+}
