@@ -119,16 +119,20 @@ public final class ExternalEffect<R, T> {
     }
 
     /**
-     * {@return the downstream key of this effect's claim of ({@code scope}, {@code key}) that began
-     * at {@code claimedAt} (the row's {@code created_at})}: what {@link Remote.Intent#downstreamKey()}
-     * carried to the remote, for matching the claim table with the remote's own records.
+     * {@return the downstream key of effect {@code name}'s claim of ({@code scope}, {@code key}) that
+     * began at {@code claimedAt} (the row's {@code created_at})}: what {@link Remote.Intent#downstreamKey()}
+     * carried to the remote, for matching the claim table with the remote's own records (an
+     * operator's reconciliation, an audit). {@code name:} and the base64url SHA-256 of scope, key and
+     * {@code created_at} in epoch microseconds, separated by 0 bytes.
      *
+     * @param name the effect's name
      * @param scope the claim's scope
      * @param key the claim's key
      * @param claimedAt when the claim began, to the microsecond
      * @throws NullPointerException if an argument is null
      */
-    public String downstreamKey(Scope scope, IdempotencyKey key, Instant claimedAt) {
+    public static String downstreamKey(String name, Scope scope, IdempotencyKey key, Instant claimedAt) {
+        Objects.requireNonNull(name, "name must not be null");
         Objects.requireNonNull(scope, "scope must not be null");
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(claimedAt, "claimedAt must not be null");

@@ -1,6 +1,10 @@
 package io.github.idemtx.ledger.storm;
 
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.jooq.ExternalEffect;
 import java.math.BigDecimal;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -17,14 +21,6 @@ import java.util.concurrent.ConcurrentHashMap;
  * flight; every claim needing reconciliation is one whose bank lookups went unanswered.
  */
 final class PayoutChecks {
-
-    /**
-     * The downstream key of claim {@code c}, as ExternalEffect derives it (base64url SHA-256 of scope,
-     * 0, key, 0, created_at in epoch microseconds), without the {@code effect:} prefix.
-     */
-    static final String DOWNSTREAM_KEY_SQL = "rtrim(translate(encode(sha256(convert_to(c.scope, 'UTF8') || '\\x00'::bytea"
-            + " || convert_to(c.idem_key, 'UTF8') || '\\x00'::bytea"
-            + " || convert_to(((extract(epoch from c.created_at) * 1000000)::bigint)::text, 'UTF8')), 'base64'), '+/', '-_'), '=')";
 
     private final PayoutStorm.Options options;
     private final SideDatabase db;
@@ -89,9 +85,13 @@ final class PayoutChecks {
         invariants.put("nothing left in flight",
                 db.count("SELECT count(*) FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state = 3") == 0);
         // a claim is handed to reconciliation only after lookups of its downstream key went unanswered
-        long unexplained = db.count("SELECT count(*) FROM " + l + ".idempotency_claim c WHERE c.effect = 'payout' AND c.state = 4"
-                + " AND NOT EXISTS (SELECT 1 FROM " + b + ".lookup k WHERE NOT k.answered AND k.idem_key = 'payout:'"
-                + " || " + DOWNSTREAM_KEY_SQL + ")");
+        Set<String> unanswered = ConcurrentHashMap.newKeySet();
+        db.query("SELECT idem_key FROM " + b + ".lookup WHERE NOT answered", rs -> unanswered.add(rs.getString(1)));
+        List<String> handedOver = new ArrayList<>();
+        db.query("SELECT scope, idem_key, created_at FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state = 4",
+                rs -> handedOver.add(ExternalEffect.downstreamKey("payout", Scope.of(rs.getString(1)),
+                        IdempotencyKey.of(rs.getString(2)), rs.getObject(3, OffsetDateTime.class).toInstant())));
+        long unexplained = handedOver.stream().filter(k -> !unanswered.contains(k)).count();
         invariants.put("every claim needing reconciliation is one whose bank lookups went unanswered", unexplained == 0);
         Map<String, Long> bankFigures = new LinkedHashMap<>();
         db.query("SELECT status, count(*) FROM " + b + ".charge GROUP BY status ORDER BY status", rs -> bankFigures.put(rs.getString(1) + " charges", rs.getLong(2)));
