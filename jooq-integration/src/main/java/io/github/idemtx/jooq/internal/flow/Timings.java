@@ -33,23 +33,33 @@ public class Timings {
     /** An attempt begins; {@code joined}: in a caller's transaction. */
     public void attempt(boolean joined) {}
 
+    private static final int CLAIMING = 0;
+    private static final int WAITING = 1;
+    private static final int WORK = 2;
+    private static final int RECORDING = 3;
+
     /** {@return now}, the time since {@code mark} counted as spent in the claim statements */
-    public long claiming(long mark) {
-        return 0;
+    public final long claiming(long mark) {
+        return spent(CLAIMING, mark);
     }
 
     /** {@return now}, the time since {@code mark} counted as spent waiting on another holder of the key */
-    public long waiting(long mark) {
-        return 0;
+    public final long waiting(long mark) {
+        return spent(WAITING, mark);
     }
 
     /** {@return now}, the time since {@code mark} counted as spent in the work */
-    public long work(long mark) {
-        return 0;
+    public final long work(long mark) {
+        return spent(WORK, mark);
     }
 
     /** {@return now}, the time since {@code mark} counted as spent recording the outcome */
-    public long recording(long mark) {
+    public final long recording(long mark) {
+        return spent(RECORDING, mark);
+    }
+
+    /** {@return now}, the time since {@code mark} counted in {@code phase} */
+    long spent(int phase, long mark) {
         return 0;
     }
 
@@ -63,10 +73,7 @@ public class Timings {
 
     private static final class Measured extends Timings {
         private final long start = System.nanoTime();
-        private long claiming;
-        private long waiting;
-        private long work;
-        private long recording;
+        private final long[] phases = new long[4];
         private int attempts;
         private boolean joined;
 
@@ -82,30 +89,9 @@ public class Timings {
         }
 
         @Override
-        public long claiming(long mark) {
+        long spent(int phase, long mark) {
             long now = System.nanoTime();
-            claiming += now - mark;
-            return now;
-        }
-
-        @Override
-        public long waiting(long mark) {
-            long now = System.nanoTime();
-            waiting += now - mark;
-            return now;
-        }
-
-        @Override
-        public long work(long mark) {
-            long now = System.nanoTime();
-            work += now - mark;
-            return now;
-        }
-
-        @Override
-        public long recording(long mark) {
-            long now = System.nanoTime();
-            recording += now - mark;
+            phases[phase] += now - mark;
             return now;
         }
 
@@ -130,10 +116,10 @@ public class Timings {
                     .attempts(attempts)
                     .scope(scope)
                     .total(System.nanoTime() - start)
-                    .claiming(claiming)
-                    .waiting(waiting)
-                    .work(work)
-                    .recording(recording)
+                    .claiming(phases[CLAIMING])
+                    .waiting(phases[WAITING])
+                    .work(phases[WORK])
+                    .recording(phases[RECORDING])
                     .build();
         }
     }
