@@ -263,10 +263,10 @@ public final class IdempotentTransaction<T> {
         try {
             deleted = purgeOnce(limit);
         } catch (RuntimeException | Error e) {
-            listeners.purged(new PurgeEvent(0, limit, java.time.Duration.ofNanos(System.nanoTime() - start), e.getClass().getName()));
+            listeners.purged(PurgeEvent.of(0, limit, java.time.Duration.ofNanos(System.nanoTime() - start), e.getClass().getName()));
             throw e;
         }
-        listeners.purged(new PurgeEvent(deleted, limit, java.time.Duration.ofNanos(System.nanoTime() - start), null));
+        listeners.purged(PurgeEvent.of(deleted, limit, java.time.Duration.ofNanos(System.nanoTime() - start), null));
         return deleted;
     }
 

@@ -1,0 +1,95 @@
+package io.github.idemtx.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.CallStart;
+import io.github.idemtx.core.IdempotencyListener;
+import io.github.idemtx.core.PurgeEvent;
+import io.github.idemtx.core.Scope;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ListenersTest {
+
+    private final List<String> told = new ArrayList<>();
+
+    private final class Counting implements IdempotencyListener<Integer> {
+        private final String name;
+
+        Counting(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public Integer callStarted(CallStart start) {
+            told.add(name + " started " + start.operation() + " for " + start.scope().value());
+            return name.length();
+        }
+
+        @Override
+        public void callFinished(CallEvent event, Integer context) {
+            told.add(name + " finished " + event.result() + " with " + context);
+        }
+
+        @Override
+        public void purged(PurgeEvent event) {
+            told.add(name + " purged " + event.deleted());
+        }
+    }
+
+    private final IdempotencyListener<String> broken = new IdempotencyListener<>() {
+        @Override
+        public String callStarted(CallStart start) {
+            told.add("broken started");
+            throw new IllegalStateException("start");
+        }
+
+        @Override
+        public void callFinished(CallEvent event, String context) {
+            told.add("broken finished with " + context);
+            throw new IllegalStateException("finish");
+        }
+
+        @Override
+        public void purged(PurgeEvent event) {
+            told.add("broken purged");
+            throw new IllegalStateException("purge");
+        }
+    };
+
+    @Test
+    void eachListenerGetsBackWhatItsOwnStartReturnedAndOneThatThrowsStopsNobody() {
+        Listeners listeners = new Listeners(List.of(new Counting("a"), broken, new Counting("bbb")));
+        assertThat(listeners.any()).isTrue();
+
+        Listeners.Started started = listeners.started("transaction", Scope.of("t1"));
+        listeners.finished(CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), started);
+        listeners.purged(PurgeEvent.of(4, 10, Duration.ZERO, null));
+
+        assertThat(told).containsExactly(
+                "a started transaction for t1", "broken started", "bbb started transaction for t1",
+                "a finished EXECUTED with 1", "broken finished with null", "bbb finished EXECUTED with 3",
+                "a purged 4", "broken purged", "bbb purged 4");
+    }
+
+    @Test
+    void withoutListenersThereIsNobodyToTell() {
+        Listeners none = new Listeners(List.of());
+        assertThat(none.any()).isFalse();
+        none.finished(CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), none.started("transaction", null));
+        none.purged(PurgeEvent.of(0, 1, Duration.ZERO, null));
+        assertThat(told).isEmpty();
+    }
+
+    @Test
+    void aListenerThatTakesNoContextGetsNull() {
+        IdempotencyListener<Void> plain = (event, context) -> told.add("plain " + event.result() + " " + context);
+        Listeners listeners = new Listeners(List.of(plain));
+        listeners.finished(CallEvent.builder("transaction", CallEvent.Result.REPLAYED).build(),
+                listeners.started("transaction", null));
+        assertThat(told).containsExactly("plain REPLAYED null");
+    }
+}
