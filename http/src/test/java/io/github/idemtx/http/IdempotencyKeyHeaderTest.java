@@ -119,6 +119,13 @@ class IdempotencyKeyHeaderTest {
     }
 
     @Test
+    void aParameterThatEndsInsideItsValueIsMalformedNotACrash() {
+        // '@' with nothing after it once escaped the parser as a StringIndexOutOfBoundsException (a 500, not a 400)
+        assertReason(() -> IdempotencyKeyHeader.parse("\"abc\";d=@"), Reason.MALFORMED, "a number needs a digit");
+        assertReason(() -> IdempotencyKeyHeader.parse("\"abc\";d=@1"), Reason.PARAMETERS, "[d]");
+    }
+
+    @Test
     void neverEchoesTheValueTheClientSentInItsMessage() {
         String secretLooking = "\"tok-3f9a" + "\u0001" + "\"";
         assertThatThrownBy(() -> IdempotencyKeyHeader.parse(secretLooking))
