@@ -152,6 +152,15 @@ class FingerprintTest {
     }
 
     @Test
+    void hashesByDigestSoFingerprintsSpreadInHashedCollections() {
+        Fingerprint a = Fingerprint.sha256("abc");
+        Fingerprint b = Fingerprint.sha256("");
+
+        assertThat(a.hashCode()).isEqualTo(java.util.Arrays.hashCode(a.bytes())).isNotEqualTo(b.hashCode());
+        assertThat(new java.util.HashSet<>(java.util.List.of(a, b, Fingerprint.sha256("abc")))).hasSize(2);
+    }
+
+    @Test
     void matchesTheSameDigestOnly() {
         Fingerprint fingerprint = Fingerprint.of(sequentialBytes());
         byte[] other = sequentialBytes();

@@ -60,6 +60,12 @@ class IdempotencyKeyHeaderTest {
     }
 
     @Test
+    void takesTheKeyFromTheOneInstanceOfTheHeader() {
+        assertThat(IdempotencyKeyHeader.parse(List.of("\"abc\"")).value()).isEqualTo("abc");
+        assertThat(IdempotencyKeyHeader.parse(lines("abc")).value()).isEqualTo("abc");
+    }
+
+    @Test
     void refusesMoreThanOneHeaderInstance() {
         assertReason(() -> IdempotencyKeyHeader.parse(List.of("a", "b")), Reason.MULTIPLE, "2 times");
         assertReason(() -> IdempotencyKeyHeader.parse("a, b"), Reason.MULTIPLE, "','");
@@ -116,6 +122,26 @@ class IdempotencyKeyHeaderTest {
         assertThatThrownBy(() -> IdempotencyKeyHeader.parse(value)).isInstanceOf(InvalidIdempotencyKeyException.class)
                 .satisfies(e -> assertThat(((InvalidIdempotencyKeyException) e).reason())
                         .isIn(Reason.MALFORMED, Reason.INVALID_CHARACTER));
+    }
+
+    @Test
+    void aParameterThatEndsInsideItsValueIsMalformedNotACrash() {
+        // '@' with nothing after it once escaped the parser as a StringIndexOutOfBoundsException (a 500, not a 400)
+        assertReason(() -> IdempotencyKeyHeader.parse("\"abc\";d=@"), Reason.MALFORMED, "a number needs a digit");
+        assertReason(() -> IdempotencyKeyHeader.parse("\"abc\";d=@1"), Reason.PARAMETERS, "[d]");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"\"a b", "\"a~", "\" !~\" x", "\"a\\b\""})
+    void aBrokenQuotedKeyOfPrintableAsciiIsMalformed(String value) {
+        // space and '~' are the ends of the printable range: a syntax error, not a bad character
+        assertReason(() -> IdempotencyKeyHeader.parse(value), Reason.MALFORMED, "not a valid Structured Field string");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"\"a\u001fb\"", "\"a\u007fb\"", "\"a\u0080", "\"a\" \u00e9"})
+    void aQuotedKeyHoldingACharacterOutsidePrintableAsciiIsAnInvalidCharacter(String value) {
+        assertReason(() -> IdempotencyKeyHeader.parse(value), Reason.INVALID_CHARACTER, "U+00");
     }
 
     @Test

@@ -26,6 +26,21 @@ class RequestFingerprintTest {
                         .isEqualTo(new String(ConformanceData.bytes("rfc8785/output/" + f), UTF_8))));
     }
 
+    /**
+     * Fingerprints are stored with claims: a change of the encoding would turn every retry of a request
+     * in flight into a fingerprint mismatch. These digests were computed outside Java, from the encoding
+     * the class documents: SHA-256 over each part (the version tag "idemtx-request-v1", method, path,
+     * sorted query, body kind 'j' or 'r', body) prefixed by its length as an 8-byte big-endian integer.
+     */
+    @Test
+    void keepsTheDocumentedEncodingSoStoredFingerprintsStillMatch() {
+        assertThat(RequestFingerprint.json("POST", "/transfers", "b=2&a=1",
+                        utf8("{ \"to\": \"bob\", \"amount\": 1e1 }")).hex())
+                .isEqualTo("7f3f0e03ffecea8b9a1e5cfc3b03a7ed5dc48cc6d0049c90bed4b8e1092af007");
+        assertThat(RequestFingerprint.raw("PUT", "/files/1", null, utf8("hello")).hex())
+                .isEqualTo("a08949cc9214c45ede44667f9712cf97a1054873f0361cb8cd32fef2ea370b5d");
+    }
+
     @Test
     void treatsReserialisedJsonAsTheSameRequest() {
         Fingerprint compact = RequestFingerprint.json("POST", "/transfers", null,

@@ -34,6 +34,21 @@ class DownstreamKeysTest {
     }
 
     @Test
+    void derivesFromAScopeOrKeyOfTheMaximumLengthAndAStepOfAnyLength() {
+        // expected values from Python: hmac.new(secret, json.dumps([scope, key, step], ensure_ascii=False,
+        // separators=(",", ":")).encode(), hashlib.sha256).hexdigest()
+        DownstreamKeys keys = DownstreamKeys.of(SECRET, DownstreamKeys.MAX_LENGTH);
+
+        assertThat(keys.deriveHex(Scope.of("s"), IdempotencyKey.of("k".repeat(IdempotencyKey.MAX_LENGTH)), "x"))
+                .isEqualTo("0589e94b4775fc6386ee44a6704a07ede50bb5985c37001902c89dd7157bf2f7");
+        assertThat(keys.deriveHex(Scope.of("s".repeat(Scope.MAX_LENGTH)), IdempotencyKey.of("k"), "x"))
+                .isEqualTo("b6aa6a5f5c5f099005d6246e43a1a8ef404008e7482457b82479ea1841cd0721");
+        // a step's name has no length limit
+        assertThat(keys.deriveHex(Scope.of("s"), IdempotencyKey.of("k"), "x".repeat(1000)))
+                .isEqualTo("ca95731e641233485d32fa3a355d422304a4222382a7f581120dca89ec498b02");
+    }
+
+    @Test
     void theSameUnitAndStepGiveTheSameKeyOnEveryAttempt() {
         assertThat(DownstreamKeys.of(SECRET).derive(SCOPE, KEY, "charge-card"))
                 .isEqualTo(DownstreamKeys.of(SECRET.clone()).derive(Scope.of("tenant-42"), IdempotencyKey.of(KEY.value()), "charge-card"));

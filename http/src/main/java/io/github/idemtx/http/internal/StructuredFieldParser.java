@@ -132,7 +132,8 @@ public final class StructuredFieldParser {
     private Object number() throws ParseException {
         int start = pos;
         boolean negative = false;
-        if (in.charAt(pos) == '-') {
+        // a date's '@' may be the last character: number() is not only reached with a character in hand
+        if (pos < in.length() && in.charAt(pos) == '-') {
             negative = true;
             pos++;
         }
