@@ -76,6 +76,38 @@ class ListenersTest {
     }
 
     @Test
+    void aListenerThatThrowsIsLoggedAsAWarningNamingItWithWhatItThrew() {
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("io.github.idemtx");
+        List<java.util.logging.LogRecord> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                logged.add(record);
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        jul.addHandler(handler);
+        try {
+            Listeners listeners = new Listeners(List.of(broken));
+            listeners.finished(CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(),
+                    listeners.started("transaction", null));
+            listeners.purged(PurgeEvent.of(0, 1, Duration.ZERO, null));
+        } finally {
+            jul.removeHandler(handler);
+        }
+        assertThat(logged).hasSize(3).allSatisfy(r -> {
+            assertThat(r.getLevel()).isEqualTo(java.util.logging.Level.WARNING);
+            assertThat(r.getMessage()).contains(broken.getClass().getName(), "ignored, the outcome is unchanged");
+        });
+        assertThat(logged).extracting(r -> r.getThrown().getMessage()).containsExactly("start", "finish", "purge");
+    }
+
+    @Test
     void withoutListenersThereIsNobodyToTell() {
         Listeners none = new Listeners(List.of());
         assertThat(none.any()).isFalse();

@@ -36,11 +36,6 @@ public enum ClaimState {
         return (short) -code;
     }
 
-    /** {@return whether the row holds an answer: a result or a failure} */
-    public boolean settled() {
-        return this == SUCCEEDED || this == FAILED;
-    }
-
     /**
      * {@return the state of a state column's value, a joined row's negated one included}
      *
