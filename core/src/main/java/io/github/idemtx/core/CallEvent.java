@@ -2,6 +2,7 @@ package io.github.idemtx.core;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one call did. It carries no key, fingerprint, result or failure message. The scope is there
@@ -21,7 +22,7 @@ import java.util.Objects;
  * @param recordingNanos recording the outcome, the commit included ({@link #recording()})
  * @param scope whose call it was; not a metric tag by default (unbounded)
  */
-public record CallEvent(String operation, Result result, String exception, boolean joined, int attempts, long totalNanos,
+public record CallEvent(String operation, Result result, @Nullable String exception, boolean joined, int attempts, long totalNanos,
         long claimingNanos, long waitingNanos, long workNanos, long recordingNanos, Scope scope) {
 
     /** How a call ended: one per {@link RemoteOutcome} case, or an exception. */

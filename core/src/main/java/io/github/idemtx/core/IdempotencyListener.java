@@ -1,5 +1,7 @@
 package io.github.idemtx.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Told what the library did: one {@link CallEvent} per call (every outcome, every exception the
  * contract names, where the time went) and one {@link PurgeEvent} per purge. Set listeners on the
@@ -20,7 +22,7 @@ public interface IdempotencyListener {
      *     for an {@code ExternalEffect}
      * @return what to hand to {@link #callFinished}, or null
      */
-    default Object callStarted(String operation) {
+    default @Nullable Object callStarted(String operation) {
         return null;
     }
 
@@ -30,7 +32,7 @@ public interface IdempotencyListener {
      * @param event what the call did
      * @param started what {@link #callStarted} returned for this call; may be null
      */
-    void callFinished(CallEvent event, Object started);
+    void callFinished(CallEvent event, @Nullable Object started);
 
     /**
      * A purge ended.

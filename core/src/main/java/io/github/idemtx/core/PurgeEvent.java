@@ -2,6 +2,7 @@ package io.github.idemtx.core;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one purge did.
@@ -11,7 +12,7 @@ import java.util.Objects;
  * @param took how long it took
  * @param exception the exception's class name when it failed, else null
  */
-public record PurgeEvent(int deleted, int limit, Duration took, String exception) {
+public record PurgeEvent(int deleted, int limit, Duration took, @Nullable String exception) {
     /**
      * Checks that {@code took} is there.
      *

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The library's events as Micrometer meters and observations. Given the application's
@@ -37,15 +38,16 @@ import java.util.function.Function;
  * contract's exceptions (or {@code none}). No scope, key or fingerprint becomes a tag unless
  * {@link Builder#scopeTag} maps scopes to a bounded set on purpose.
  */
+@SuppressWarnings("EnumOrdinal") // meters in arrays indexed by CallEvent.Result, built once per operation
 public final class MicrometerIdempotencyListener implements IdempotencyListener {
 
     /** The observation's name, and so the timer's. */
     public static final String CALL = "idemtx.call";
 
     /** Null when only metrics are made: then calls are timed directly, without the Observation machinery. */
-    private final ObservationRegistry observations;
+    private final @Nullable ObservationRegistry observations;
     private final MeterRegistry meters;
-    private final Function<Scope, String> scopeTag;
+    private final @Nullable Function<Scope, String> scopeTag;
     private final ConcurrentMap<String, Operation> operations = new ConcurrentHashMap<>();
     private final Counter purgeDeleted;
 
@@ -68,7 +70,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
             }
         }
 
-        Timer call(CallEvent.Result result, boolean joined, String exception) {
+        Timer call(CallEvent.Result result, boolean joined, @Nullable String exception) {
             if (exception != null) {
                 return failures.computeIfAbsent(exception + "|" + joined, k -> callTimer(result, joined, simpleName(exception)));
             }
@@ -121,7 +123,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
     private record Started(Observation observation, Observation.Scope scope) {}
 
     @Override
-    public Object callStarted(String operation) {
+    public @Nullable Object callStarted(String operation) {
         if (observations == null) {
             return null; // timed from the event's total
         }
@@ -133,7 +135,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
     }
 
     @Override
-    public void callFinished(CallEvent event, Object started) {
+    public void callFinished(CallEvent event, @Nullable Object started) {
         Operation op = operations.computeIfAbsent(event.operation(), Operation::new);
         String outcome = event.result().tag();
         if (started instanceof Started s) {
@@ -178,8 +180,8 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
     /** Builds the listener. Not thread-safe; each setter validates at once. */
     public static final class Builder {
         private final MeterRegistry meters;
-        private ObservationRegistry observations;
-        private Function<Scope, String> scopeTag;
+        private @Nullable ObservationRegistry observations;
+        private @Nullable Function<Scope, String> scopeTag;
 
         private Builder(MeterRegistry meters) {
             this.meters = Objects.requireNonNull(meters, "meters must not be null");

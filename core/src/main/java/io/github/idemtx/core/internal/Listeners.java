@@ -4,6 +4,7 @@ import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The listeners of one instance: each is told in turn, and one that throws is logged and skipped,
@@ -25,8 +26,8 @@ public final class Listeners {
     }
 
     /** What each listener returned from {@code callStarted}, by position. */
-    public Object[] started(String operation) {
-        Object[] started = new Object[listeners.length];
+    public @Nullable Object[] started(String operation) {
+        @Nullable Object[] started = new Object[listeners.length];
         for (int i = 0; i < listeners.length; i++) {
             try {
                 started[i] = listeners[i].callStarted(operation);
@@ -37,7 +38,7 @@ public final class Listeners {
         return started;
     }
 
-    public void finished(CallEvent event, Object[] started) {
+    public void finished(CallEvent event, @Nullable Object[] started) {
         for (int i = 0; i < listeners.length; i++) {
             try {
                 listeners[i].callFinished(event, started[i]);

@@ -3,4 +3,7 @@
  * derived keys both write JSON text exactly as {@link io.github.idemtx.core.internal.JsonText}
  * does). Public only so that those modules can reach it; it changes without notice.
  */
+@NullMarked
 package io.github.idemtx.core.internal;
+
+import org.jspecify.annotations.NullMarked;

@@ -3,4 +3,7 @@
  * that the module's own packages can reach them; they change without notice, and the jar's
  * Automatic-Module-Name gives no promise about them.
  */
+@NullMarked
 package io.github.idemtx.keys.internal;
+
+import org.jspecify.annotations.NullMarked;
