@@ -2,6 +2,7 @@ package io.github.idemtx.core;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one call did. It carries no key, fingerprint, result or failure message. The scope is there
@@ -16,7 +17,7 @@ public final class CallEvent {
 
     private final String operation;
     private final Result result;
-    private final String exception;
+    private final @Nullable String exception;
     private final boolean joined;
     private final int attempts;
     private final long totalNanos;
@@ -24,7 +25,7 @@ public final class CallEvent {
     private final long waitingNanos;
     private final long workNanos;
     private final long recordingNanos;
-    private final Scope scope;
+    private final @Nullable Scope scope;
 
     private CallEvent(Builder b) {
         this.operation = b.operation;
@@ -62,7 +63,7 @@ public final class CallEvent {
     }
 
     /** {@return the exception's class name when {@link #result()} is {@link Result#FAILED}, else null} */
-    public String exception() {
+    public @Nullable String exception() {
         return exception;
     }
 
@@ -102,7 +103,7 @@ public final class CallEvent {
     }
 
     /** {@return whose call it was; not a metric tag by default (unbounded); null for none} */
-    public Scope scope() {
+    public @Nullable Scope scope() {
         return scope;
     }
 
@@ -184,7 +185,7 @@ public final class CallEvent {
     public static final class Builder {
         private final String operation;
         private final Result result;
-        private String exception;
+        private @Nullable String exception;
         private boolean joined;
         private int attempts = 1;
         private long totalNanos;
@@ -192,7 +193,7 @@ public final class CallEvent {
         private long waitingNanos;
         private long workNanos;
         private long recordingNanos;
-        private Scope scope;
+        private @Nullable Scope scope;
 
         private Builder(String operation, Result result) {
             this.operation = Objects.requireNonNull(operation, "operation");
@@ -205,7 +206,7 @@ public final class CallEvent {
          * @param exception the exception's class name, or null
          * @return this builder
          */
-        public Builder exception(String exception) {
+        public Builder exception(@Nullable String exception) {
             this.exception = exception;
             return this;
         }
@@ -238,7 +239,7 @@ public final class CallEvent {
          * @param scope whose call it was, or null
          * @return this builder
          */
-        public Builder scope(Scope scope) {
+        public Builder scope(@Nullable Scope scope) {
             this.scope = scope;
             return this;
         }

@@ -1,6 +1,7 @@
 package io.github.idemtx.core;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A call that begins, as {@link IdempotencyListener#callStarted} is told of it. A final class, so
@@ -10,9 +11,9 @@ import java.util.Objects;
 public final class CallStart {
 
     private final String operation;
-    private final Scope scope;
+    private final @Nullable Scope scope;
 
-    private CallStart(String operation, Scope scope) {
+    private CallStart(String operation, @Nullable Scope scope) {
         this.operation = operation;
         this.scope = scope;
     }
@@ -24,7 +25,7 @@ public final class CallStart {
      * @param scope whose call it is, or null
      * @throws NullPointerException if {@code operation} is null
      */
-    public static CallStart of(String operation, Scope scope) {
+    public static CallStart of(String operation, @Nullable Scope scope) {
         return new CallStart(Objects.requireNonNull(operation, "operation"), scope);
     }
 
@@ -34,7 +35,7 @@ public final class CallStart {
     }
 
     /** {@return whose call it is (unbounded: not a metric tag unless mapped on purpose); null for none} */
-    public Scope scope() {
+    public @Nullable Scope scope() {
         return scope;
     }
 

@@ -6,6 +6,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The SHA-256 digest of a request: what decides whether a second call with the same key is the
@@ -101,7 +102,7 @@ public final class Fingerprint {
      *
      * @param sha256 a digest to compare with; null (or another length) never matches
      */
-    public boolean matches(byte[] sha256) {
+    public boolean matches(byte @Nullable [] sha256) {
         return sha256 != null && MessageDigest.isEqual(digest, sha256);
     }
 

@@ -1,5 +1,7 @@
 package io.github.idemtx.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The root of every exception this library throws about a call, carrying the scope and key the
  * call was for. Unchecked.
@@ -13,8 +15,8 @@ public class IdempotencyException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
-    private final transient Scope scope;
-    private final transient IdempotencyKey key;
+    private final transient @Nullable Scope scope;
+    private final transient @Nullable IdempotencyKey key;
 
     /**
      * Creates the exception; the message is completed with the scope and key when there are any.
@@ -24,19 +26,20 @@ public class IdempotencyException extends RuntimeException {
      * @param message what went wrong
      * @param cause the underlying exception, or null
      */
-    public IdempotencyException(Scope scope, IdempotencyKey key, String message, Throwable cause) {
+    public IdempotencyException(@Nullable Scope scope, @Nullable IdempotencyKey key, String message,
+            @Nullable Throwable cause) {
         super(scope == null && key == null ? message : message + " (scope '" + scope + "', key '" + key + "')", cause);
         this.scope = scope;
         this.key = key;
     }
 
     /** {@return the scope of the call that failed; null for an operation that is not one call} */
-    public Scope scope() {
+    public @Nullable Scope scope() {
         return scope;
     }
 
     /** {@return the key of the call that failed; null for an operation that is not one call} */
-    public IdempotencyKey key() {
+    public @Nullable IdempotencyKey key() {
         return key;
     }
 }

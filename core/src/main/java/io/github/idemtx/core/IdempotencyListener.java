@@ -1,5 +1,7 @@
 package io.github.idemtx.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Told what the library did: one {@link CallEvent} per call (every outcome, every exception the
  * contract names, where the time went) and one {@link PurgeEvent} per purge. Set listeners on the
@@ -13,7 +15,7 @@ package io.github.idemtx.core;
  * @param <C> what a listener carries from a call's start to its end (a timer sample, an
  *     observation and its scope); {@code Void} when it carries nothing
  */
-public interface IdempotencyListener<C> {
+public interface IdempotencyListener<C extends @Nullable Object> {
 
     /**
      * A call begins. Whatever this returns is handed back to {@link #callFinished} on the same thread.
@@ -21,7 +23,7 @@ public interface IdempotencyListener<C> {
      * @param start which call begins
      * @return what to hand to {@link #callFinished}, or null
      */
-    default C callStarted(CallStart start) {
+    default @Nullable C callStarted(CallStart start) {
         return null;
     }
 
@@ -31,7 +33,7 @@ public interface IdempotencyListener<C> {
      * @param event what the call did
      * @param context what {@link #callStarted} returned for this call; may be null
      */
-    void callFinished(CallEvent event, C context);
+    void callFinished(CallEvent event, @Nullable C context);
 
     /**
      * A purge ended.

@@ -14,6 +14,8 @@ import java.util.Objects;
  *
  * @param <T> the type of the result
  */
+// Jackson is optional (requires static in module-info): a module that passes an ObjectMapper reads Jackson itself
+@SuppressWarnings("exports")
 public final class JsonCodec<T> implements ResultCodec<T> {
 
     private static final class DefaultMapper {

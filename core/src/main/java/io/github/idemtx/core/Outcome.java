@@ -3,6 +3,7 @@ package io.github.idemtx.core;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What an idempotent call produced. Exactly one of five cases; switch over them exhaustively:
@@ -31,7 +32,7 @@ public sealed interface Outcome<T> extends RemoteOutcome<T>
      * @param <T> the type of the work's result
      * @param value the work's result; null only if the work returned null
      */
-    record Executed<T>(T value) implements Outcome<T> {}
+    record Executed<T>(@Nullable T value) implements Outcome<T> {}
 
     /**
      * An earlier call with the same scope, key and fingerprint completed; the work did not run and
@@ -41,7 +42,7 @@ public sealed interface Outcome<T> extends RemoteOutcome<T>
      * @param completedAt when the original call completed
      * @param <T> the type of the work's result
      */
-    record Replayed<T>(T value, Instant completedAt) implements Outcome<T> {
+    record Replayed<T>(@Nullable T value, Instant completedAt) implements Outcome<T> {
         /**
          * Checks that {@code completedAt} is there.
          *

@@ -2,6 +2,7 @@ package io.github.idemtx.core;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one purge did. A final class rather than a record, so that it can gain what a later version
@@ -12,9 +13,9 @@ public final class PurgeEvent {
     private final int deleted;
     private final int limit;
     private final Duration took;
-    private final String exception;
+    private final @Nullable String exception;
 
-    private PurgeEvent(int deleted, int limit, Duration took, String exception) {
+    private PurgeEvent(int deleted, int limit, Duration took, @Nullable String exception) {
         this.deleted = deleted;
         this.limit = limit;
         this.took = Objects.requireNonNull(took, "took");
@@ -30,7 +31,7 @@ public final class PurgeEvent {
      * @param exception the exception's class name when it failed, else null
      * @throws NullPointerException if {@code took} is null
      */
-    public static PurgeEvent of(int deleted, int limit, Duration took, String exception) {
+    public static PurgeEvent of(int deleted, int limit, Duration took, @Nullable String exception) {
         return new PurgeEvent(deleted, limit, took, exception);
     }
 
@@ -50,7 +51,7 @@ public final class PurgeEvent {
     }
 
     /** {@return the exception's class name when it failed, else null} */
-    public String exception() {
+    public @Nullable String exception() {
         return exception;
     }
 

@@ -1,5 +1,7 @@
 package io.github.idemtx.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The library cannot tell, or was told something that contradicts what it sees, whether the call
  * owns its transaction or joins the caller's: committing could split the caller's transaction and
@@ -18,7 +20,7 @@ public final class TransactionOwnershipException extends IdempotencyException {
      * @param key the call's key, or null for a purge
      * @param message what was seen and how to fix it
      */
-    public TransactionOwnershipException(Scope scope, IdempotencyKey key, String message) {
+    public TransactionOwnershipException(@Nullable Scope scope, @Nullable IdempotencyKey key, String message) {
         super(scope, key, message, null);
     }
 }

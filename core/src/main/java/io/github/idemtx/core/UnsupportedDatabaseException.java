@@ -1,5 +1,7 @@
 package io.github.idemtx.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The database cannot serve the claim protocol as it is, so nothing was done: the server is a
  * PostgreSQL older than the oldest this library supports, or the claim table is missing or not
@@ -32,7 +34,7 @@ public final class UnsupportedDatabaseException extends IdempotencyException {
      * @param cause the driver's error that showed it; null when the library found it itself
      * @throws NullPointerException if {@code problem} is null
      */
-    public UnsupportedDatabaseException(Problem problem, String message, Throwable cause) {
+    public UnsupportedDatabaseException(Problem problem, String message, @Nullable Throwable cause) {
         super(null, null, message, cause);
         this.problem = java.util.Objects.requireNonNull(problem, "problem must not be null");
     }

@@ -1,5 +1,7 @@
 package io.github.idemtx.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The work (or an external effect's local writes) tried to end the transaction it was handed: a
  * {@code Connection.commit()}, {@code rollback()}, {@code setAutoCommit(true)} or {@code close()}
@@ -34,7 +36,7 @@ public final class WorkEndedTransactionException extends IdempotencyException {
      * @param cause what stopped it or showed it, or null
      */
     public WorkEndedTransactionException(Scope scope, IdempotencyKey key, String attempted, boolean committedByWork,
-            Throwable cause) {
+            @Nullable Throwable cause) {
         super(scope, key, message(attempted, committedByWork), cause);
         this.attempted = attempted;
         this.committedByWork = committedByWork;

@@ -84,13 +84,7 @@ public final class IdempotencySchema {
         try (Connection connection = dataSource.getConnection()) {
             requireSupportedServer(connection);
         } catch (SQLException e) {
-            // a pool's "timed out" wraps the driver's reason (refused, no such database, password): name that one
-            SQLException cause = e;
-            for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
-                if (t instanceof SQLException inner) {
-                    cause = inner;
-                }
-            }
+            SQLException cause = innermost(e);
             throw new IllegalStateException("cannot connect to migrate the claim table: " + cause.getMessage()
                     + (cause.getSQLState() == null ? "" : " (SQLSTATE " + cause.getSQLState() + ")"), e);
         }
@@ -155,5 +149,21 @@ public final class IdempotencySchema {
                     + " (letters, digits, _ and $, not starting with a digit), was '" + schema + "'");
         }
         return schema;
+    }
+
+    /**
+     * The innermost {@code SQLException} in the chain: a pool's "timed out" wraps the driver's reason
+     * (refused, no such database, password), and that is the one to name. Stops at a cause that is
+     * its own cause.
+     */
+    @SuppressWarnings("ReferenceEquality") // identity is the point: a self-caused exception ends the walk
+    private static SQLException innermost(SQLException e) {
+        SQLException innermost = e;
+        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+            if (t instanceof SQLException inner) {
+                innermost = inner;
+            }
+        }
+        return innermost;
     }
 }

@@ -6,6 +6,7 @@ import io.github.idemtx.http.InvalidIdempotencyKeyException.Reason;
 import io.github.idemtx.http.internal.StructuredFieldParser;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads and writes the {@code Idempotency-Key} request header (IETF draft
@@ -45,7 +46,7 @@ public final class IdempotencyKeyHeader {
      * @return the key
      * @throws InvalidIdempotencyKeyException if the header is missing, repeated or invalid
      */
-    public static IdempotencyKey parse(List<String> values) {
+    public static IdempotencyKey parse(@Nullable List<String> values) {
         if (values == null || values.isEmpty()) {
             throw new InvalidIdempotencyKeyException(Reason.MISSING, "the " + NAME + " header is missing");
         }
@@ -63,7 +64,7 @@ public final class IdempotencyKeyHeader {
      * @return the key
      * @throws InvalidIdempotencyKeyException if it is not a usable key
      */
-    public static IdempotencyKey parse(String value) {
+    public static IdempotencyKey parse(@Nullable String value) {
         if (value == null) {
             throw new InvalidIdempotencyKeyException(Reason.MISSING, "the " + NAME + " header is missing");
         }
@@ -121,7 +122,7 @@ public final class IdempotencyKeyHeader {
 
     private static String unquoted(String value) {
         char first = value.charAt(0);
-        String type = switch (first) {
+        @Nullable String type = switch (first) {
             case '?' -> "a boolean";
             case ':' -> "a byte sequence";
             case '@' -> "a date";

@@ -1,5 +1,7 @@
 package io.github.idemtx.http;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A request body given to {@link RequestFingerprint#json} is not JSON that can be canonicalised
  * (HTTP: 400). The message names the problem.
@@ -14,7 +16,7 @@ public final class InvalidJsonException extends IllegalArgumentException {
      * @param message what is wrong and where
      * @param cause the parser's exception, or null
      */
-    public InvalidJsonException(String message, Throwable cause) {
+    public InvalidJsonException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

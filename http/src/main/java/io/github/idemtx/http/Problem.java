@@ -65,7 +65,7 @@ public record Problem(String type, String title, int status, String detail, Map<
      */
     public static Problem invalidKey(InvalidIdempotencyKeyException e) {
         return new Problem(TYPE_PREFIX + "invalid-idempotency-key", "Missing or invalid Idempotency-Key", 400,
-                e.getMessage(), Map.of("reason", e.reason().name()));
+                Objects.requireNonNullElse(e.getMessage(), "invalid Idempotency-Key"), Map.of("reason", e.reason().name()));
     }
 
     /** {@return 401: no authenticated principal, so no scope for the key} */

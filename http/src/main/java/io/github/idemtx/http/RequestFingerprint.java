@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import org.erdtman.jcs.JsonCanonicalizer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The fingerprint of an HTTP request: SHA-256 over its method, path, query (parameters sorted) and
@@ -55,7 +56,7 @@ public final class RequestFingerprint {
      * @throws NullPointerException if {@code method} or {@code path} is null
      * @throws IllegalArgumentException if {@code method} is blank, or a part holds an unpaired surrogate
      */
-    public static Fingerprint raw(String method, String path, String query, byte[] body) {
+    public static Fingerprint raw(String method, String path, @Nullable String query, byte @Nullable [] body) {
         return digest(method, path, query, RAW, body == null ? new byte[0] : body);
     }
 
@@ -73,7 +74,7 @@ public final class RequestFingerprint {
      * @throws IllegalArgumentException if {@code method} is blank, or a part holds an unpaired surrogate
      * @throws InvalidJsonException naming the problem, if the body is not such JSON
      */
-    public static Fingerprint json(String method, String path, String query, byte[] body) {
+    public static Fingerprint json(String method, String path, @Nullable String query, byte[] body) {
         Objects.requireNonNull(body, "body must not be null");
         return digest(method, path, query, JSON, canonicalJson(body));
     }
@@ -111,7 +112,7 @@ public final class RequestFingerprint {
         }
     }
 
-    private static Fingerprint digest(String method, String path, String query, byte[] kind, byte[] body) {
+    private static Fingerprint digest(String method, String path, @Nullable String query, byte[] kind, byte[] body) {
         Objects.requireNonNull(method, "method must not be null");
         Objects.requireNonNull(path, "path must not be null");
         if (method.isBlank()) {
@@ -128,7 +129,7 @@ public final class RequestFingerprint {
     }
 
     /** The query's parameters, empty ones dropped, sorted and joined with {@code &}. */
-    static String sortedQuery(String query) {
+    static String sortedQuery(@Nullable String query) {
         if (query == null || query.isEmpty()) {
             return "";
         }

@@ -19,6 +19,8 @@ import java.util.Optional;
  * @param headers the headers, in order; names keep their case but compare without it
  * @param body the body; empty for none, never null
  */
+// the body is copied in and out, and equals, hashCode and toString below compare and show its contents
+@SuppressWarnings("ArrayRecordComponent")
 public record StoredResponse(int status, List<Header> headers, byte[] body) {
 
     /**

@@ -20,6 +20,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import javax.crypto.spec.SecretKeySpec;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Derives an idempotency key from the intent itself, for a caller that stores nothing before the
@@ -73,7 +74,7 @@ import javax.crypto.spec.SecretKeySpec;
 public final class DerivedKeys {
 
     /** Default {@link #bucketSize()}: 900 seconds. */
-    public static final Duration DEFAULT_BUCKET_SIZE = Duration.ofSeconds(900);
+    public static final Duration DEFAULT_BUCKET_SIZE = Duration.ofMinutes(15);
     /** Smallest {@link #bucketSize()}: 1 second. */
     public static final Duration MIN_BUCKET_SIZE = Duration.ofSeconds(1);
     /** Largest {@link #bucketSize()}: one year of 365 days. */
@@ -99,9 +100,9 @@ public final class DerivedKeys {
     private final long bucketSeconds;
     private final int keyLength;
 
-    private DerivedKeys(Builder b) {
-        this.secret = DerivedHmac.key(b.secret);
-        this.action = b.action;
+    private DerivedKeys(Builder b, byte[] secret, String action) {
+        this.secret = DerivedHmac.key(secret);
+        this.action = action;
         this.names = DerivedText.sorted(b.fields.keySet());
         List<FieldNormalizer> normalizers = new ArrayList<>(names.size());
         Map<String, FieldNormalizer> fields = new LinkedHashMap<>();
@@ -113,7 +114,7 @@ public final class DerivedKeys {
         this.fields = Collections.unmodifiableMap(fields);
         this.ignored = Collections.unmodifiableSet(new LinkedHashSet<>(DerivedText.sorted(b.ignored)));
         this.bucketSize = b.bucketSize;
-        this.bucketSeconds = b.bucketSize.getSeconds();
+        this.bucketSeconds = b.bucketSize.toSeconds();
         this.keyLength = b.keyLength;
     }
 
@@ -133,7 +134,7 @@ public final class DerivedKeys {
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException as {@link #deriveHex} says
      */
-    public IdempotencyKey derive(Scope tenant, Map<String, ?> payload, Instant createdAt) {
+    public IdempotencyKey derive(Scope tenant, Map<String, ? extends @Nullable Object> payload, Instant createdAt) {
         return new IdempotencyKey(deriveHex(tenant, payload, createdAt));
     }
 
@@ -155,16 +156,16 @@ public final class DerivedKeys {
      *     field name, or holds a null or unacceptable value for a normalised field (the message
      *     names the field, never the value)
      */
-    public String deriveHex(Scope tenant, Map<String, ?> payload, Instant createdAt) {
+    public String deriveHex(Scope tenant, Map<String, ? extends @Nullable Object> payload, Instant createdAt) {
         return DerivedHmac.hex(secret, material(tenant, payload, createdAt), keyLength);
     }
 
     /** The bytes that are MACed: {@code [tenant, action, {normalised fields}, bucket]} as compact JSON in UTF-8. */
-    byte[] material(Scope tenant, Map<String, ?> payload, Instant createdAt) {
+    byte[] material(Scope tenant, Map<String, ? extends @Nullable Object> payload, Instant createdAt) {
         Objects.requireNonNull(tenant, "tenant must not be null");
         Objects.requireNonNull(payload, "payload must not be null");
         Objects.requireNonNull(createdAt, "createdAt must not be null");
-        Map<String, Object> values = snapshot(payload);
+        Map<String, @Nullable Object> values = snapshot(payload);
         List<String> normalised = new ArrayList<>(names.size());
         for (int i = 0; i < names.size(); i++) {
             String name = names.get(i);
@@ -182,10 +183,10 @@ public final class DerivedKeys {
         return Math.floorDiv(createdAt.getEpochSecond(), bucketSeconds);
     }
 
-    private Map<String, Object> snapshot(Map<String, ?> payload) {
-        Map<String, Object> values = new HashMap<>();
+    private Map<String, @Nullable Object> snapshot(Map<String, ? extends @Nullable Object> payload) {
+        Map<String, @Nullable Object> values = new HashMap<>();
         Set<String> unclassified = new TreeSet<>(DerivedText.CODE_POINT_ORDER);
-        for (Map.Entry<String, ?> entry : payload.entrySet()) {
+        for (Map.Entry<String, ? extends @Nullable Object> entry : payload.entrySet()) {
             Object name = entry.getKey();
             if (name == null) {
                 throw new IllegalArgumentException("payload must not have a null field name");
@@ -261,8 +262,8 @@ public final class DerivedKeys {
      * required.
      */
     public static final class Builder {
-        private byte[] secret;
-        private String action;
+        private byte @Nullable [] secret;
+        private @Nullable String action;
         private final Map<String, FieldNormalizer> fields = new LinkedHashMap<>();
         private final Set<String> ignored = new LinkedHashSet<>();
         private Duration bucketSize = DEFAULT_BUCKET_SIZE;
@@ -375,7 +376,7 @@ public final class DerivedKeys {
                 throw new IllegalArgumentException("bucketSize must be between " + MIN_BUCKET_SIZE + " and "
                         + MAX_BUCKET_SIZE + ", was " + bucketSize);
             }
-            if (bucketSize.getNano() != 0) {
+            if (bucketSize.toNanosPart() != 0) {
                 throw new IllegalArgumentException("bucketSize must be whole seconds, was " + bucketSize);
             }
             this.bucketSize = bucketSize;
@@ -406,6 +407,8 @@ public final class DerivedKeys {
          * @throws IllegalStateException if the secret or the action is not set, or no field is normalised
          */
         public DerivedKeys build() {
+            byte[] secret = this.secret;
+            String action = this.action;
             if (secret == null) {
                 throw new IllegalStateException("secret must be set");
             }
@@ -415,7 +418,7 @@ public final class DerivedKeys {
             if (fields.isEmpty()) {
                 throw new IllegalStateException("at least one field must be normalised");
             }
-            return new DerivedKeys(this);
+            return new DerivedKeys(this, secret, action);
         }
 
         private static void checkName(String name) {

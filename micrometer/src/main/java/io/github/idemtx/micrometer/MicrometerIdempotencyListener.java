@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The library's events as Micrometer meters and observations. Given the application's
@@ -38,15 +39,16 @@ import java.util.function.Function;
  * contract's exceptions (or {@code none}). No scope, key or fingerprint becomes a tag unless
  * {@link Builder#scopeTag} maps scopes to a bounded set on purpose.
  */
+@SuppressWarnings("EnumOrdinal") // meters in arrays indexed by CallEvent.Result, built once per operation
 public final class MicrometerIdempotencyListener implements IdempotencyListener<MicrometerIdempotencyListener.InFlight> {
 
     /** The observation's name, and so the timer's. */
     public static final String CALL = "idemtx.call";
 
     /** Null when only metrics are made: then calls are timed directly, without the Observation machinery. */
-    private final ObservationRegistry observations;
+    private final @Nullable ObservationRegistry observations;
     private final MeterRegistry meters;
-    private final Function<Scope, String> scopeTag;
+    private final @Nullable Function<Scope, String> scopeTag;
     private final ConcurrentMap<String, Operation> operations = new ConcurrentHashMap<>();
     private final Counter purgeDeleted;
 
@@ -69,7 +71,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener<
             }
         }
 
-        Timer call(CallEvent.Result result, boolean joined, String exception) {
+        Timer call(CallEvent.Result result, boolean joined, @Nullable String exception) {
             if (exception != null) {
                 return failures.computeIfAbsent(exception + "|" + joined, k -> callTimer(result, joined, simpleName(exception)));
             }
@@ -131,7 +133,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener<
     }
 
     @Override
-    public InFlight callStarted(CallStart start) {
+    public @Nullable InFlight callStarted(CallStart start) {
         if (observations == null) {
             return null; // timed from the event's total
         }
@@ -143,7 +145,7 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener<
     }
 
     @Override
-    public void callFinished(CallEvent event, InFlight started) {
+    public void callFinished(CallEvent event, @Nullable InFlight started) {
         Operation op = operations.computeIfAbsent(event.operation(), Operation::new);
         String outcome = event.result().tag();
         if (started != null) {
@@ -188,8 +190,8 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener<
     /** Builds the listener. Not thread-safe; each setter validates at once. */
     public static final class Builder {
         private final MeterRegistry meters;
-        private ObservationRegistry observations;
-        private Function<Scope, String> scopeTag;
+        private @Nullable ObservationRegistry observations;
+        private @Nullable Function<Scope, String> scopeTag;
 
         private Builder(MeterRegistry meters) {
             this.meters = Objects.requireNonNull(meters, "meters must not be null");

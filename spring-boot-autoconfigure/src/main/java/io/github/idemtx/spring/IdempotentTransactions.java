@@ -6,6 +6,7 @@ import io.github.idemtx.jooq.IdempotentTransaction;
 import java.util.List;
 import java.util.Objects;
 import org.jooq.DSLContext;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
@@ -25,7 +26,7 @@ public final class IdempotentTransactions {
     private final DSLContext dsl;
     private final IdempotencyPolicy policy;
     private final String schema;
-    private final BeanFactory beans;
+    private final @Nullable BeanFactory beans;
     private final List<IdempotentTransactionCustomizer> customizers;
 
     /**
@@ -38,7 +39,7 @@ public final class IdempotentTransactions {
      *     on use, so an application without Jackson 3 can use the rest); null, or no such bean: a plain one
      * @throws NullPointerException if {@code dsl}, {@code policy} or {@code schema} is null
      */
-    public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, BeanFactory beans) {
+    public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, @Nullable BeanFactory beans) {
         this(dsl, policy, schema, beans, List.of());
     }
 
@@ -52,7 +53,7 @@ public final class IdempotentTransactions {
      * @param customizers applied, in this order, to every builder made here; copied
      * @throws NullPointerException if an argument other than {@code beans} is null, or a customizer is
      */
-    public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, BeanFactory beans,
+    public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, @Nullable BeanFactory beans,
             List<IdempotentTransactionCustomizer> customizers) {
         this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
         this.policy = Objects.requireNonNull(policy, "policy must not be null");

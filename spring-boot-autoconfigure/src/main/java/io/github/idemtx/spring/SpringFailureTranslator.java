@@ -22,6 +22,7 @@ public final class SpringFailureTranslator implements FailureTranslator {
     public SpringFailureTranslator() {}
 
     @Override
+    @SuppressWarnings("ReferenceEquality") // whether failure itself is the cause, not an equal one
     public RuntimeException translate(DataAccessException failure, Configuration configuration) {
         SQLException sql = failure.getCause(SQLException.class);
         if (sql == null) {

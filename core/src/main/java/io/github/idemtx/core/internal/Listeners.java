@@ -6,6 +6,7 @@ import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.Scope;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The listeners of one instance: each is told in turn, and one that throws is logged and skipped,
@@ -28,7 +29,7 @@ public final class Listeners {
 
     /** What each listener carries from a call's start to its end. */
     public static final class Started {
-        private final Object[] contexts;
+        private final @Nullable Object[] contexts;
 
         private Started(int size) {
             this.contexts = new Object[size];
@@ -36,7 +37,7 @@ public final class Listeners {
     }
 
     /** Tells each listener that a call begins; what they return, for {@link #finished}. */
-    public Started started(String operation, Scope scope) {
+    public Started started(String operation, @Nullable Scope scope) {
         CallStart start = CallStart.of(operation, scope);
         Started started = new Started(listeners.size());
         for (int i = 0; i < listeners.size(); i++) {
@@ -75,9 +76,9 @@ public final class Listeners {
      * A listener with its context type captured: only what its own {@code callStarted} returned is
      * handed back to it, so the cast is safe.
      */
-    private record Entry<C>(IdempotencyListener<C> listener) {
+    private record Entry<C extends @Nullable Object>(IdempotencyListener<C> listener) {
         @SuppressWarnings("unchecked")
-        void finished(CallEvent event, Object context) {
+        void finished(CallEvent event, @Nullable Object context) {
             listener.callFinished(event, (C) context);
         }
     }

@@ -103,7 +103,7 @@ public final class StructuredFieldParser {
             pos++;
             skipSpaces();
             String key = key();
-            Object value = Boolean.TRUE;
+            Object value = true;
             if (pos < in.length() && in.charAt(pos) == '=') {
                 pos++;
                 value = bareItem();

@@ -1,6 +1,9 @@
 /**
  * Not API: the implementation behind the module's public types. Classes here are public only so
- * that the module's own packages can reach them; they change without notice, and the jar's
- * Automatic-Module-Name gives no promise about them.
+ * that the module's own packages can reach them; module-info.java does not export the package, and
+ * they change without notice.
  */
+@NullMarked
 package io.github.idemtx.keys.internal;
+
+import org.jspecify.annotations.NullMarked;

@@ -5,10 +5,12 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 
 /**
@@ -25,7 +27,7 @@ public class IdempotencyPurge implements SmartLifecycle {
     private final Duration interval;
     private final int limit;
     private final AtomicLong deleted = new AtomicLong();
-    private volatile ScheduledExecutorService scheduler;
+    private volatile @Nullable ScheduledExecutorService scheduler;
 
     /**
      * A purge that is not started yet.
@@ -76,13 +78,15 @@ public class IdempotencyPurge implements SmartLifecycle {
         if (scheduler != null) {
             return;
         }
-        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+        ScheduledExecutorService started = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "idemtx-purge");
             t.setDaemon(true);
             return t;
         });
+        scheduler = started;
         long millis = interval.toMillis();
-        scheduler.scheduleWithFixedDelay(this::round, millis, millis, TimeUnit.MILLISECONDS);
+        // round() logs what a round throws, so the future never holds a failure to read
+        ScheduledFuture<?> unused = started.scheduleWithFixedDelay(this::round, millis, millis, TimeUnit.MILLISECONDS);
     }
 
     private void round() {
@@ -95,8 +99,9 @@ public class IdempotencyPurge implements SmartLifecycle {
 
     @Override
     public synchronized void stop() {
-        if (scheduler != null) {
-            scheduler.shutdownNow();
+        ScheduledExecutorService running = scheduler;
+        if (running != null) {
+            running.shutdownNow();
             scheduler = null;
         }
     }

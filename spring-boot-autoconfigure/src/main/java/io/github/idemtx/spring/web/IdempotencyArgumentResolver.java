@@ -8,6 +8,7 @@ import io.github.idemtx.http.RequestFingerprint;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
 import java.util.Collections;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.MethodParameter;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.support.WebDataBinderFactory;
@@ -42,8 +43,8 @@ public class IdempotencyArgumentResolver implements HandlerMethodArgumentResolve
     }
 
     @Override
-    public Object resolveArgument(MethodParameter parameter, ModelAndViewContainer mav, NativeWebRequest webRequest,
-            WebDataBinderFactory binderFactory) {
+    public Object resolveArgument(MethodParameter parameter, @Nullable ModelAndViewContainer mav,
+            NativeWebRequest webRequest, @Nullable WebDataBinderFactory binderFactory) {
         HttpServletRequest request = webRequest.getNativeRequest(HttpServletRequest.class);
         if (request == null) {
             throw new IllegalStateException("idemtx: " + parameter.getParameterType().getSimpleName()

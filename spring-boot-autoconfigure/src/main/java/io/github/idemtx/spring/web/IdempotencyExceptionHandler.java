@@ -4,6 +4,7 @@ import io.github.idemtx.http.InvalidIdempotencyKeyException;
 import io.github.idemtx.http.InvalidJsonException;
 import io.github.idemtx.http.Problem;
 import java.util.Map;
+import java.util.Objects;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.MediaType;
@@ -43,7 +44,8 @@ public class IdempotencyExceptionHandler {
      */
     @ExceptionHandler(InvalidJsonException.class)
     public ResponseEntity<ProblemDetail> invalidJson(InvalidJsonException e) {
-        return problem(new Problem(Problem.TYPE_PREFIX + "invalid-json", "Invalid JSON body", 400, e.getMessage(), Map.of()));
+        return problem(new Problem(Problem.TYPE_PREFIX + "invalid-json", "Invalid JSON body", 400,
+                Objects.requireNonNullElse(e.getMessage(), "the body is not acceptable JSON"), Map.of()));
     }
 
     /**
