@@ -10,7 +10,7 @@ import io.github.idemtx.core.CoreDependsOnHttp;
 import io.github.idemtx.core.internal.JsonText;
 import io.github.idemtx.http.IdempotencyKeyHeader;
 import io.github.idemtx.http.internal.JsonDepth;
-import io.github.idemtx.jooq.internal.SqlStates;
+import io.github.idemtx.jooq.internal.store.SqlStates;
 import io.github.idemtx.jooq.internal.flow.claim.ClaimFlowReachesSideways;
 import io.github.idemtx.jooq.internal.flow.effect.EffectFlowReachesSideways;
 import io.github.idemtx.jooq.internal.store.StoreBreaksTheLayers;

@@ -2,7 +2,7 @@ package io.github.idemtx.spring;
 
 import io.github.idemtx.http.internal.JsonDepth;
 import io.github.idemtx.keys.internal.DerivedText;
-import io.github.idemtx.jooq.internal.SqlStates;
+import io.github.idemtx.jooq.internal.store.SqlStates;
 
 /**
  * A deliberate violation for {@code ArchitectureRulesBiteTest}, in the test sources only

@@ -8,7 +8,7 @@ import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.IdempotencySchema;
-import io.github.idemtx.jooq.internal.flow.EffectFlow;
+import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
 import io.github.idemtx.jooq.internal.flow.Timings;
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.ClaimTable;

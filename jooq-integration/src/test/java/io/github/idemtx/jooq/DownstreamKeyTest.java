@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.jooq.internal.flow.EffectFlow;
+import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 /**
- * Not API. The flow layer: the protocol of each front door ({@code ClaimFlow} for {@code
- * IdempotentTransaction}, {@code EffectFlow} for {@code ExternalEffect}) over the store and
- * transaction layers, and what a call measures for its listeners. The two flows never depend on
- * each other.
+ * Not API. The flow layer: the protocol of each front door, in a package of its own ({@code
+ * flow.claim.ClaimFlow} for {@code IdempotentTransaction}, {@code flow.effect.EffectFlow} for {@code
+ * ExternalEffect}), over the store and transaction layers; here, what a call measures for its
+ * listeners, which both use. The two flows never depend on each other (architecture-tests).
  */
 package io.github.idemtx.jooq.internal.flow;

@@ -1,4 +1,6 @@
-package io.github.idemtx.jooq.internal.flow;
+package io.github.idemtx.jooq.internal.flow.claim;
+
+import io.github.idemtx.jooq.internal.flow.Timings;
 
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.ClaimStatements;

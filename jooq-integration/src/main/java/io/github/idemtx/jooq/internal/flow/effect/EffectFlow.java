@@ -1,4 +1,4 @@
-package io.github.idemtx.jooq.internal.flow;
+package io.github.idemtx.jooq.internal.flow.effect;
 
 import io.github.idemtx.jooq.internal.store.ClaimRow;
 import io.github.idemtx.jooq.internal.store.ClaimState;
