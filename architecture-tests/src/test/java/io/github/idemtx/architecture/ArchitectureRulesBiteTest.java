@@ -7,15 +7,17 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.EvaluationResult;
 import io.github.idemtx.core.CoreDependsOnHttp;
-import io.github.idemtx.core.internal.JsonText;
+import io.github.idemtx.core.internal.CoreInternalFixture;
 import io.github.idemtx.http.IdempotencyKeyHeader;
-import io.github.idemtx.http.internal.JsonDepth;
-import io.github.idemtx.jooq.internal.store.SqlStates;
+import io.github.idemtx.http.internal.HttpInternalFixture;
+import io.github.idemtx.jooq.internal.JooqInternalFixture;
+import io.github.idemtx.jooq.internal.flow.ClaimFlowFixture;
+import io.github.idemtx.jooq.internal.flow.EffectFlowFixture;
 import io.github.idemtx.jooq.internal.flow.claim.ClaimFlowReachesSideways;
 import io.github.idemtx.jooq.internal.flow.effect.EffectFlowReachesSideways;
 import io.github.idemtx.jooq.internal.store.StoreBreaksTheLayers;
 import io.github.idemtx.jooq.internal.tx.TxCallsAFlow;
-import io.github.idemtx.keys.internal.DerivedText;
+import io.github.idemtx.keys.internal.KeysInternalFixture;
 import io.github.idemtx.micrometer.MicrometerUsesCoreInternal;
 import io.github.idemtx.spring.SpringUsesOthersInternals;
 import org.junit.jupiter.api.Test;
@@ -36,12 +38,14 @@ class ArchitectureRulesBiteTest {
                     TxCallsAFlow.class,
                     ClaimFlowReachesSideways.class,
                     EffectFlowReachesSideways.class,
+                    ClaimFlowFixture.class,
+                    EffectFlowFixture.class,
                     // what they reach
                     IdempotencyKeyHeader.class,
-                    JsonText.class,
-                    JsonDepth.class,
-                    DerivedText.class,
-                    SqlStates.class);
+                    CoreInternalFixture.class,
+                    HttpInternalFixture.class,
+                    KeysInternalFixture.class,
+                    JooqInternalFixture.class);
 
     private static void bites(ArchRule rule, String culprit) {
         EvaluationResult result = rule.evaluate(FIXTURES);
@@ -92,5 +96,7 @@ class ArchitectureRulesBiteTest {
     void flowsReachingSideways() {
         bites(ArchitectureRules.CLAIM_FLOW_NOT_ON_EFFECT_FLOW, "ClaimFlowReachesSideways");
         bites(ArchitectureRules.EFFECT_FLOW_NOT_ON_CLAIM_FLOW, "EffectFlowReachesSideways");
+        bites(ArchitectureRules.CLAIM_FLOW_CLASS_NOT_ON_EFFECT_FLOW, "ClaimFlowFixture");
+        bites(ArchitectureRules.EFFECT_FLOW_CLASS_NOT_ON_CLAIM_FLOW, "EffectFlowFixture");
     }
 }

@@ -70,5 +70,7 @@ class ArchitectureTest {
     void flowsNeverDependOnEachOtherSideways() {
         check(ArchitectureRules.CLAIM_FLOW_NOT_ON_EFFECT_FLOW);
         check(ArchitectureRules.EFFECT_FLOW_NOT_ON_CLAIM_FLOW);
+        check(ArchitectureRules.CLAIM_FLOW_CLASS_NOT_ON_EFFECT_FLOW);
+        check(ArchitectureRules.EFFECT_FLOW_CLASS_NOT_ON_CLAIM_FLOW);
     }
 }

@@ -1,13 +1,13 @@
 package io.github.idemtx.micrometer;
 
-import io.github.idemtx.core.internal.JsonText;
+import io.github.idemtx.core.internal.CoreInternalFixture;
 
 /**
  * A deliberate violation for {@code ArchitectureRulesBiteTest}, in the test sources only
  * ({@code ArchitectureTest} imports no test class). Not part of the library.
  */
 public final class MicrometerUsesCoreInternal {
-    String quoted(String s) {
-        return JsonText.string(s);
+    String use() {
+        return CoreInternalFixture.use();
     }
 }

@@ -1,24 +1,20 @@
 package io.github.idemtx.spring;
 
-import io.github.idemtx.http.internal.JsonDepth;
-import io.github.idemtx.keys.internal.DerivedText;
-import io.github.idemtx.jooq.internal.store.SqlStates;
+import io.github.idemtx.http.internal.HttpInternalFixture;
+import io.github.idemtx.jooq.internal.JooqInternalFixture;
+import io.github.idemtx.keys.internal.KeysInternalFixture;
 
 /**
  * A deliberate violation for {@code ArchitectureRulesBiteTest}, in the test sources only
  * ({@code ArchitectureTest} imports no test class). Not part of the library.
  */
 public final class SpringUsesOthersInternals {
-    int depth(String json) {
-        return JsonDepth.of(json);
-    }
-
-    Class<?> others() {
-        return DerivedText.class == null ? SqlStates.class : DerivedText.class;
+    String all() {
+        return HttpInternalFixture.use() + KeysInternalFixture.use() + JooqInternalFixture.use();
     }
 
     /** An API that shows an internal type. */
-    public JsonDepth shows() {
+    public HttpInternalFixture shows() {
         return null;
     }
 }
