@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 import org.jooq.DSLContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Exactly-once across a call to a remote system outside the database (a payment provider), on the
@@ -290,7 +291,7 @@ public final class ExternalEffect<R, T> {
      * @param result what the remote applied; may be null
      * @return false if the claim does not need reconciliation (nothing changed)
      */
-    public boolean resolveApplied(Scope scope, IdempotencyKey key, T result) {
+    public boolean resolveApplied(Scope scope, IdempotencyKey key, @Nullable T result) {
         return flow.resolve(Objects.requireNonNull(scope, "scope"), Objects.requireNonNull(key, "key"), result, null);
     }
 
@@ -358,8 +359,8 @@ public final class ExternalEffect<R, T> {
      *     operator can resolve it
      * @param <R> the request type
      */
-    public record Unsettled<R>(Scope scope, IdempotencyKey key, R request, long fence, int lookups, Instant since,
-            Instant nextLookupAt, String undecodable) {}
+    public record Unsettled<R>(Scope scope, IdempotencyKey key, @Nullable R request, long fence, int lookups,
+            @Nullable Instant since, @Nullable Instant nextLookupAt, @Nullable String undecodable) {}
 
     /**
      * Builds an {@link ExternalEffect}. Not thread-safe; each setter validates at once.
