@@ -200,7 +200,8 @@ public final class ExternalEffect<R, T> {
      * @throws NullPointerException if {@code every} is null
      * @throws IllegalArgumentException if {@code every} or {@code limit} is out of range
      */
-    public AutoCloseable scheduleRecovery(Duration every, int limit, java.util.function.Consumer<Recovery> onPass) {
+    public AutoCloseable scheduleRecovery(Duration every, int limit,
+            java.util.function.@Nullable Consumer<Recovery> onPass) {
         Objects.requireNonNull(every, "every must not be null");
         if (every.compareTo(SHORTEST_RECOVERY_INTERVAL) < 0 || every.compareTo(LONGEST_RECOVERY_INTERVAL) > 0) {
             throw new IllegalArgumentException("every must be between 1 ms and 1 day, was " + every);
@@ -212,7 +213,9 @@ public final class ExternalEffect<R, T> {
             t.setDaemon(true);
             return t;
         });
-        scheduler.scheduleWithFixedDelay(() -> {
+        // the task catches all but a VirtualMachineError, so its Future has nothing to report;
+        // the handle below stops it through the scheduler
+        java.util.concurrent.Future<?> unused = scheduler.scheduleWithFixedDelay(() -> {
             try {
                 Recovery pass;
                 do {

@@ -152,7 +152,7 @@ public interface Remote<R, T> {
          * @throws NullPointerException if {@code failure} is null
          */
         static <T> Reply<T> refused(Failure failure) {
-            return new Refused<>(Objects.requireNonNull(failure, "failure"));
+            return new Reply.Refused<>(Objects.requireNonNull(failure, "failure"));
         }
 
         /**
@@ -196,7 +196,7 @@ public interface Remote<R, T> {
          * @throws NullPointerException if {@code failure} is null
          */
         static <T> Lookup<T> refused(Failure failure) {
-            return new Refused<>(Objects.requireNonNull(failure, "failure"));
+            return new Lookup.Refused<>(Objects.requireNonNull(failure, "failure"));
         }
 
         /**

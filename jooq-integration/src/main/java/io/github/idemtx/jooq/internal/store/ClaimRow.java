@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
  * @param request the effect's stored request
  * @param lookups the effect's unanswered lookups so far
  */
+// arrays, compared by identity in equals: these rows are read and taken apart, never compared or hashed
+@SuppressWarnings("ArrayRecordComponent")
 public record ClaimRow(ClaimState state, byte @Nullable [] fingerprint, byte @Nullable [] result,
         @Nullable Instant completedAt, @Nullable Instant createdAt, @Nullable String effect, long fence,
         boolean leaseExpired, byte @Nullable [] request, int lookups) {

@@ -157,12 +157,14 @@ public final class EffectStatements {
     }
 
     /** A resolved claim: the request it carried and when it began. */
+    @SuppressWarnings("ArrayRecordComponent") // read and taken apart, never compared or hashed
     public record Resolved(byte @Nullable [] request, Instant createdAt) {}
 
     /** A fresh claim: its fence and when it began. */
     public record Claimed(long fence, Instant createdAt) {}
 
     /** A claim the recoverer took over, or one of the reconciliation list. */
+    @SuppressWarnings("ArrayRecordComponent") // read and taken apart, never compared or hashed
     public record Stuck(Scope scope, IdempotencyKey key, ClaimState state, byte @Nullable [] request, long fence,
             int lookups, @Nullable Instant since, @Nullable Instant leaseUntil, @Nullable Instant nextLookupAt,
             Instant createdAt) {}

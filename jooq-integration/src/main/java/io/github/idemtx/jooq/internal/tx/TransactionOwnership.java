@@ -122,7 +122,7 @@ public final class TransactionOwnership {
             throw refuse(scope, key, "the connection is read-only (a read-only transaction, or a pool set to readOnly):"
                     + " the claim and the result must be written; run it in a read-write transaction");
         }
-        switch (mode) {
+        return switch (mode) {
             case OWN -> {
                 if (detected.answer() == Detection.ACTIVE) {
                     throw refuse(scope, key, ownBecause + " but a transaction of the caller is open"
@@ -133,7 +133,7 @@ public final class TransactionOwnership {
                             + " transaction the caller manages (auto-commit off): committing would split it; " + ownFix
                             + ", or give a DSLContext over a DataSource");
                 }
-                return Decision.OWN;
+                yield Decision.OWN;
             }
             case JOIN -> {
                 if (detected.answer() == Detection.NONE) {
@@ -145,12 +145,10 @@ public final class TransactionOwnership {
                             + " in auto-commit mode, so no transaction is open to join: open one around the call, or"
                             + " use DETECT");
                 }
-                return Decision.JOIN;
+                yield Decision.JOIN;
             }
-            default -> {
-                return detect(configuration, detected, provider, bound, autoCommit, scope, key);
-            }
-        }
+            default -> detect(configuration, detected, provider, bound, autoCommit, scope, key);
+        };
     }
 
     private Decision detect(Configuration configuration, Detected detected, ConnectionProvider provider, boolean bound,

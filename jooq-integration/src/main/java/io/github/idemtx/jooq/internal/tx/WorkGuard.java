@@ -52,7 +52,6 @@ public final class WorkGuard {
 
     private final Connection raw;
     private final Connection guarded;
-    private final boolean openBefore;
     private @Nullable String attempted;
     /** What ended the transaction past the guard, seen at a later call or after the work; null while none did. */
     private @Nullable String endedPast;
@@ -67,7 +66,6 @@ public final class WorkGuard {
      */
     public WorkGuard(Connection raw, boolean openBefore) {
         this.raw = raw;
-        this.openBefore = openBefore;
         this.sawOpen = openBefore;
         this.guarded = new Guarded();
     }
@@ -195,10 +193,8 @@ public final class WorkGuard {
 
     private static @Nullable String verbAt(String sql, int i) {
         String word = word(sql, i);
-        switch (word) {
-            case "commit", "end", "abort" -> {
-                return word;
-            }
+        return switch (word) {
+            case "commit", "end", "abort" -> word;
             case "rollback" -> {
                 int j = skipBlank(sql, i + word.length());
                 String next = word(sql, j);
@@ -207,21 +203,19 @@ public final class WorkGuard {
                     next = word(sql, j);
                 }
                 if (next.equals("to")) {
-                    return null; // ROLLBACK TO SAVEPOINT: the work's own savepoint
+                    yield null; // ROLLBACK TO SAVEPOINT: the work's own savepoint
                 }
                 if (next.equals("prepared")) {
-                    return null; // fails inside a transaction block anyway
+                    yield null; // fails inside a transaction block anyway
                 }
-                return word;
+                yield word;
             }
             case "prepare" -> {
                 int j = skipBlank(sql, i + word.length());
-                return word(sql, j).equals("transaction") ? "prepare transaction" : null;
+                yield word(sql, j).equals("transaction") ? "prepare transaction" : null;
             }
-            default -> {
-                return null;
-            }
-        }
+            default -> null;
+        };
     }
 
     private static String word(String sql, int i) {

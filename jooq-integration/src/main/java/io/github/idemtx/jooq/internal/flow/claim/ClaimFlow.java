@@ -148,14 +148,14 @@ public final class ClaimFlow<T> {
                 timings.recording(mark);
             }
         }
-        switch (recorded) {
+        return switch (recorded) {
             case COMMITTED -> {
                 keep(boundary, call); // a no-op: the insert carried the COMMIT
-                return new Outcome.Executed<>(value);
+                yield new Outcome.Executed<>(value);
             }
             case TIMED_OUT -> {
                 discard(boundary);
-                return new Outcome.InProgress<>(policy.retryAfter());
+                yield new Outcome.InProgress<>(policy.retryAfter());
             }
             case TAKEN -> {
                 // nothing of this attempt commits; a live row answers, else claim it as READ_FIRST does
@@ -169,12 +169,12 @@ public final class ClaimFlow<T> {
                 }
                 if (answered != null) {
                     discard(boundary); // a no-op: no transaction is open
-                    return answer(call, answered);
+                    yield answer(call, answered);
                 }
-                return attemptReadFirst(connection, call, boundary, false);
+                yield attemptReadFirst(connection, call, boundary, false);
             }
             default -> throw new IllegalStateException(String.valueOf(recorded));
-        }
+        };
     }
 
     /**
@@ -446,7 +446,8 @@ public final class ClaimFlow<T> {
      *     (with whatever the work threw as its cause)
      */
     @SuppressWarnings("unchecked")
-    private T execute(Call call, Connection connection, Boundary boundary, boolean openBefore) throws Exception {
+    private @Nullable T execute(Call call, Connection connection, Boundary boundary, boolean openBefore)
+            throws Exception {
         WorkGuard guard = new WorkGuard(connection, openBefore || boundary.joined());
         T value;
         try {
