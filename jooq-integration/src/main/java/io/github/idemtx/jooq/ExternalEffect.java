@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 import org.jooq.DSLContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Exactly-once across a call to a remote system outside the database (a payment provider), on the
@@ -199,7 +200,8 @@ public final class ExternalEffect<R, T> {
      * @throws NullPointerException if {@code every} is null
      * @throws IllegalArgumentException if {@code every} or {@code limit} is out of range
      */
-    public AutoCloseable scheduleRecovery(Duration every, int limit, java.util.function.Consumer<Recovery> onPass) {
+    public AutoCloseable scheduleRecovery(Duration every, int limit,
+            java.util.function.@Nullable Consumer<Recovery> onPass) {
         Objects.requireNonNull(every, "every must not be null");
         if (every.compareTo(SHORTEST_RECOVERY_INTERVAL) < 0 || every.compareTo(LONGEST_RECOVERY_INTERVAL) > 0) {
             throw new IllegalArgumentException("every must be between 1 ms and 1 day, was " + every);
@@ -211,7 +213,9 @@ public final class ExternalEffect<R, T> {
             t.setDaemon(true);
             return t;
         });
-        scheduler.scheduleWithFixedDelay(() -> {
+        // the task catches all but a VirtualMachineError, so its Future has nothing to report;
+        // the handle below stops it through the scheduler
+        java.util.concurrent.Future<?> unused = scheduler.scheduleWithFixedDelay(() -> {
             try {
                 Recovery pass;
                 do {
@@ -290,7 +294,7 @@ public final class ExternalEffect<R, T> {
      * @param result what the remote applied; may be null
      * @return false if the claim does not need reconciliation (nothing changed)
      */
-    public boolean resolveApplied(Scope scope, IdempotencyKey key, T result) {
+    public boolean resolveApplied(Scope scope, IdempotencyKey key, @Nullable T result) {
         return flow.resolve(Objects.requireNonNull(scope, "scope"), Objects.requireNonNull(key, "key"), result, null);
     }
 
@@ -358,8 +362,8 @@ public final class ExternalEffect<R, T> {
      *     operator can resolve it
      * @param <R> the request type
      */
-    public record Unsettled<R>(Scope scope, IdempotencyKey key, R request, long fence, int lookups, Instant since,
-            Instant nextLookupAt, String undecodable) {}
+    public record Unsettled<R>(Scope scope, IdempotencyKey key, @Nullable R request, long fence, int lookups,
+            @Nullable Instant since, @Nullable Instant nextLookupAt, @Nullable String undecodable) {}
 
     /**
      * Builds an {@link ExternalEffect}. Not thread-safe; each setter validates at once.

@@ -34,6 +34,7 @@ import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.internal.Listeners;
 import io.github.idemtx.jooq.internal.flow.Timings;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs business work exactly once per (scope, key): the claim of the key, the work's writes and
@@ -130,7 +131,7 @@ public final class IdempotentTransaction<T> {
     private final ClaimStatements sql;
     private final ClaimFlow<T> flow;
     private final TransactionOwnership ownership;
-    private final FailureTranslator translator;
+    private final @Nullable FailureTranslator translator;
     private final Listeners listeners;
     private final long waitNanos;
     private final ClaimMode claimMode;
@@ -302,7 +303,7 @@ public final class IdempotentTransaction<T> {
      * Decides who owns the transaction, then applies {@code body} to the provider's connection and
      * releases it; jOOQ's DataAccessExceptions leave through the failure translator.
      */
-    private <R> R withConnection(Scope scope, IdempotencyKey key, OnConnection<R> body) {
+    private <R> R withConnection(@Nullable Scope scope, @Nullable IdempotencyKey key, OnConnection<R> body) {
         try {
             return onConnection(scope, key, body);
         } catch (DataAccessException e) {
@@ -317,12 +318,12 @@ public final class IdempotentTransaction<T> {
         }
     }
 
-    private static FailureTranslator discoveredTranslator() {
+    private static @Nullable FailureTranslator discoveredTranslator() {
         return java.util.ServiceLoader.load(FailureTranslator.class, IdempotentTransaction.class.getClassLoader())
                 .findFirst().orElse(null);
     }
 
-    private <R> R onConnection(Scope scope, IdempotencyKey key, OnConnection<R> body) {
+    private <R> R onConnection(@Nullable Scope scope, @Nullable IdempotencyKey key, OnConnection<R> body) {
         Configuration configuration = dsl.configuration();
         TransactionOwnership.Detected detected = ownership.detect(configuration); // before a connection is taken
         return Jdbc.onConnection(configuration,
@@ -346,7 +347,7 @@ public final class IdempotentTransaction<T> {
         private TransactionMode mode = TransactionMode.DETECT;
         private ClaimMode claimMode = DEFAULT_CLAIM_MODE;
         private final List<TransactionDetector> detectors = new ArrayList<>();
-        private FailureTranslator translator;
+        private @Nullable FailureTranslator translator;
         private final List<IdempotencyListener<?>> listeners = new ArrayList<>();
 
         private Builder(DSLContext dsl, ResultCodec<T> codec) {

@@ -6,6 +6,7 @@ import io.github.idemtx.core.Scope;
 import java.time.Instant;
 import java.util.Objects;
 import org.jooq.DSLContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The remote system behind an {@link ExternalEffect}, and the local writes around each call to it.
@@ -57,7 +58,7 @@ public interface Remote<R, T> {
      * @throws Exception rolls the recording back: the claim stays in flight, it is looked up again,
      *     and the caller gets {@code Unknown}
      */
-    default void after(DSLContext tx, Intent<R> intent, T result) throws Exception {}
+    default void after(DSLContext tx, Intent<R> intent, @Nullable T result) throws Exception {}
 
     /**
      * Local writes committed together with a refusal (releasing the hold), exactly once per claim, as
@@ -113,7 +114,7 @@ public interface Remote<R, T> {
      * @param fence the holder's fencing token (grows on every takeover); for logs
      * @param <R> the request type
      */
-    record Intent<R>(Scope scope, IdempotencyKey key, String downstreamKey, R request, long fence) {
+    record Intent<R>(Scope scope, IdempotencyKey key, String downstreamKey, @Nullable R request, long fence) {
         /**
          * Checks the components that are never null.
          *
@@ -138,7 +139,7 @@ public interface Remote<R, T> {
          * @param <T> the result type
          * @param result what the remote did; may be null
          */
-        static <T> Reply<T> applied(T result) {
+        static <T> Reply<T> applied(@Nullable T result) {
             return new Applied<>(result);
         }
 
@@ -151,7 +152,7 @@ public interface Remote<R, T> {
          * @throws NullPointerException if {@code failure} is null
          */
         static <T> Reply<T> refused(Failure failure) {
-            return new Refused<>(Objects.requireNonNull(failure, "failure"));
+            return new Reply.Refused<>(Objects.requireNonNull(failure, "failure"));
         }
 
         /**
@@ -160,7 +161,7 @@ public interface Remote<R, T> {
          * @param result what the remote did; may be null
          * @param <T> the result type
          */
-        record Applied<T>(T result) implements Reply<T> {}
+        record Applied<T>(@Nullable T result) implements Reply<T> {}
 
         /**
          * See {@link #refused}.
@@ -183,7 +184,7 @@ public interface Remote<R, T> {
          * @param <T> the result type
          * @param result what the remote did; may be null
          */
-        static <T> Lookup<T> found(T result) {
+        static <T> Lookup<T> found(@Nullable T result) {
             return new Found<>(result);
         }
 
@@ -195,7 +196,7 @@ public interface Remote<R, T> {
          * @throws NullPointerException if {@code failure} is null
          */
         static <T> Lookup<T> refused(Failure failure) {
-            return new Refused<>(Objects.requireNonNull(failure, "failure"));
+            return new Lookup.Refused<>(Objects.requireNonNull(failure, "failure"));
         }
 
         /**
@@ -224,7 +225,7 @@ public interface Remote<R, T> {
          * @param result what the remote did; may be null
          * @param <T> the result type
          */
-        record Found<T>(T result) implements Lookup<T> {}
+        record Found<T>(@Nullable T result) implements Lookup<T> {}
 
         /**
          * See {@link #refused}.

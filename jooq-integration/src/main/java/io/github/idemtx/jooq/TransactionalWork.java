@@ -1,6 +1,7 @@
 package io.github.idemtx.jooq;
 
 import org.jooq.DSLContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The business write of an idempotent call, run inside the one transaction that also holds the
@@ -48,5 +49,5 @@ public interface TransactionalWork<T> {
      * @throws Exception to fail the call: recorded if the policy calls it deterministic, else the
      *     call is rolled back and the exception reaches the caller
      */
-    T execute(DSLContext tx) throws Exception;
+    @Nullable T execute(DSLContext tx) throws Exception;
 }

@@ -5,6 +5,7 @@ import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.internal.Listeners;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where one call's time goes. {@link #NONE} measures nothing and reads no clock: a call whose
@@ -109,7 +110,7 @@ public class Timings {
             return outcome;
         }
 
-        private CallEvent event(String operation, CallEvent.Result result, String exception, Scope scope) {
+        private CallEvent event(String operation, CallEvent.Result result, @Nullable String exception, Scope scope) {
             return CallEvent.builder(operation, result)
                     .exception(exception)
                     .joined(joined)

@@ -4,4 +4,7 @@
  * ExternalEffect}), over the store and transaction layers; here, what a call measures for its
  * listeners, which both use. The two flows never depend on each other (architecture-tests).
  */
+@NullMarked
 package io.github.idemtx.jooq.internal.flow;
+
+import org.jspecify.annotations.NullMarked;

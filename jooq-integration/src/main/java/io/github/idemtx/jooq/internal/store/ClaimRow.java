@@ -1,6 +1,7 @@
 package io.github.idemtx.jooq.internal.store;
 
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A live row of the claim table as the statements read it, the one row type of both front doors.
@@ -18,11 +19,15 @@ import java.time.Instant;
  * @param request the effect's stored request
  * @param lookups the effect's unanswered lookups so far
  */
-public record ClaimRow(ClaimState state, byte[] fingerprint, byte[] result, Instant completedAt, Instant createdAt,
-        String effect, long fence, boolean leaseExpired, byte[] request, int lookups) {
+// arrays, compared by identity in equals: these rows are read and taken apart, never compared or hashed
+@SuppressWarnings("ArrayRecordComponent")
+public record ClaimRow(ClaimState state, byte @Nullable [] fingerprint, byte @Nullable [] result,
+        @Nullable Instant completedAt, @Nullable Instant createdAt, @Nullable String effect, long fence,
+        boolean leaseExpired, byte @Nullable [] request, int lookups) {
 
     /** {@return a row as the in-transaction door reads it: its answer, nothing of an effect} */
-    public static ClaimRow answer(ClaimState state, byte[] fingerprint, byte[] result, Instant completedAt) {
+    public static ClaimRow answer(ClaimState state, byte @Nullable [] fingerprint, byte @Nullable [] result,
+            @Nullable Instant completedAt) {
         return new ClaimRow(state, fingerprint, result, completedAt, null, null, 0, false, null, 0);
     }
 }

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 
@@ -158,7 +159,8 @@ public final class ClaimStatements {
      *
      * @throws SQLException as the driver reports it
      */
-    public Claim claim(Connection connection, String scope, String key, byte[] fingerprint) throws SQLException {
+    public @Nullable Claim claim(Connection connection, String scope, String key, byte[] fingerprint)
+            throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(claimSql)) {
             ps.setLong(1, Digests.lockId(scope, key));
             ps.setBytes(2, fingerprint);
@@ -209,7 +211,7 @@ public final class ClaimStatements {
     }
 
     /** The claim in the row of {@code rs}; null when the key's lock is held by someone else. */
-    private static Claim read(ResultSet rs, String what) throws SQLException {
+    private static @Nullable Claim read(ResultSet rs, String what) throws SQLException {
         if (!rs.next()) {
             throw new SQLException(what + " returned no row");
         }
@@ -238,8 +240,8 @@ public final class ClaimStatements {
      *
      * @throws SQLException as the driver reports it
      */
-    public Instant record(Connection connection, Claim.Held claim, String scope, String key, byte[] fingerprint,
-            ClaimState outcome, byte[] result, long ttlMs, boolean commit, boolean joined) throws SQLException {
+    public @Nullable Instant record(Connection connection, Claim.Held claim, String scope, String key, byte[] fingerprint,
+            ClaimState outcome, byte @Nullable [] result, long ttlMs, boolean commit, boolean joined) throws SQLException {
         short state = joined ? outcome.joinedCode() : outcome.code();
         if (commit && claim.recordCarriesCommit()) {
             try (PreparedStatement ps = connection.prepareStatement(insertAndCommitSql)) {
@@ -280,8 +282,8 @@ public final class ClaimStatements {
      *
      * @throws SQLException as the driver reports it (a lost connection: the commit's outcome is unknown)
      */
-    public RecordedFirst claimByRecord(Connection connection, String scope, String key, byte[] fingerprint, byte[] result,
-            long ttlMs, int waitMs) throws SQLException {
+    public RecordedFirst claimByRecord(Connection connection, String scope, String key, byte[] fingerprint,
+            byte @Nullable [] result, long ttlMs, int waitMs) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(claimByRecordSql)) {
             ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
             ps.setLong(2, Digests.lockId(scope, key));
@@ -309,7 +311,7 @@ public final class ClaimStatements {
      *
      * @throws SQLException as the driver reports it
      */
-    public Claim.Answered rollbackAndRead(Connection connection, String scope, String key, byte[] fingerprint)
+    public Claim.@Nullable Answered rollbackAndRead(Connection connection, String scope, String key, byte[] fingerprint)
             throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(rereadSql)) {
             ps.setBytes(1, fingerprint);
@@ -335,7 +337,7 @@ public final class ClaimStatements {
 
     /** Binds the row's values from parameter {@code first} on, in the claim table's column order. */
     private static void bind(PreparedStatement ps, int first, String scope, String key, byte[] fingerprint, short state,
-            byte[] result, long ttlMs) throws SQLException {
+            byte @Nullable [] result, long ttlMs) throws SQLException {
         ps.setString(first, scope);
         ps.setString(first + 1, key);
         ps.setBytes(first + 2, fingerprint);
@@ -344,7 +346,7 @@ public final class ClaimStatements {
         ps.setLong(first + 5, ttlMs);
     }
 
-    private static SQLException committedFirst(SQLException cause) {
+    private static SQLException committedFirst(@Nullable SQLException cause) {
         return new SQLException("another call with this idempotency key committed first; retry",
                 SqlStates.SERIALIZATION_FAILURE, cause);
     }

@@ -11,6 +11,7 @@ import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The statements of the external-effect protocol (docs/claim-protocol.md, "External effects") for
@@ -156,14 +157,17 @@ public final class EffectStatements {
     }
 
     /** A resolved claim: the request it carried and when it began. */
-    public record Resolved(byte[] request, Instant createdAt) {}
+    @SuppressWarnings("ArrayRecordComponent") // read and taken apart, never compared or hashed
+    public record Resolved(byte @Nullable [] request, Instant createdAt) {}
 
     /** A fresh claim: its fence and when it began. */
     public record Claimed(long fence, Instant createdAt) {}
 
     /** A claim the recoverer took over, or one of the reconciliation list. */
-    public record Stuck(Scope scope, IdempotencyKey key, ClaimState state, byte[] request, long fence, int lookups,
-            Instant since, Instant leaseUntil, Instant nextLookupAt, Instant createdAt) {}
+    @SuppressWarnings("ArrayRecordComponent") // read and taken apart, never compared or hashed
+    public record Stuck(Scope scope, IdempotencyKey key, ClaimState state, byte @Nullable [] request, long fence,
+            int lookups, @Nullable Instant since, @Nullable Instant leaseUntil, @Nullable Instant nextLookupAt,
+            Instant createdAt) {}
 
     /**
      * Claims a fresh or expired key in flight; its fence and start, or null when a live row is there.
@@ -173,8 +177,8 @@ public final class EffectStatements {
      * @param commit send the COMMIT with the insert (one round trip): the transaction ends either way
      *     (nothing is committed when a live row is there), so nothing else may be in it
      */
-    public Claimed claim(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, String effect, byte[] request,
-            long leaseMillis, long waitMs, boolean commit) throws SQLException {
+    public @Nullable Claimed claim(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, String effect,
+            byte @Nullable [] request, long leaseMillis, long waitMs, boolean commit) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(commit ? claimAndCommitSql : claimSql)) {
             ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
             ps.setString(2, scope.value());
@@ -193,7 +197,7 @@ public final class EffectStatements {
     }
 
     /** The live row of the key, or null. */
-    public ClaimRow read(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
+    public @Nullable ClaimRow read(Connection c, Scope scope, IdempotencyKey key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(readSql)) {
             ps.setString(1, scope.value());
             ps.setString(2, key.value());
@@ -210,14 +214,14 @@ public final class EffectStatements {
     }
 
     /** Takes over an in-flight claim whose lease has passed, if it still carries {@code fence}; the new fence or null. */
-    public Long takeOver(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
+    public @Nullable Long takeOver(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
             throws SQLException {
         return leased(c, takeOverSql, scope, key, fence, claimedAt, leaseMillis);
     }
 
     /** Records the outcome if {@code fence} is still the claim's; when recorded, or null if the fence was lost. */
-    public Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, ClaimState state,
-            byte[] result, long ttlMillis) throws SQLException {
+    public @Nullable Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt,
+            ClaimState state, byte @Nullable [] result, long ttlMillis) throws SQLException {
         return settle(c, recordSql, scope, key, fence, claimedAt, state, result, ttlMillis);
     }
 
@@ -225,14 +229,14 @@ public final class EffectStatements {
      * Records a definite answer whose holder's fence was lost, if the claim that began at
      * {@code claimedAt} is still unsettled (in flight or needing reconciliation); when, or null.
      */
-    public Instant recordLate(Connection c, Scope scope, IdempotencyKey key, Instant claimedAt, ClaimState state, byte[] result,
-            long ttlMillis) throws SQLException {
+    public @Nullable Instant recordLate(Connection c, Scope scope, IdempotencyKey key, Instant claimedAt, ClaimState state,
+            byte @Nullable [] result, long ttlMillis) throws SQLException {
         return settle(c, recordLateSql, scope, key, null, claimedAt, state, result, ttlMillis);
     }
 
     /** A record of the claim that began at {@code claimedAt}, fenced unless {@code fence} is null; when, or null. */
-    private static Instant settle(Connection c, String sql, Scope scope, IdempotencyKey key, Long fence, Instant claimedAt,
-            ClaimState state, byte[] result, long ttlMillis) throws SQLException {
+    private static @Nullable Instant settle(Connection c, String sql, Scope scope, IdempotencyKey key, @Nullable Long fence,
+            Instant claimedAt, ClaimState state, byte @Nullable [] result, long ttlMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int next = bindOutcome(ps, state, result, ttlMillis, scope, key);
             if (fence != null) {
@@ -246,7 +250,7 @@ public final class EffectStatements {
     }
 
     /** Binds the outcome's state, result and TTL, then scope and key, as every settling statement starts; the next index. */
-    private static int bindOutcome(PreparedStatement ps, ClaimState state, byte[] result, long ttlMillis, Scope scope,
+    private static int bindOutcome(PreparedStatement ps, ClaimState state, byte @Nullable [] result, long ttlMillis, Scope scope,
             IdempotencyKey key) throws SQLException {
         ps.setShort(1, state.code());
         ps.setBytes(2, result);
@@ -257,7 +261,7 @@ public final class EffectStatements {
     }
 
     /** Records a refusal of the local writes on a fresh or expired key; when, or null if a live row is there. */
-    public Instant fail(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, byte[] failure,
+    public @Nullable Instant fail(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, byte[] failure,
             long ttlMillis, String effect) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(failSql)) {
             ps.setString(1, scope.value());
@@ -278,7 +282,7 @@ public final class EffectStatements {
      * {@code reconcile} hands the claim to reconciliation. False if the fence was lost.
      */
     public boolean release(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, boolean countLookup,
-            Long nextLookupMillis, boolean reconcile) throws SQLException {
+            @Nullable Long nextLookupMillis, boolean reconcile) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
             short state = (reconcile ? ClaimState.NEEDS_RECONCILIATION : ClaimState.IN_FLIGHT).code();
             ps.setShort(1, state);
@@ -327,7 +331,7 @@ public final class EffectStatements {
                 while (rs.next()) {
                     rows.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), ClaimState.of(rs.getShort(3)),
                             rs.getBytes(4), rs.getLong(5), rs.getInt(6), instant(rs, 7), instant(rs, 8), instant(rs, 9),
-                            instant(rs, 10)));
+                            rs.getTimestamp(10).toInstant())); // created_at is NOT NULL
                 }
             }
             return rows;
@@ -335,7 +339,7 @@ public final class EffectStatements {
     }
 
     /** The holder's lease renewed: the ms left of it, or null if the fence was lost. */
-    public Long renew(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
+    public @Nullable Long renew(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
             throws SQLException {
         return leased(c, renewSql, scope, key, fence, claimedAt, leaseMillis);
     }
@@ -352,7 +356,7 @@ public final class EffectStatements {
     }
 
     /** A fenced statement that starts a lease of {@code leaseMillis} and returns one number, or null. */
-    private static Long leased(Connection c, String sql, Scope scope, IdempotencyKey key, long fence, Instant claimedAt,
+    private static @Nullable Long leased(Connection c, String sql, Scope scope, IdempotencyKey key, long fence, Instant claimedAt,
             long leaseMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setLong(1, leaseMillis);
@@ -370,8 +374,8 @@ public final class EffectStatements {
     }
 
     /** An operator's outcome for a claim needing reconciliation: its request and start, or null if it is not one. */
-    public Resolved resolve(Connection c, Scope scope, IdempotencyKey key, String effect, ClaimState state, byte[] result,
-            long ttlMillis) throws SQLException {
+    public @Nullable Resolved resolve(Connection c, Scope scope, IdempotencyKey key, String effect, ClaimState state,
+            byte @Nullable [] result, long ttlMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(resolveSql)) {
             ps.setString(bindOutcome(ps, state, result, ttlMillis, scope, key), effect);
             try (ResultSet rs = ps.executeQuery()) {
@@ -388,7 +392,7 @@ public final class EffectStatements {
         return java.time.OffsetDateTime.ofInstant(claimedAt, java.time.ZoneOffset.UTC);
     }
 
-    private static Instant instant(ResultSet rs, int column) throws SQLException {
+    private static @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
         Timestamp t = rs.getTimestamp(column);
         return t == null ? null : t.toInstant();
     }

@@ -3,6 +3,7 @@ package io.github.idemtx.jooq.internal.store;
 import io.github.idemtx.core.Failure;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How a recorded {@link Failure} is stored in the claim's result column: a version byte, the
@@ -25,7 +26,7 @@ public final class FailureEncoding {
                 .array();
     }
 
-    public static Failure decode(byte[] stored) {
+    public static Failure decode(byte @Nullable [] stored) {
         if (stored == null || stored.length < 3 || stored[0] != VERSION) {
             throw new IllegalArgumentException("not a recorded failure");
         }

@@ -3,7 +3,6 @@ package io.github.idemtx.jooq.internal.store;
 import io.github.idemtx.core.UnsupportedDatabaseException;
 import java.sql.SQLException;
 import java.util.IdentityHashMap;
-import java.util.Map;
 import org.postgresql.util.PSQLException;
 
 /** Finds the SQLSTATE behind an exception, however the work or jOOQ wrapped it. */
@@ -127,8 +126,9 @@ public final class SqlStates {
     }
 
     /** Whether an SQLException of the cause chain, or one chained behind it as its next exception, matches. */
+    @SuppressWarnings("ReferenceEquality") // identity on purpose: an exception chained behind itself would loop
     private static boolean anyException(Throwable t, java.util.function.Predicate<SQLException> matches) {
-        Map<Throwable, Boolean> seen = new IdentityHashMap<>();
+        IdentityHashMap<Throwable, Boolean> seen = new IdentityHashMap<>();
         for (Throwable c = t; c != null && seen.put(c, Boolean.TRUE) == null; c = c.getCause()) {
             if (c instanceof SQLException sql) {
                 for (SQLException s = sql; s != null; s = s.getNextException()) {

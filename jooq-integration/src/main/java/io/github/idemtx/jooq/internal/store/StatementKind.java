@@ -1,5 +1,7 @@
 package io.github.idemtx.jooq.internal.store;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Which protocol statement a SQL text is. Every statement of the store layer starts with its kind's
  * tag, a comment such as {@code /* idemtx:claim *}{@code /}, which PostgreSQL ignores and which shows
@@ -52,7 +54,7 @@ public enum StatementKind {
     }
 
     /** The kind of {@code sql}, or null when it is not one of the library's statements. */
-    public static StatementKind of(String sql) {
+    public static @Nullable StatementKind of(@Nullable String sql) {
         if (sql == null || !sql.startsWith(PREFIX)) {
             return null;
         }

@@ -8,6 +8,8 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.Scope;
 import java.time.Instant;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Results and failures as the claim table stores them: through the codec, within the policy's size
@@ -24,7 +26,7 @@ public final class StoredValues<T> {
     }
 
     /** The bytes to store for {@code value} (null for null); what it throws means nothing was committed. */
-    public byte[] encode(Scope scope, IdempotencyKey key, T value) {
+    public byte @Nullable [] encode(Scope scope, IdempotencyKey key, @Nullable T value) {
         if (value == null) {
             return null;
         }
@@ -46,7 +48,7 @@ public final class StoredValues<T> {
     }
 
     /** The value stored as {@code stored} (null for null). */
-    public T decode(Scope scope, IdempotencyKey key, byte[] stored) {
+    public @Nullable T decode(Scope scope, IdempotencyKey key, byte @Nullable [] stored) {
         if (stored == null) {
             return null;
         }
@@ -61,16 +63,19 @@ public final class StoredValues<T> {
      * The answer a settled row gives a later call: its result replayed, or its failure as a replayed
      * rejection; null when the row holds no answer (the caller decides).
      */
-    public Outcome<T> settled(Scope scope, IdempotencyKey key, ClaimRow row) {
+    public @Nullable Outcome<T> settled(Scope scope, IdempotencyKey key, ClaimRow row) {
         return switch (row.state()) {
-            case SUCCEEDED -> new Outcome.Replayed<>(decode(scope, key, row.result()), row.completedAt());
-            case FAILED -> new Outcome.Rejected<>(decodeFailure(scope, key, row.result()), row.completedAt(), true);
+            // a settled row has its completion time (Replayed and Rejected would throw the same without it)
+            case SUCCEEDED -> new Outcome.Replayed<>(decode(scope, key, row.result()),
+                    Objects.requireNonNull(row.completedAt(), "completedAt"));
+            case FAILED -> new Outcome.Rejected<>(decodeFailure(scope, key, row.result()),
+                    Objects.requireNonNull(row.completedAt(), "recordedAt"), true);
             case RUNNING, IN_FLIGHT, NEEDS_RECONCILIATION -> null;
         };
     }
 
     /** The failure stored as {@code stored}. */
-    public static Failure decodeFailure(Scope scope, IdempotencyKey key, byte[] stored) {
+    public static Failure decodeFailure(Scope scope, IdempotencyKey key, byte @Nullable [] stored) {
         try {
             return FailureEncoding.decode(stored);
         } catch (RuntimeException e) {

@@ -7,4 +7,7 @@
  * a key, the encoding of stored values and what the server's SQLSTATEs mean. Depends on no other
  * layer.
  */
+@NullMarked
 package io.github.idemtx.jooq.internal.store;
+
+import org.jspecify.annotations.NullMarked;

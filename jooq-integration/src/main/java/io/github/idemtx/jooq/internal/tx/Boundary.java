@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import org.jooq.exception.DataAccessException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where an attempt's changes live and how it ends them: a transaction of its own, or a savepoint in
@@ -15,7 +16,7 @@ public interface Boundary {
     void abandon();
 
     /** Undoes the work's writes but stays open for the failure to be recorded; the failure of that, if any. */
-    SQLException undoWork();
+    @Nullable SQLException undoWork();
 
     /** Keeps what was written: commits, or releases the savepoint. */
     void keep();
@@ -38,7 +39,7 @@ public interface Boundary {
             }
 
             @Override
-            public SQLException undoWork() {
+            public @Nullable SQLException undoWork() {
                 return Jdbc.undo(connection, null);
             }
 
@@ -76,7 +77,7 @@ public interface Boundary {
             }
 
             @Override
-            public SQLException undoWork() {
+            public @Nullable SQLException undoWork() {
                 return Jdbc.undo(connection, savepoint);
             }
 

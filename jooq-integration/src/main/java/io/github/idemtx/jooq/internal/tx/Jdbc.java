@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import org.jooq.exception.DataAccessException;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
@@ -55,7 +56,7 @@ public final class Jdbc {
      * {@link TransactionState#IDLE} when none is; null for a connection that is not pgjdbc's.
      * Only ever used to tidy a connection the library already owns, never to decide ownership.
      */
-    public static TransactionState transactionState(Connection connection) {
+    public static @Nullable TransactionState transactionState(Connection connection) {
         try {
             return connection.isWrapperFor(BaseConnection.class)
                     ? connection.unwrap(BaseConnection.class).getTransactionState()
@@ -101,7 +102,7 @@ public final class Jdbc {
      * Rolls back the transaction, or to {@code savepoint} when it is not null; returns the failure
      * of that, null when it worked.
      */
-    public static SQLException undo(Connection connection, Savepoint savepoint) {
+    public static @Nullable SQLException undo(Connection connection, @Nullable Savepoint savepoint) {
         try {
             if (savepoint == null) {
                 connection.rollback();

@@ -5,6 +5,7 @@ import java.lang.reflect.Field;
 import java.util.Map;
 import org.jooq.Configuration;
 import org.jooq.impl.ThreadLocalTransactionProvider;
+import org.jspecify.annotations.Nullable;
 
 /**
  * jOOQ's own transaction styles:
@@ -25,7 +26,8 @@ public final class JooqTransactionDetector implements TransactionDetector {
     /** The key under which jOOQ's DefaultTransactionProvider keeps an open transaction's connection. */
     private static final String OPEN_TRANSACTION_KEY = "DATA_DEFAULT_TRANSACTION_PROVIDER_CONNECTION";
 
-    private static final Field THREAD_BOUND_CONNECTION = threadBoundConnectionField();
+    private static final @Nullable Field THREAD_BOUND_CONNECTION
+ = threadBoundConnectionField();
 
     @Override
     public Detection detect(Configuration configuration) {
@@ -67,7 +69,7 @@ public final class JooqTransactionDetector implements TransactionDetector {
         }
     }
 
-    private static Field threadBoundConnectionField() {
+    private static @Nullable Field threadBoundConnectionField() {
         try {
             Field f = ThreadLocalTransactionProvider.class.getDeclaredField("localTxConnection");
             f.setAccessible(true);

@@ -14,6 +14,7 @@ import org.jooq.Configuration;
 import org.jooq.ConnectionProvider;
 import org.jooq.impl.DataSourceConnectionProvider;
 import org.jooq.impl.DefaultConnectionProvider;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides, for one call, whether it owns its transaction or joins the caller's: from the stated
@@ -80,7 +81,8 @@ public final class TransactionOwnership {
      *
      * @param detector the detector that answered, or null when none did
      */
-    public record Detected(Detection answer, TransactionDetector detector) {
+    public record Detected(Detection answer, @Nullable TransactionDetector detector) {
+
 
         /** The answering detector's class name, or "no detector". */
         public String by() {
@@ -111,8 +113,8 @@ public final class TransactionOwnership {
      * Decides for {@code connection}, which {@code configuration}'s provider handed out; throws
      * {@link TransactionOwnershipException} (scope and key may be null, for a purge) when it cannot.
      */
-    public Decision decide(Configuration configuration, Detected detected, Connection connection, Scope scope,
-            IdempotencyKey key) {
+    public Decision decide(Configuration configuration, Detected detected, Connection connection, @Nullable Scope scope,
+            @Nullable IdempotencyKey key) {
         ConnectionProvider provider = configuration.connectionProvider();
         boolean bound = provider instanceof DefaultConnectionProvider;
         boolean autoCommit = Jdbc.autoCommit(connection);
@@ -120,7 +122,7 @@ public final class TransactionOwnership {
             throw refuse(scope, key, "the connection is read-only (a read-only transaction, or a pool set to readOnly):"
                     + " the claim and the result must be written; run it in a read-write transaction");
         }
-        switch (mode) {
+        return switch (mode) {
             case OWN -> {
                 if (detected.answer() == Detection.ACTIVE) {
                     throw refuse(scope, key, ownBecause + " but a transaction of the caller is open"
@@ -131,7 +133,7 @@ public final class TransactionOwnership {
                             + " transaction the caller manages (auto-commit off): committing would split it; " + ownFix
                             + ", or give a DSLContext over a DataSource");
                 }
-                return Decision.OWN;
+                yield Decision.OWN;
             }
             case JOIN -> {
                 if (detected.answer() == Detection.NONE) {
@@ -143,16 +145,14 @@ public final class TransactionOwnership {
                             + " in auto-commit mode, so no transaction is open to join: open one around the call, or"
                             + " use DETECT");
                 }
-                return Decision.JOIN;
+                yield Decision.JOIN;
             }
-            default -> {
-                return detect(configuration, detected, provider, bound, autoCommit, scope, key);
-            }
-        }
+            default -> detect(configuration, detected, provider, bound, autoCommit, scope, key);
+        };
     }
 
     private Decision detect(Configuration configuration, Detected detected, ConnectionProvider provider, boolean bound,
-            boolean autoCommit, Scope scope, IdempotencyKey key) {
+            boolean autoCommit, @Nullable Scope scope, @Nullable IdempotencyKey key) {
         if (detected.answer() == Detection.ACTIVE) {
             if (autoCommit) {
                 throw refuse(scope, key, detected.by() + " reports an open transaction, but the"
@@ -212,7 +212,7 @@ public final class TransactionOwnership {
         return false;
     }
 
-    private static TransactionOwnershipException refuse(Scope scope, IdempotencyKey key, String why) {
+    private static TransactionOwnershipException refuse(@Nullable Scope scope, @Nullable IdempotencyKey key, String why) {
         return new TransactionOwnershipException(scope, key, "refused before running anything: " + why);
     }
 }

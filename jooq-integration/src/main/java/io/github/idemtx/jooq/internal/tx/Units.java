@@ -15,6 +15,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jooq.exception.DataAccessException;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.core.TransactionState;
 
 /**
@@ -39,7 +40,8 @@ public final class Units {
      *
      * @param scope the call's scope, or null for a purge (for the refusal's message)
      */
-    public static <R> R inOwnTransaction(Connection connection, Scope scope, IdempotencyKey key, Supplier<R> unit) {
+    public static <R> R inOwnTransaction(Connection connection, @Nullable Scope scope, @Nullable IdempotencyKey key,
+            Supplier<R> unit) {
         boolean wasAutoCommit = Jdbc.autoCommit(connection);
         if (wasAutoCommit) {
             Jdbc.setAutoCommit(connection, false);
@@ -82,8 +84,8 @@ public final class Units {
      * deadlock (up to the policy's attempts, with backoff) and after a {@link Superseded} wait
      * (not counted: the call's one deadline bounds those).
      */
-    public static <R> R retrying(Connection connection, IdempotencyPolicy policy, Scope scope, IdempotencyKey key,
-            Function<Boundary, R> attempt) {
+    public static <R> R retrying(Connection connection, IdempotencyPolicy policy, @Nullable Scope scope,
+            @Nullable IdempotencyKey key, Function<Boundary, R> attempt) {
         Boundary own = Boundary.ownTransaction(connection);
         return inOwnTransaction(connection, scope, key, () -> {
             for (int attempts = 1; ; ) {
@@ -97,7 +99,7 @@ public final class Units {
                     }
                     rollbackBeforeRetry(connection, e);
                     if (attempts >= policy.maxAttempts()) {
-                        throw new RetriesExhaustedException(scope, key, attempts, e);
+                        throw exhausted(scope, key, attempts, e);
                     }
                     pause(policy, scope, key, attempts, e);
                     attempts++;
@@ -176,7 +178,20 @@ public final class Units {
         }
     }
 
-    private static void pause(IdempotencyPolicy policy, Scope scope, IdempotencyKey key, int attempt, Throwable cause) {
+    /**
+     * The exception for a unit whose every attempt failed. A recovery pass of {@code ExternalEffect}
+     * has no call's scope or key: they are null then, as its superclass {@code IdempotencyException}
+     * allows (and prints), though core's constructor does not declare them nullable.
+     */
+    @SuppressWarnings("NullAway") // null scope and key reach IdempotencyException's @Nullable ones unchanged
+    private static RetriesExhaustedException exhausted(@Nullable Scope scope, @Nullable IdempotencyKey key, int attempts,
+            RuntimeException cause) {
+        return new RetriesExhaustedException(scope, key, attempts, cause);
+    }
+
+    private static void pause(
+IdempotencyPolicy policy, @Nullable Scope scope, @Nullable IdempotencyKey key, int attempt,
+            Throwable cause) {
         long nanos = Backoff.delayNanos(attempt, policy.initialBackoff().toNanos(), policy.maxBackoff().toNanos(),
                 ThreadLocalRandom.current().nextDouble());
         if (nanos <= 0) {
@@ -199,7 +214,7 @@ public final class Units {
      * thrown only if the connection is still open, since one that died since (the pool closed it on a
      * failure a tidy-up step met) is one the pool discards anyway.
      */
-    private static void restoreAutoCommit(Connection connection, Throwable failure) {
+    private static void restoreAutoCommit(Connection connection, @Nullable Throwable failure) {
         try {
             Jdbc.setAutoCommit(connection, true);
         } catch (RuntimeException e) {

@@ -29,6 +29,7 @@ import java.util.concurrent.Executor;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
 import org.jooq.impl.DefaultConnectionProvider;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
@@ -51,13 +52,12 @@ public final class WorkGuard {
 
     private final Connection raw;
     private final Connection guarded;
-    private final boolean openBefore;
-    private String attempted;
+    private @Nullable String attempted;
     /** What ended the transaction past the guard, seen at a later call or after the work; null while none did. */
-    private String endedPast;
+    private @Nullable String endedPast;
     /** Whether a transaction was seen open on the connection (or known open before the work). */
     private boolean sawOpen;
-    private BaseConnection driver;
+    private @Nullable BaseConnection driver;
 
     /**
      * @param raw the unit's connection, auto-commit off
@@ -66,7 +66,6 @@ public final class WorkGuard {
      */
     public WorkGuard(Connection raw, boolean openBefore) {
         this.raw = raw;
-        this.openBefore = openBefore;
         this.sawOpen = openBefore;
         this.guarded = new Guarded();
     }
@@ -91,7 +90,7 @@ public final class WorkGuard {
      * After the work threw {@code failure}: the refusal to throw instead (with {@code failure} as
      * its cause) when the work tried to end or ended its transaction, else null.
      */
-    public WorkEndedTransactionException refusal(Scope scope, IdempotencyKey key, Throwable failure) {
+    public @Nullable WorkEndedTransactionException refusal(Scope scope, IdempotencyKey key, @Nullable Throwable failure) {
         if (attempted != null) {
             return new WorkEndedTransactionException(scope, key, attempted, false, failure);
         }
@@ -105,7 +104,7 @@ public final class WorkGuard {
      * (the driver's connection unwrapped). A transaction never seen open says nothing: a work whose
      * first statement failed before it was sent has none. Null while it is still open.
      */
-    private String endedNow() {
+    private @Nullable String endedNow() {
         try {
             if (raw.isClosed()) {
                 return null; // a lost connection, not the work's doing: the flow reports it as such
@@ -127,7 +126,7 @@ public final class WorkGuard {
         return sawOpen ? "a COMMIT or ROLLBACK past the guard (on the driver's own connection)" : null;
     }
 
-    private TransactionState state() {
+    private @Nullable TransactionState state() {
         try {
             if (driver == null) {
                 if (!raw.isWrapperFor(BaseConnection.class)) {
@@ -175,7 +174,7 @@ public final class WorkGuard {
      * The transaction-ending command some statement of {@code sql} starts with (lower case, e.g.
      * "commit"), or null. Semicolons inside quotes, dollar quotes and comments do not split.
      */
-    public static String endingVerb(String sql) {
+    public static @Nullable String endingVerb(@Nullable String sql) {
         if (sql == null) {
             return null;
         }
@@ -192,12 +191,10 @@ public final class WorkGuard {
         return null;
     }
 
-    private static String verbAt(String sql, int i) {
+    private static @Nullable String verbAt(String sql, int i) {
         String word = word(sql, i);
-        switch (word) {
-            case "commit", "end", "abort" -> {
-                return word;
-            }
+        return switch (word) {
+            case "commit", "end", "abort" -> word;
             case "rollback" -> {
                 int j = skipBlank(sql, i + word.length());
                 String next = word(sql, j);
@@ -206,21 +203,19 @@ public final class WorkGuard {
                     next = word(sql, j);
                 }
                 if (next.equals("to")) {
-                    return null; // ROLLBACK TO SAVEPOINT: the work's own savepoint
+                    yield null; // ROLLBACK TO SAVEPOINT: the work's own savepoint
                 }
                 if (next.equals("prepared")) {
-                    return null; // fails inside a transaction block anyway
+                    yield null; // fails inside a transaction block anyway
                 }
-                return word;
+                yield word;
             }
             case "prepare" -> {
                 int j = skipBlank(sql, i + word.length());
-                return word(sql, j).equals("transaction") ? "prepare transaction" : null;
+                yield word(sql, j).equals("transaction") ? "prepare transaction" : null;
             }
-            default -> {
-                return null;
-            }
-        }
+            default -> null;
+        };
     }
 
     private static String word(String sql, int i) {

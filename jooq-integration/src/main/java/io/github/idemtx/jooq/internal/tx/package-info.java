@@ -4,4 +4,7 @@
  * the guard that keeps a work from ending it. Depends on the store layer only for what the
  * server's SQLSTATEs mean.
  */
+@NullMarked
 package io.github.idemtx.jooq.internal.tx;
+
+import org.jspecify.annotations.NullMarked;

@@ -29,11 +29,13 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DefaultConnectionProvider;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One attempt of the protocol (docs/claim-protocol.md): claim, work, record, and the mapping of
@@ -146,14 +148,14 @@ public final class ClaimFlow<T> {
                 timings.recording(mark);
             }
         }
-        switch (recorded) {
+        return switch (recorded) {
             case COMMITTED -> {
                 keep(boundary, call); // a no-op: the insert carried the COMMIT
-                return new Outcome.Executed<>(value);
+                yield new Outcome.Executed<>(value);
             }
             case TIMED_OUT -> {
                 discard(boundary);
-                return new Outcome.InProgress<>(policy.retryAfter());
+                yield new Outcome.InProgress<>(policy.retryAfter());
             }
             case TAKEN -> {
                 // nothing of this attempt commits; a live row answers, else claim it as READ_FIRST does
@@ -167,12 +169,12 @@ public final class ClaimFlow<T> {
                 }
                 if (answered != null) {
                     discard(boundary); // a no-op: no transaction is open
-                    return answer(call, answered);
+                    yield answer(call, answered);
                 }
-                return attemptReadFirst(connection, call, boundary, false);
+                yield attemptReadFirst(connection, call, boundary, false);
             }
             default -> throw new IllegalStateException(String.valueOf(recorded));
-        }
+        };
     }
 
     /**
@@ -181,7 +183,7 @@ public final class ClaimFlow<T> {
      * that row, whose answer is this call's, the savepoint released; null when the call is not
      * joined, the failure is another, or the read finds no answer (REPEATABLE READ): throw {@code e}.
      */
-    private Outcome<T> joinedRaceAnswer(Connection connection, Call call, Boundary boundary, DataAccessException e) {
+    private @Nullable Outcome<T> joinedRaceAnswer(Connection connection, Call call, Boundary boundary, DataAccessException e) {
         if (!boundary.joined() || !SqlStates.has(e, SqlStates.SERIALIZATION_FAILURE)) {
             return null;
         }
@@ -211,13 +213,13 @@ public final class ClaimFlow<T> {
      * ended; null when it has none, {@code e} (with any failure of this probe suppressed into it)
      * to be thrown by the caller, who also undoes the boundary.
      */
-    private Outcome<T> answeredDespite(Connection connection, Call call, Boundary boundary, Exception e) {
+    private @Nullable Outcome<T> answeredDespite(Connection connection, Call call, Boundary boundary, Exception e) {
         SQLException rollbackFailure = boundary.undoWork();
         if (rollbackFailure != null) {
             e.addSuppressed(rollbackFailure); // the connection is gone: the first failure says how
             return null;
         }
-        Claim claimed;
+        @Nullable Claim claimed;
         try {
             // no waiting: a key another transaction holds (null) has no answer yet
             claimed = sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes());
@@ -393,8 +395,8 @@ public final class ClaimFlow<T> {
     }
 
     /** See {@link ClaimStatements#record}: {@code commit} sends the COMMIT with the row where it can, and returns null then. */
-    private Instant record(Connection connection, Call call, Claim.Held held, ClaimState state, byte[] result, boolean commit,
-            boolean joined) {
+    private @Nullable Instant record(Connection connection, Call call, Claim.Held held, ClaimState state,
+            byte @Nullable [] result, boolean commit, boolean joined) {
         try {
             return sql.record(connection, held, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
                     state, result, ttlMillis, commit, joined);
@@ -415,7 +417,9 @@ public final class ClaimFlow<T> {
         Failure recorded = FailureEncoding.decode(encoded);
         return switch (claim(connection, call, Timings.NONE)) { // the caller counts it as recording
             case Claim.Held held -> {
-                Instant recordedAt = record(connection, call, held, ClaimState.FAILED, encoded, false, joined);
+                // without commit, record() returns the completion time (Rejected would throw the same without it)
+                Instant recordedAt = Objects.requireNonNull(
+                        record(connection, call, held, ClaimState.FAILED, encoded, false, joined), "recordedAt");
                 yield new Outcome.Rejected<>(recorded, recordedAt, false);
             }
             case Claim.Answered answered -> answer(call, answered);
@@ -442,7 +446,8 @@ public final class ClaimFlow<T> {
      *     (with whatever the work threw as its cause)
      */
     @SuppressWarnings("unchecked")
-    private T execute(Call call, Connection connection, Boundary boundary, boolean openBefore) throws Exception {
+    private @Nullable T execute(Call call, Connection connection, Boundary boundary, boolean openBefore)
+            throws Exception {
         WorkGuard guard = new WorkGuard(connection, openBefore || boundary.joined());
         T value;
         try {
@@ -512,7 +517,7 @@ public final class ClaimFlow<T> {
         return new WorkFailedException(call.scope(), call.key(), e);
     }
 
-    private byte[] encode(Call call, T value) {
+    private byte @Nullable [] encode(Call call, @Nullable T value) {
         return values.encode(call.scope(), call.key(), value);
     }
 }

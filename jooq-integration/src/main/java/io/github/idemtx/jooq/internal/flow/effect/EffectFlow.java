@@ -36,10 +36,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.jooq.Configuration;
 import org.jooq.exception.DataAccessException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The external-effect protocol (docs/claim-protocol.md, "External effects"): phase 1 commits the
@@ -65,7 +67,7 @@ public final class EffectFlow<R, T> {
     private final List<Duration> lookupSchedule;
     private final boolean readAfterWrite;
     /** {@code remote} when it writes before the call; null when not: the claim then carries its own COMMIT. */
-    private final Remote.Holding<R, T> holding;
+    private final Remote.@Nullable Holding<R, T> holding;
     private final Jdbc.ServerCheck serverCheck = new Jdbc.ServerCheck();
 
     public EffectFlow(Configuration configuration, IdempotencyPolicy policy, TransactionOwnership ownership,
@@ -96,7 +98,7 @@ public final class EffectFlow<R, T> {
      * {@code request} is null, and what needs only the downstream key (a lookup, a record, an
      * operator's resolution) still works.
      */
-    public record DecodedRequest<R>(R request, String problem) {}
+    public record DecodedRequest<R>(@Nullable R request, @Nullable String problem) {}
 
     /** What phase 1 found, carried out of its transaction. */
     private sealed interface Found<R> {
@@ -159,13 +161,15 @@ public final class EffectFlow<R, T> {
                     }
                     if (row.leaseExpired()) {
                         long takeoverStart = System.nanoTime();
+                        // an effect's row, as read() reads it, has its start (created_at is NOT NULL)
+                        Instant claimedAt = Objects.requireNonNull(row.createdAt(), "createdAt");
                         Long fence = inTransaction(scope, key,
-                                c -> sql.takeOver(c, scope, key, row.fence(), row.createdAt(), lease.toMillis()), false);
+                                c -> sql.takeOver(c, scope, key, row.fence(), claimedAt, lease.toMillis()), false);
                         if (fence != null) {
                             // a request stored before a deploy may no longer decode: the retry carries it (its fingerprint matched)
                             R stored = decodeRequest(scope, key, row.request()).request();
-                            Intent<R> intent = intent(scope, key, stored != null ? stored : request, fence, row.createdAt());
-                            return settle(new Hold<>(intent, row.createdAt(), takeoverStart, row.lookups(), false, null))
+                            Intent<R> intent = intent(scope, key, stored != null ? stored : request, fence, claimedAt);
+                            return settle(new Hold<>(intent, claimedAt, takeoverStart, row.lookups(), false, null))
                                     .outcome();
                         }
                         continue; // another caller or the recoverer took it over first
@@ -184,7 +188,7 @@ public final class EffectFlow<R, T> {
      * Phase 1 in a transaction of its own: the claim committed in flight with {@link Remote.Holding#before}'s
      * local writes, or what is there instead.
      */
-    private Found<R> claim(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request, byte[] encodedRequest,
+    private Found<R> claim(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request, byte @Nullable [] encodedRequest,
             long waitMs, long claimStart) {
         try {
             return inTransaction(scope, key, c -> {
@@ -274,7 +278,7 @@ public final class EffectFlow<R, T> {
     }
 
     /** The stored request decoded, or why it no longer decodes; never throws for the codec's sake. */
-    public DecodedRequest<R> decodeRequest(Scope scope, IdempotencyKey key, byte[] stored) {
+    public DecodedRequest<R> decodeRequest(Scope scope, IdempotencyKey key, byte @Nullable [] stored) {
         try {
             return new DecodedRequest<>(requests.decode(scope, key, stored), null);
         } catch (RuntimeException e) {
@@ -288,7 +292,7 @@ public final class EffectFlow<R, T> {
     }
 
     /** An operator's outcome for a claim needing reconciliation, with the local writes it implies; false if it is not one. */
-    public boolean resolve(Scope scope, IdempotencyKey key, T result, Failure failure) {
+    public boolean resolve(Scope scope, IdempotencyKey key, @Nullable T result, @Nullable Failure failure) {
         byte[] stored = failure != null ? FailureEncoding.encode(failure) : results.encode(scope, key, result);
         ClaimState state = failure != null ? ClaimState.FAILED : ClaimState.SUCCEEDED;
         return inTransaction(scope, key, c -> {
@@ -321,7 +325,7 @@ public final class EffectFlow<R, T> {
      * when it does; then it is never sent again).
      */
     private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups, boolean counts,
-            String undecodable) {}
+            @Nullable String undecodable) {}
 
     /** Phase 2 and 3: calls the remote with the claim held, records its answer or releases the lease. */
     private Step<T> callAndRecord(Hold<R> hold, boolean resent) {
@@ -381,7 +385,7 @@ public final class EffectFlow<R, T> {
         };
     }
 
-    private Step<T> recordApplied(Hold<R> hold, T result, Settled how) {
+    private Step<T> recordApplied(Hold<R> hold, @Nullable T result, Settled how) {
         Intent<R> intent = hold.intent();
         byte[] stored;
         try {
@@ -407,7 +411,7 @@ public final class EffectFlow<R, T> {
      * claim stays in flight, the failure counts as an unanswered lookup, and after the schedule it
      * waits for an operator; the caller gets {@code Unknown}.
      */
-    private Step<T> record(Hold<R> hold, ClaimState state, byte[] stored, LocalWrites writes,
+    private Step<T> record(Hold<R> hold, ClaimState state, byte @Nullable [] stored, LocalWrites writes,
             Function<Instant, RemoteOutcome<T>> answer, Settled how) {
         Intent<R> intent = hold.intent();
         Recorded recorded;
@@ -453,11 +457,12 @@ public final class EffectFlow<R, T> {
      * answer recorded is no news; any other is a contradiction an operator must look at, so it is
      * logged as an error with everything needed to find it at the remote.
      */
-    private Step<T> unrecorded(Hold<R> hold, ClaimState state, byte[] stored) {
+    private Step<T> unrecorded(Hold<R> hold, ClaimState state, byte @Nullable [] stored) {
         Intent<R> intent = hold.intent();
         ClaimRow row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
-        boolean sameClaim = row != null && row.createdAt().equals(hold.claimedAt());
-        if (sameClaim && row.state() == state && Arrays.equals(row.result(), stored)) {
+        // the row of this holder's claim, null when it is gone or was claimed anew
+        ClaimRow same = row != null && hold.claimedAt().equals(row.createdAt()) ? row : null;
+        if (same != null && same.state() == state && Arrays.equals(same.result(), stored)) {
             LOG.log(System.Logger.Level.DEBUG, () -> "idemtx: " + effect + " " + describe(intent)
                     + ": a late answer, the same as the one recorded");
         } else {
@@ -465,8 +470,8 @@ public final class EffectFlow<R, T> {
                     + " it (" + (state == ClaimState.SUCCEEDED ? "result" : "failure") + " of "
                     + (stored == null ? 0 : stored.length) + " bytes)"
                     + " after this holder's lease was taken over, but the claim "
-                    + (!sameClaim ? "is gone or was claimed anew" : "records " + (row.state() == ClaimState.SUCCEEDED
-                            ? "another result" : row.state() == ClaimState.FAILED ? "a refusal" : "state " + row.state()))
+                    + (same == null ? "is gone or was claimed anew" : "records " + (same.state() == ClaimState.SUCCEEDED
+                            ? "another result" : same.state() == ClaimState.FAILED ? "a refusal" : "state " + same.state()))
                     + ": not recorded; reconcile it with the remote by its downstream key");
         }
         RemoteOutcome<T> now = row == null || row.state() == ClaimState.IN_FLIGHT
@@ -542,7 +547,8 @@ public final class EffectFlow<R, T> {
 
     private RemoteOutcome<T> answer(Scope scope, IdempotencyKey key, ClaimRow row) {
         if (row.state() == ClaimState.NEEDS_RECONCILIATION) {
-            return new RemoteOutcome.NeedsReconciliation<>(row.completedAt());
+            // the time it was handed over (NeedsReconciliation would throw the same without it)
+            return new RemoteOutcome.NeedsReconciliation<>(Objects.requireNonNull(row.completedAt(), "since"));
         }
         Outcome<T> settled = results.settled(scope, key, row);
         return settled != null ? settled : new Outcome.InProgress<>(policy.retryAfter());
@@ -570,7 +576,7 @@ public final class EffectFlow<R, T> {
         }
     }
 
-    private RemoteOutcome<T> recordRefusalBeforeCall(Scope scope, IdempotencyKey key, Fingerprint fingerprint, Failure failure) {
+    private @Nullable RemoteOutcome<T> recordRefusalBeforeCall(Scope scope, IdempotencyKey key, Fingerprint fingerprint, Failure failure) {
         Instant at = inTransaction(scope, key, c -> sql.fail(c, scope, key, fingerprint.bytes(),
                 FailureEncoding.encode(failure), policy.ttl().toMillis(), effect), false);
         return at == null ? null : new Outcome.Rejected<>(failure, at, false);
@@ -597,7 +603,7 @@ public final class EffectFlow<R, T> {
     }
 
     @FunctionalInterface
-    private interface SqlUnit<V> {
+    private interface SqlUnit<V extends @Nullable Object> {
         V apply(Connection connection) throws SQLException;
     }
 
@@ -606,11 +612,13 @@ public final class EffectFlow<R, T> {
      * after: no connection is held across the remote call), again after a serialization failure or
      * deadlock. {@code first} decides ownership (refused inside a caller's transaction).
      */
-    private <V> V inTransaction(Scope scope, IdempotencyKey key, SqlUnit<V> unit, boolean first) {
-        TransactionOwnership.Detected detected = first ? ownership.detect(configuration) : null;
+    private <V extends @Nullable Object> V inTransaction(@Nullable Scope scope, @Nullable IdempotencyKey key,
+            SqlUnit<V> unit, boolean first) {
+        // detected only for the first unit, which decides ownership
+        TransactionOwnership.@Nullable Detected detected = first ? ownership.detect(configuration) : null;
         return Jdbc.onConnection(configuration, connection -> {
             serverCheck.check(connection);
-            if (first) {
+            if (detected != null) {
                 ownership.decide(configuration, detected, connection, scope, key);
             }
             Function<Boundary, V> attempt = boundary -> {
@@ -628,7 +636,7 @@ public final class EffectFlow<R, T> {
 
     // ------------------------------------------------------------------ intents
 
-    private Intent<R> intent(Scope scope, IdempotencyKey key, R request, long fence, Instant claimedAt) {
+    private Intent<R> intent(Scope scope, IdempotencyKey key, @Nullable R request, long fence, Instant claimedAt) {
         return new Intent<>(scope, key, downstreamKey(scope, key, claimedAt), request, fence);
     }
 
