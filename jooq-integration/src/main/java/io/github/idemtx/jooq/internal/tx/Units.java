@@ -99,7 +99,7 @@ public final class Units {
                     }
                     rollbackBeforeRetry(connection, e);
                     if (attempts >= policy.maxAttempts()) {
-                        throw exhausted(scope, key, attempts, e);
+                        throw new RetriesExhaustedException(scope, key, attempts, e);
                     }
                     pause(policy, scope, key, attempts, e);
                     attempts++;
@@ -176,17 +176,6 @@ public final class Units {
             e.addSuppressed(failure);
             throw e;
         }
-    }
-
-    /**
-     * The exception for a unit whose every attempt failed. A recovery pass of {@code ExternalEffect}
-     * has no call's scope or key: they are null then, as its superclass {@code IdempotencyException}
-     * allows (and prints), though core's constructor does not declare them nullable.
-     */
-    @SuppressWarnings("NullAway") // null scope and key reach IdempotencyException's @Nullable ones unchanged
-    private static RetriesExhaustedException exhausted(@Nullable Scope scope, @Nullable IdempotencyKey key, int attempts,
-            RuntimeException cause) {
-        return new RetriesExhaustedException(scope, key, attempts, cause);
     }
 
     private static void pause(
