@@ -41,4 +41,76 @@ class SqlStatesTest {
                 "while inserting index tuple (0,3) in relation \"idempotency_claim\""))).isFalse();
         assertThat(SqlStates.isWaitOnClaimRow(new SQLException("no server message", "55P03"))).isFalse();
     }
+
+    @Test
+    void aRetryableFailureIsFoundHoweverDeepItIsWrappedOrChained() {
+        SQLException serialization = new SQLException("could not serialize", "40001");
+        assertThat(SqlStates.isRetryable(new DataAccessException("wrapped", new RuntimeException(serialization)))).isTrue();
+        assertThat(SqlStates.isRetryable(new SQLException("deadlock detected", "40P01"))).isTrue();
+        SQLException batch = new SQLException("batch failed", "22000");
+        batch.setNextException(new SQLException("deadlock detected", "40P01"));
+        assertThat(SqlStates.isRetryable(batch)).as("the next exception counts").isTrue();
+        assertThat(SqlStates.isRetryable(new SQLException("duplicate key", "23505"))).isFalse();
+        assertThat(SqlStates.isRetryable(new SQLException("no state"))).isFalse();
+        assertThat(SqlStates.isRetryable(new IllegalStateException("no SQL at all"))).isFalse();
+        assertThat(SqlStates.has(new DataAccessException("x", new SQLException("y", "23505")), SqlStates.UNIQUE_VIOLATION))
+                .isTrue();
+        assertThat(SqlStates.has(new SQLException("y", "23505"), SqlStates.LOCK_NOT_AVAILABLE)).isFalse();
+    }
+
+    @Test
+    void aCauseChainThatLoopsEndsTheSearch() {
+        SQLException self = new SQLException("loops", "22000");
+        self.setNextException(self);
+        RuntimeException a = new RuntimeException("a");
+        RuntimeException b = new RuntimeException("b", a);
+        a.initCause(b);
+        assertThat(SqlStates.isRetryable(self)).isFalse();
+        assertThat(SqlStates.isRetryable(a)).isFalse();
+    }
+
+    @Test
+    void theConnectionIsLostOnClass08AndTheServersShutdownStatesOnly() {
+        for (String state : new String[] {"08000", "08003", "08006", "08P01", "57P01", "57P02", "57P03"}) {
+            assertThat(SqlStates.isConnectionLossState(state)).as(state).isTrue();
+            assertThat(SqlStates.isConnectionLoss(new SQLException("gone", state))).as(state).isTrue();
+        }
+        for (String state : new String[] {"57014", "57P04", "40001", "23505", "58P01"}) {
+            assertThat(SqlStates.isConnectionLossState(state)).as(state).isFalse();
+        }
+        assertThat(SqlStates.isConnectionLossState(null)).isFalse();
+        assertThat(SqlStates.isConnectionLoss(new SQLException("no state"))).isFalse();
+    }
+
+    @Test
+    void aStatementTimeoutIsToldApartFromACancelRequest() {
+        assertThat(SqlStates.isStatementTimeout(new SQLException("canceling statement due to statement timeout", "57014")))
+                .isTrue();
+        assertThat(SqlStates.isStatementTimeout(new SQLException("canceling statement due to user request", "57014")))
+                .isFalse();
+        assertThat(SqlStates.isStatementTimeout(new SQLException("statement timeout", "55P03"))).isFalse();
+    }
+
+    @Test
+    void aMissingTableColumnFunctionOrSchemaMeansTheClaimTableIsNotMigrated() {
+        for (String state : new String[] {"42P01", "42703", "42883", "3F000"}) {
+            assertThat(SqlStates.isNotMigrated(new SQLException("missing", state))).as(state).isTrue();
+        }
+        assertThat(SqlStates.isNotMigrated(new SQLException("syntax", "42601"))).isFalse();
+        assertThat(SqlStates.isNotMigrated(new SQLException("no state"))).isFalse();
+
+        RuntimeException missing = SqlStates.storeFailure("the claim failed",
+                server("ERROR", "42P01", "relation \"billing.idempotency_claim\" does not exist", null), "billing");
+        assertThat(missing).isInstanceOf(io.github.idemtx.core.UnsupportedDatabaseException.class)
+                .hasMessageContaining("the claim table billing.idempotency_claim is missing or older")
+                .hasMessageContaining("(SQLSTATE 42P01: relation \"billing.idempotency_claim\" does not exist)")
+                .hasMessageContaining("IdempotencySchema.migrate(dataSource, \"billing\")");
+        RuntimeException noServerMessage = SqlStates.storeFailure("the claim failed",
+                new SQLException("driver words", "42703"), "billing");
+        assertThat(noServerMessage).hasMessageContaining("(SQLSTATE 42703: driver words)");
+
+        RuntimeException other = SqlStates.storeFailure("the claim failed", new SQLException("full", "53100"), "billing");
+        assertThat(other).isExactlyInstanceOf(DataAccessException.class)
+                .hasMessageStartingWith("the claim failed (SQLSTATE 53100)");
+    }
 }

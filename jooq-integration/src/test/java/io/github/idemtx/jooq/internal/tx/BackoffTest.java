@@ -17,6 +17,9 @@ class BackoffTest {
         assertThat(Backoff.capNanos(7, 5 * MS, 500 * MS)).isEqualTo(320 * MS);
         assertThat(Backoff.capNanos(8, 5 * MS, 500 * MS)).isEqualTo(500 * MS);
         assertThat(Backoff.capNanos(100, 5 * MS, 500 * MS)).isEqualTo(500 * MS);
+        // exactly half of an odd maximum doubles to just under it, not to it
+        assertThat(Backoff.capNanos(2, 5, 11)).isEqualTo(10);
+        assertThat(Backoff.capNanos(3, 5, 11)).isEqualTo(11);
     }
 
     @Test
