@@ -33,6 +33,7 @@ final class ArchitectureRules {
     static final String KEYS = "io.github.idemtx.keys..";
     /** Exactly the package: {@code io.github.idemtx.db.testing} is the unpublished test support. */
     static final String DB = "io.github.idemtx.db";
+
     static final String JOOQ = "io.github.idemtx.jooq..";
     static final String MICROMETER = "io.github.idemtx.micrometer..";
     static final String SPRING = "io.github.idemtx.spring..";
@@ -45,20 +46,34 @@ final class ArchitectureRules {
             .consideringOnlyDependenciesInLayers()
             // ArchitectureTest.theLibraryIsThere checks that none is empty
             .withOptionalLayers(true)
-            .layer("core").definedBy(CORE)
-            .layer("http").definedBy(HTTP)
-            .layer("keys").definedBy(KEYS)
-            .layer("db").definedBy(DB)
-            .layer("jooq").definedBy(JOOQ)
-            .layer("micrometer").definedBy(MICROMETER)
-            .layer("spring").definedBy(SPRING)
-            .whereLayer("core").mayNotAccessAnyLayer()
-            .whereLayer("http").mayOnlyAccessLayers("core")
-            .whereLayer("keys").mayOnlyAccessLayers("core")
-            .whereLayer("db").mayOnlyAccessLayers("core")
-            .whereLayer("jooq").mayOnlyAccessLayers("core", "db")
-            .whereLayer("micrometer").mayOnlyAccessLayers("core")
-            .whereLayer("spring").mayOnlyAccessLayers("core", "http", "db", "jooq", "micrometer")
+            .layer("core")
+            .definedBy(CORE)
+            .layer("http")
+            .definedBy(HTTP)
+            .layer("keys")
+            .definedBy(KEYS)
+            .layer("db")
+            .definedBy(DB)
+            .layer("jooq")
+            .definedBy(JOOQ)
+            .layer("micrometer")
+            .definedBy(MICROMETER)
+            .layer("spring")
+            .definedBy(SPRING)
+            .whereLayer("core")
+            .mayNotAccessAnyLayer()
+            .whereLayer("http")
+            .mayOnlyAccessLayers("core")
+            .whereLayer("keys")
+            .mayOnlyAccessLayers("core")
+            .whereLayer("db")
+            .mayOnlyAccessLayers("core")
+            .whereLayer("jooq")
+            .mayOnlyAccessLayers("core", "db")
+            .whereLayer("micrometer")
+            .mayOnlyAccessLayers("core")
+            .whereLayer("spring")
+            .mayOnlyAccessLayers("core", "http", "db", "jooq", "micrometer")
             .because("the modules depend one way: core <- http, keys, db <- jooq <- micrometer, spring");
 
     /**
@@ -66,26 +81,40 @@ final class ArchitectureRules {
      * others: http and keys (JsonText), jooq (Listeners).
      */
     static final ArchRule CORE_INTERNAL = classes()
-            .that().resideInAPackage("io.github.idemtx.core.internal..")
-            .should().onlyHaveDependentClassesThat().resideInAnyPackage(
-                    "io.github.idemtx.core..", "io.github.idemtx.http..", "io.github.idemtx.keys..",
+            .that()
+            .resideInAPackage("io.github.idemtx.core.internal..")
+            .should()
+            .onlyHaveDependentClassesThat()
+            .resideInAnyPackage(
+                    "io.github.idemtx.core..",
+                    "io.github.idemtx.http..",
+                    "io.github.idemtx.keys..",
                     "io.github.idemtx.jooq..")
             .because("module-info.java exports io.github.idemtx.core.internal to http, keys and jooq only");
 
     /** Every other module's internal packages are its own (module-info.java exports none of them). */
     static final ArchRule HTTP_INTERNAL = classes()
-            .that().resideInAPackage("io.github.idemtx.http.internal..")
-            .should().onlyHaveDependentClassesThat().resideInAnyPackage(HTTP)
+            .that()
+            .resideInAPackage("io.github.idemtx.http.internal..")
+            .should()
+            .onlyHaveDependentClassesThat()
+            .resideInAnyPackage(HTTP)
             .because("an internal package is the implementation of its module, exported to no one");
 
     static final ArchRule KEYS_INTERNAL = classes()
-            .that().resideInAPackage("io.github.idemtx.keys.internal..")
-            .should().onlyHaveDependentClassesThat().resideInAnyPackage(KEYS)
+            .that()
+            .resideInAPackage("io.github.idemtx.keys.internal..")
+            .should()
+            .onlyHaveDependentClassesThat()
+            .resideInAnyPackage(KEYS)
             .because("an internal package is the implementation of its module, exported to no one");
 
     static final ArchRule JOOQ_INTERNAL = classes()
-            .that().resideInAPackage("io.github.idemtx.jooq.internal..")
-            .should().onlyHaveDependentClassesThat().resideInAnyPackage(JOOQ)
+            .that()
+            .resideInAPackage("io.github.idemtx.jooq.internal..")
+            .should()
+            .onlyHaveDependentClassesThat()
+            .resideInAnyPackage(JOOQ)
             .because("an internal package is the implementation of its module, exported to no one");
 
     /**
@@ -94,8 +123,10 @@ final class ArchitectureRules {
      * supertype), so callers on the class path can never come to depend on one either.
      */
     static final ArchRule API_SIGNATURES_HIDE_INTERNALS = classes()
-            .that().resideOutsideOfPackage("..internal..")
-            .and().arePublic()
+            .that()
+            .resideOutsideOfPackage("..internal..")
+            .and()
+            .arePublic()
             .should(new ArchCondition<JavaClass>("show no ..internal.. type in their public signatures") {
                 @Override
                 public void check(JavaClass c, ConditionEvents events) {
@@ -116,8 +147,10 @@ final class ArchitectureRules {
                             types.addAll(u.getRawParameterTypes());
                             types.addAll(u.getThrowsClause().getTypes());
                         }
-                        types.stream().filter(ArchitectureRules::isInternal).forEach(t -> events.add(
-                                SimpleConditionEvent.violated(m, m.getFullName() + " shows " + t.getName())));
+                        types.stream()
+                                .filter(ArchitectureRules::isInternal)
+                                .forEach(t -> events.add(
+                                        SimpleConditionEvent.violated(m, m.getFullName() + " shows " + t.getName())));
                     }
                 }
             })
@@ -126,7 +159,8 @@ final class ArchitectureRules {
     static boolean isInternal(JavaClass type) {
         JavaClass base = type.isArray() ? type.getBaseComponentType() : type;
         return base.getPackageName().startsWith("io.github.idemtx.")
-                && (base.getPackageName().endsWith(".internal") || base.getPackageName().contains(".internal."));
+                && (base.getPackageName().endsWith(".internal")
+                        || base.getPackageName().contains(".internal."));
     }
 
     /**
@@ -141,7 +175,8 @@ final class ArchitectureRules {
         SliceRule rule = slices().matching("io.github.idemtx.(**)").should().beFreeOfCycles();
         for (String m : modulesWithInternals) {
             rule = rule.ignoreDependency(
-                    resideInAPackage("io.github.idemtx." + m + ".internal.."), resideInAPackage("io.github.idemtx." + m));
+                    resideInAPackage("io.github.idemtx." + m + ".internal.."),
+                    resideInAPackage("io.github.idemtx." + m));
         }
         String schema = "io.github.idemtx.jooq.internal.schema..";
         return rule.ignoreDependency(resideInAPackage(schema), resideInAPackage(schema));
@@ -160,28 +195,40 @@ final class ArchitectureRules {
 
     /** The store is the bottom: it knows nothing of transactions or flows. */
     static final ArchRule STORE_IS_THE_BOTTOM = noClasses()
-            .that().resideInAPackage(STORE)
-            .should().dependOnClassesThat().resideInAnyPackage(TX, FLOW)
+            .that()
+            .resideInAPackage(STORE)
+            .should()
+            .dependOnClassesThat()
+            .resideInAnyPackage(TX, FLOW)
             .allowEmptyShould(true)
             .because("the engine's layers point down: flow -> tx -> store");
 
     /** The transaction layer runs units for the flows and never calls back into them. */
     static final ArchRule TX_BELOW_FLOWS = noClasses()
-            .that().resideInAPackage(TX)
-            .should().dependOnClassesThat().resideInAPackage(FLOW)
+            .that()
+            .resideInAPackage(TX)
+            .should()
+            .dependOnClassesThat()
+            .resideInAPackage(FLOW)
             .allowEmptyShould(true)
             .because("the engine's layers point down: flow -> tx -> store");
 
     /** The claim flow and the effect flow share the layers below, never each other. */
     static final ArchRule CLAIM_FLOW_NOT_ON_EFFECT_FLOW = noClasses()
-            .that().resideInAPackage(CLAIM_FLOW)
-            .should().dependOnClassesThat().resideInAPackage(EFFECT_FLOW)
+            .that()
+            .resideInAPackage(CLAIM_FLOW)
+            .should()
+            .dependOnClassesThat()
+            .resideInAPackage(EFFECT_FLOW)
             .allowEmptyShould(true)
             .because("flows never depend on each other sideways");
 
     static final ArchRule EFFECT_FLOW_NOT_ON_CLAIM_FLOW = noClasses()
-            .that().resideInAPackage(EFFECT_FLOW)
-            .should().dependOnClassesThat().resideInAPackage(CLAIM_FLOW)
+            .that()
+            .resideInAPackage(EFFECT_FLOW)
+            .should()
+            .dependOnClassesThat()
+            .resideInAPackage(CLAIM_FLOW)
             .allowEmptyShould(true)
             .because("flows never depend on each other sideways");
 
@@ -192,14 +239,20 @@ final class ArchitectureRules {
     static final String EFFECT_FLOW_CLASS = "io\\.github\\.idemtx\\.jooq\\.internal\\.flow\\.EffectFlow\\w*(\\$.*)?";
 
     static final ArchRule CLAIM_FLOW_CLASS_NOT_ON_EFFECT_FLOW = noClasses()
-            .that().haveNameMatching(CLAIM_FLOW_CLASS)
-            .should().dependOnClassesThat().haveNameMatching(EFFECT_FLOW_CLASS)
+            .that()
+            .haveNameMatching(CLAIM_FLOW_CLASS)
+            .should()
+            .dependOnClassesThat()
+            .haveNameMatching(EFFECT_FLOW_CLASS)
             .allowEmptyShould(true)
             .because("flows never depend on each other sideways");
 
     static final ArchRule EFFECT_FLOW_CLASS_NOT_ON_CLAIM_FLOW = noClasses()
-            .that().haveNameMatching(EFFECT_FLOW_CLASS)
-            .should().dependOnClassesThat().haveNameMatching(CLAIM_FLOW_CLASS)
+            .that()
+            .haveNameMatching(EFFECT_FLOW_CLASS)
+            .should()
+            .dependOnClassesThat()
+            .haveNameMatching(CLAIM_FLOW_CLASS)
             .allowEmptyShould(true)
             .because("flows never depend on each other sideways");
 }

@@ -143,10 +143,18 @@ public final class Bench {
         List<Map<String, Object>> profile = new ArrayList<>();
         Map<String, Object> loads = new LinkedHashMap<>();
         int mainMax = o.threads().stream().mapToInt(Integer::intValue).max().orElse(1);
-        log.accept(String.format(Locale.ROOT, "bench: %s, schema %s, strategies %s, threads %s, %d round(s); about %s",
-                o.dbUrl(), schema, o.strategies(), o.threads(), o.rounds(), estimate(o)));
+        log.accept(String.format(
+                Locale.ROOT,
+                "bench: %s, schema %s, strategies %s, threads %s, %d round(s); about %s",
+                o.dbUrl(),
+                schema,
+                o.strategies(),
+                o.threads(),
+                o.rounds(),
+                estimate(o)));
 
-        try (HikariDataSource pool = db.pool("bench", o.poolSize(), null); Driver driver = new Driver(o.maxThreads(), new CpuProbe(pool, "idemtx-bench"))) {
+        try (HikariDataSource pool = db.pool("bench", o.poolSize(), null);
+                Driver driver = new Driver(o.maxThreads(), new CpuProbe(pool, "idemtx-bench"))) {
             environment(env, pool, o);
             log.accept("machine: " + env.get("summary"));
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES, BenchContext.SETTINGS);
@@ -157,29 +165,46 @@ public final class Bench {
             // the claim table is left unanalyzed, as a new table is: see ClaimTable.truncate()
 
             BenchContext.Shared shared = new BenchContext.Shared();
-            IdempotencyPolicy burstPolicy = o.burstWait() == null ? IdempotencyPolicy.defaults()
-                    : IdempotencyPolicy.defaults().toBuilder().duplicateWait(o.burstWait()).build();
+            IdempotencyPolicy burstPolicy = o.burstWait() == null
+                    ? IdempotencyPolicy.defaults()
+                    : IdempotencyPolicy.defaults().toBuilder()
+                            .duplicateWait(o.burstWait())
+                            .build();
             BenchContext ctx = new BenchContext(pool, ledger, shared, burstPolicy);
             ClaimTable table = new ClaimTable(pool, schema, shared);
             try {
                 // warm-up: JIT, pool, server-side prepared statements, completed keys for replay
-                long each = o.globalWarmup().toNanos() / Math.max(1, o.strategies().size());
-                log.accept("warm-up: " + o.globalWarmup().toMillis() / 1000.0 + " s over " + o.strategies().size() + " strategies at " + mainMax + " threads");
+                long each =
+                        o.globalWarmup().toNanos() / Math.max(1, o.strategies().size());
+                log.accept("warm-up: " + o.globalWarmup().toMillis() / 1000.0 + " s over "
+                        + o.strategies().size() + " strategies at " + mainMax + " threads");
                 List<String> warm = new ArrayList<>(o.strategies());
-                if ((warm.contains(Strategies.REPLAY) || warm.contains(Strategies.REPLAY_WORK_FIRST)) && !warm.contains(Strategies.CLAIM)) {
+                if ((warm.contains(Strategies.REPLAY) || warm.contains(Strategies.REPLAY_WORK_FIRST))
+                        && !warm.contains(Strategies.CLAIM)) {
                     warm.add(0, Strategies.CLAIM); // replay needs completed keys
                 }
                 for (String name : warm) {
-                    driver.run(Strategies.create(name, ctx, o.purgeLimit()), mainMax,
-                            Driver.Segment.warmupOnly(o, each, o.warmupOps() * mainMax), "warmup", 0, table.stats());
+                    driver.run(
+                            Strategies.create(name, ctx, o.purgeLimit()),
+                            mainMax,
+                            Driver.Segment.warmupOnly(o, each, o.warmupOps() * mainMax),
+                            "warmup",
+                            0,
+                            table.stats());
                 }
 
                 // the main comparison: rounds x thread counts x strategies, the order rotating per round
                 for (int r = 1; o.phases().contains("main") && r <= o.rounds(); r++) {
                     for (int t : o.threads()) {
-                        for (String name : rotate(o.strategies(), r - 1 + o.threads().indexOf(t))) {
-                            SegmentResult s = driver.run(Strategies.create(name, ctx, o.purgeLimit()), t, new Driver.Segment(o),
-                                    Report.MAIN, r, table.stats());
+                        for (String name :
+                                rotate(o.strategies(), r - 1 + o.threads().indexOf(t))) {
+                            SegmentResult s = driver.run(
+                                    Strategies.create(name, ctx, o.purgeLimit()),
+                                    t,
+                                    new Driver.Segment(o),
+                                    Report.MAIN,
+                                    r,
+                                    table.stats());
                             segments.add(s);
                             log.accept(line("main", r, o.rounds(), s));
                         }
@@ -199,7 +224,9 @@ public final class Bench {
                 }
             }
             env.put("total_seconds", (System.nanoTime() - started) / 1e9);
-            env.put("load_average_end", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+            env.put(
+                    "load_average_end",
+                    ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         }
 
         Report report = new Report(segments, env, o.describe(), profile, loads, o.goals());
@@ -207,8 +234,12 @@ public final class Bench {
         out.accept(report.table());
         Path dir = o.out().toAbsolutePath().normalize();
         report.write(dir);
-        out.accept(String.format(Locale.ROOT, "wrote %s/{results.json,results.csv,throughput.svg%s} in %.0f s total",
-                dir, report.growthTargets().isEmpty() ? "" : ",growth.svg", (System.nanoTime() - started) / 1e9));
+        out.accept(String.format(
+                Locale.ROOT,
+                "wrote %s/{results.json,results.csv,throughput.svg%s} in %.0f s total",
+                dir,
+                report.growthTargets().isEmpty() ? "" : ",growth.svg",
+                (System.nanoTime() - started) / 1e9));
         boolean clean = report.groups().stream().allMatch(g -> g.errors() == 0 && g.kind(Strategy.Kind.OTHER) == 0);
         if (!clean) {
             out.accept("bench: some operations failed or had unexpected outcomes; see the warnings above");
@@ -216,8 +247,16 @@ public final class Bench {
         return new Result(report, dir, clean);
     }
 
-    private static void growth(Options o, Database db, Driver driver, BenchContext ctx, ClaimTable table,
-            List<SegmentResult> segments, Map<String, Object> loads, Consumer<String> log) throws Exception {
+    private static void growth(
+            Options o,
+            Database db,
+            Driver driver,
+            BenchContext ctx,
+            ClaimTable table,
+            List<SegmentResult> segments,
+            Map<String, Object> loads,
+            Consumer<String> log)
+            throws Exception {
         List<Long> targets = new ArrayList<>();
         targets.add(0L);
         targets.addAll(o.tableRows());
@@ -229,7 +268,9 @@ public final class Bench {
             } else {
                 log.accept(String.format(Locale.ROOT, "growth: loading the claim table to %,d rows", target));
                 double seconds = table.loadTo(target, db, log);
-                loads.put(Long.toString(target), Map.of("seconds", seconds, "rows_after", table.stats().rows()));
+                loads.put(
+                        Long.toString(target),
+                        Map.of("seconds", seconds, "rows_after", table.stats().rows()));
                 log.accept(String.format(Locale.ROOT, "    loaded in %.1f s", seconds));
                 names.add(Strategies.CLAIM_PURGE);
             }
@@ -237,8 +278,13 @@ public final class Bench {
             for (int r = 1; r <= o.growthRounds(); r++) {
                 for (int t : o.growthThreads()) {
                     for (String name : rotate(names, r - 1 + o.growthThreads().indexOf(t))) {
-                        SegmentResult s = driver.run(Strategies.create(name, ctx, o.purgeLimit()), t, new Driver.Segment(o),
-                                phase, r, table.stats());
+                        SegmentResult s = driver.run(
+                                Strategies.create(name, ctx, o.purgeLimit()),
+                                t,
+                                new Driver.Segment(o),
+                                phase,
+                                r,
+                                table.stats());
                         segments.add(s);
                         log.accept(line(phase, r, o.growthRounds(), s));
                     }
@@ -247,8 +293,14 @@ public final class Bench {
         }
     }
 
-    private static List<Map<String, Object>> profile(Options o, Database db, Ledger ledger, BenchContext.Shared shared,
-            IdempotencyPolicy burstPolicy, Consumer<String> log) throws Exception {
+    private static List<Map<String, Object>> profile(
+            Options o,
+            Database db,
+            Ledger ledger,
+            BenchContext.Shared shared,
+            IdempotencyPolicy burstPolicy,
+            Consumer<String> log)
+            throws Exception {
         log.accept("profile: " + o.profileOps() + " operations per strategy, one thread, one connection");
         HikariDataSource pool;
         boolean trackFunctions = true;
@@ -267,10 +319,16 @@ public final class Bench {
                 names.add(names.indexOf(Strategies.BARE) + 1, Strategies.BARE_JOOQ_DEFAULT);
             }
             for (String name : names) {
-                Map<String, Object> row = profiler.profile(Strategies.create(name, ctx, o.purgeLimit()), o.profileOps());
+                Map<String, Object> row =
+                        profiler.profile(Strategies.create(name, ctx, o.purgeLimit()), o.profileOps());
                 rows.add(row);
-                log.accept(String.format(Locale.ROOT, "  %-18s %.2f round trips/op, %.0f B allocated/op, %.3f ms/op",
-                        name, row.get("round_trips_per_op"), row.get("client_alloc_bytes_per_op"), row.get("mean_ms")));
+                log.accept(String.format(
+                        Locale.ROOT,
+                        "  %-18s %.2f round trips/op, %.0f B allocated/op, %.3f ms/op",
+                        name,
+                        row.get("round_trips_per_op"),
+                        row.get("client_alloc_bytes_per_op"),
+                        row.get("mean_ms")));
             }
             if (!profiler.statementsAvailable()) {
                 log.accept("  (pg_stat_statements is not available on this server: no per-statement figures)");
@@ -280,10 +338,19 @@ public final class Bench {
     }
 
     private static String line(String phase, int round, int rounds, SegmentResult s) {
-        return String.format(Locale.ROOT, "[%s r%d/%d] %-16s x%d: %9.1f ops/s  p50 %6.2f ms  p99 %7.2f ms  %4.2f rt/call  rows@0 %s%s",
-                phase, round, rounds, s.strategy(), s.threads(), s.opsPerSecond(),
-                s.histogram().getValueAtPercentile(50) / 1000.0, s.histogram().getValueAtPercentile(99) / 1000.0,
-                s.roundTripsPerCall(), Report.human(s.atStart().rows()),
+        return String.format(
+                Locale.ROOT,
+                "[%s r%d/%d] %-16s x%d: %9.1f ops/s  p50 %6.2f ms  p99 %7.2f ms  %4.2f rt/call  rows@0 %s%s",
+                phase,
+                round,
+                rounds,
+                s.strategy(),
+                s.threads(),
+                s.opsPerSecond(),
+                s.histogram().getValueAtPercentile(50) / 1000.0,
+                s.histogram().getValueAtPercentile(99) / 1000.0,
+                s.roundTripsPerCall(),
+                Report.human(s.atStart().rows()),
                 s.errors() > 0 ? "  ERRORS " + s.errors() + ": " + s.firstError() : "");
     }
 
@@ -300,11 +367,21 @@ public final class Bench {
             return "as long as the operations take";
         }
         double segment = (o.warmup().toMillis() + o.duration().toMillis()) / 1000.0 + 0.1;
-        double main = !o.phases().contains("main") ? 0 : o.rounds() * o.threads().size() * o.strategies().size() * segment;
-        double growth = o.tableRows().isEmpty() || !o.phases().contains("growth") ? 0
-                : o.growthRounds() * o.growthThreads().size() * segment * (3 + 4 * o.tableRows().size());
-        double seconds = o.globalWarmup().toMillis() / 1000.0 + main + growth + (o.profileOps() > 0 && o.phases().contains("profile") ? 15 : 0);
-        return String.format(Locale.ROOT, "%.0f s plus setup%s", seconds, o.tableRows().isEmpty() ? "" : " and the table loads");
+        double main = !o.phases().contains("main")
+                ? 0
+                : o.rounds() * o.threads().size() * o.strategies().size() * segment;
+        double growth = o.tableRows().isEmpty() || !o.phases().contains("growth")
+                ? 0
+                : o.growthRounds()
+                        * o.growthThreads().size()
+                        * segment
+                        * (3 + 4 * o.tableRows().size());
+        double seconds = o.globalWarmup().toMillis() / 1000.0
+                + main
+                + growth
+                + (o.profileOps() > 0 && o.phases().contains("profile") ? 15 : 0);
+        return String.format(
+                Locale.ROOT, "%.0f s plus setup%s", seconds, o.tableRows().isEmpty() ? "" : " and the table loads");
     }
 
     private static void environment(Map<String, Object> env, HikariDataSource pool, Options o) throws SQLException {
@@ -314,12 +391,16 @@ public final class Bench {
         env.put("cpus", Runtime.getRuntime().availableProcessors());
         env.put("cpu_model", cpu);
         env.put("memory_gib", memory > 0 ? memory / 1073741824.0 : null);
-        env.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));
+        env.put(
+                "os",
+                System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+                        + System.getProperty("os.arch"));
         env.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
         env.put("load_average_start", os.getSystemLoadAverage());
         env.put("pool_size", o.poolSize());
         Map<String, Object> pg = new LinkedHashMap<>();
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
             try (ResultSet rs = s.executeQuery("SELECT version()")) {
                 rs.next();
                 pg.put("version", rs.getString(1));
@@ -335,12 +416,21 @@ public final class Bench {
         }
         env.put("postgresql", pg);
         String version = String.valueOf(pg.get("version"));
-        String shortPg = version.startsWith("PostgreSQL ") ? version.split(" ")[0] + " " + version.split(" ")[1] : version;
-        env.put("summary", String.format(Locale.ROOT, "%d CPUs%s, %s RAM, %s, %s; %s (synchronous_commit=%s); load average %.2f at start",
-                Runtime.getRuntime().availableProcessors(), cpu == null ? "" : " (" + cpu + ")",
-                memory > 0 ? String.format(Locale.ROOT, "%.0f GiB", memory / 1073741824.0) : "?",
-                System.getProperty("os.name") + " " + System.getProperty("os.version"),
-                "Java " + System.getProperty("java.runtime.version"), shortPg, pg.get("synchronous_commit"), os.getSystemLoadAverage()));
+        String shortPg =
+                version.startsWith("PostgreSQL ") ? version.split(" ")[0] + " " + version.split(" ")[1] : version;
+        env.put(
+                "summary",
+                String.format(
+                        Locale.ROOT,
+                        "%d CPUs%s, %s RAM, %s, %s; %s (synchronous_commit=%s); load average %.2f at start",
+                        Runtime.getRuntime().availableProcessors(),
+                        cpu == null ? "" : " (" + cpu + ")",
+                        memory > 0 ? String.format(Locale.ROOT, "%.0f GiB", memory / 1073741824.0) : "?",
+                        System.getProperty("os.name") + " " + System.getProperty("os.version"),
+                        "Java " + System.getProperty("java.runtime.version"),
+                        shortPg,
+                        pg.get("synchronous_commit"),
+                        os.getSystemLoadAverage()));
     }
 
     private static String cpuModel() {

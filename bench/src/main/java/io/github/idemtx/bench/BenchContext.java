@@ -35,6 +35,7 @@ final class BenchContext {
     final IdempotentTransaction<Ledger.Receipt> idem;
     /** In {@code READ_FIRST}, the library's default. */
     final IdempotentTransaction<Ledger.Receipt> idemReadFirst;
+
     final IdempotentTransaction<Ledger.Receipt> burstIdem;
     final long ttlMillis;
 
@@ -43,11 +44,18 @@ final class BenchContext {
         this.ledger = ledger;
         this.shared = shared;
         this.dsl = DSL.using(pool, SQLDialect.POSTGRES, SETTINGS);
-        this.idem = IdempotentTransaction.builder(dsl, Ledger.CODEC).schema(ledger.schema())
-                .claimMode(io.github.idemtx.jooq.ClaimMode.WORK_FIRST).build();
-        this.idemReadFirst = IdempotentTransaction.builder(dsl, Ledger.CODEC).schema(ledger.schema())
-                .claimMode(io.github.idemtx.jooq.ClaimMode.READ_FIRST).build();
-        this.burstIdem = IdempotentTransaction.builder(dsl, Ledger.CODEC).schema(ledger.schema()).policy(burstPolicy).build();
+        this.idem = IdempotentTransaction.builder(dsl, Ledger.CODEC)
+                .schema(ledger.schema())
+                .claimMode(io.github.idemtx.jooq.ClaimMode.WORK_FIRST)
+                .build();
+        this.idemReadFirst = IdempotentTransaction.builder(dsl, Ledger.CODEC)
+                .schema(ledger.schema())
+                .claimMode(io.github.idemtx.jooq.ClaimMode.READ_FIRST)
+                .build();
+        this.burstIdem = IdempotentTransaction.builder(dsl, Ledger.CODEC)
+                .schema(ledger.schema())
+                .policy(burstPolicy)
+                .build();
         this.ttlMillis = idem.policy().ttl().toMillis();
     }
 

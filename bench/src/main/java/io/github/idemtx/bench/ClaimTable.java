@@ -36,7 +36,8 @@ final class ClaimTable {
 
     /** Rows as the bench counts them (every insert and purge it made), bytes with indexes and TOAST. */
     Stats stats() {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT pg_total_relation_size('" + table() + "')")) {
             rs.next();
             return new Stats(shared.claimRows.get(), rs.getLong(1), shared.expiredRows.get());
@@ -47,7 +48,8 @@ final class ClaimTable {
 
     /** Counts the rows exactly (slow on big tables) and resets the bench's count to it. */
     long recount() {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table())) {
             rs.next();
             long n = rs.getLong(1);
@@ -59,7 +61,8 @@ final class ClaimTable {
     }
 
     void truncate() {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
             // no ANALYZE: TRUNCATE leaves the statistics unknown, which makes the planner assume a
             // table of some size; "0 rows" from an ANALYZE would, with this server's autovacuum off,
             // stay in the server-side prepared plans as a sequential scan while the table grows
@@ -96,22 +99,25 @@ final class ClaimTable {
         long live = add - expired;
         String seed = Long.toHexString(ThreadLocalRandom.current().nextLong());
         // a dedicated connection: the session settings below must not reach the pool
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+        try (Connection c = db.connect();
+                Statement s = c.createStatement()) {
             s.execute("SET maintenance_work_mem = '1GB'");
             List<String> recreate = new ArrayList<>();
             List<String> dropConstraints = new ArrayList<>();
-            try (ResultSet rs = s.executeQuery("SELECT 'ALTER TABLE " + table() + " ADD CONSTRAINT ' || quote_ident(conname)"
-                    + " || ' ' || pg_get_constraintdef(oid), quote_ident(conname) FROM pg_constraint"
-                    + " WHERE conrelid = '" + table() + "'::regclass AND contype = 'p'")) {
+            try (ResultSet rs =
+                    s.executeQuery("SELECT 'ALTER TABLE " + table() + " ADD CONSTRAINT ' || quote_ident(conname)"
+                            + " || ' ' || pg_get_constraintdef(oid), quote_ident(conname) FROM pg_constraint"
+                            + " WHERE conrelid = '" + table() + "'::regclass AND contype = 'p'")) {
                 while (rs.next()) {
                     recreate.add(rs.getString(1));
                     dropConstraints.add(rs.getString(2));
                 }
             }
             List<String> dropIndexes = new ArrayList<>();
-            try (ResultSet rs = s.executeQuery("SELECT pg_get_indexdef(i.indexrelid), quote_ident(n.nspname) || '.' || quote_ident(ic.relname)"
-                    + " FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_namespace n ON n.oid = ic.relnamespace"
-                    + " WHERE i.indrelid = '" + table() + "'::regclass AND NOT i.indisprimary")) {
+            try (ResultSet rs = s.executeQuery(
+                    "SELECT pg_get_indexdef(i.indexrelid), quote_ident(n.nspname) || '.' || quote_ident(ic.relname)"
+                            + " FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_namespace n ON n.oid = ic.relnamespace"
+                            + " WHERE i.indrelid = '" + table() + "'::regclass AND NOT i.indisprimary")) {
                 while (rs.next()) {
                     recreate.add(rs.getString(1));
                     dropIndexes.add(rs.getString(2));
@@ -146,8 +152,17 @@ final class ClaimTable {
      * Inserts {@code count} rows whose created_at runs evenly from now() - {@code from} over a span
      * of {@code span}. Expired rows: from 48 h ago to 25 h ago; live: from 23 h ago to now.
      */
-    private long insertChunks(Statement s, String seed, String tag, long count, String from, String span,
-            Consumer<String> log, long doneBefore, long total) throws SQLException {
+    private long insertChunks(
+            Statement s,
+            String seed,
+            String tag,
+            long count,
+            String from,
+            String span,
+            Consumer<String> log,
+            long doneBefore,
+            long total)
+            throws SQLException {
         final long chunk = 1_000_000;
         long done = 0;
         while (done < count) {
@@ -160,7 +175,8 @@ final class ClaimTable {
                     + "        1,"
                     + "        convert_to(i || '|acct-000001|acct-000002|1.00', 'UTF8'),"
                     + "        t, t + interval '3 milliseconds', t + interval '24 hours'"
-                    + " FROM (SELECT i, now() - interval '" + from + "' + (i::float8 / " + count + ") * interval '" + span + "' AS t"
+                    + " FROM (SELECT i, now() - interval '" + from + "' + (i::float8 / " + count + ") * interval '"
+                    + span + "' AS t"
                     + "       FROM generate_series(" + (done + 1) + ", " + (done + n) + ") i) g");
             done += n;
             log.accept("    loaded %,d of %,d rows".formatted(doneBefore + done, total));

@@ -61,7 +61,8 @@ public final class CountingSocketFactory extends SocketFactory {
     }
 
     @Override
-    public Socket createSocket(InetAddress address, int port, InetAddress localAddress, int localPort) throws IOException {
+    public Socket createSocket(InetAddress address, int port, InetAddress localAddress, int localPort)
+            throws IOException {
         Socket s = new CountingSocket();
         s.bind(new InetSocketAddress(localAddress, localPort));
         s.connect(new InetSocketAddress(address, port));

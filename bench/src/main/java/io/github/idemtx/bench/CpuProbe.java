@@ -31,7 +31,8 @@ final class CpuProbe {
     void refresh() {
         List<Path> found = new ArrayList<>();
         try (Connection c = pool.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT pid FROM pg_stat_activity WHERE application_name = ?")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT pid FROM pg_stat_activity WHERE application_name = ?")) {
             ps.setString(1, applicationName);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -50,7 +51,8 @@ final class CpuProbe {
     /** {JVM process CPU ns, server backends CPU ns or -1}. */
     long[] sample() {
         long jvm = ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
-                ? os.getProcessCpuTime() : -1;
+                ? os.getProcessCpuTime()
+                : -1;
         long server = backends.isEmpty() ? -1 : 0;
         for (Path p : backends) {
             try {

@@ -126,7 +126,9 @@ final class Driver implements AutoCloseable {
         long lastEnd;
     }
 
-    SegmentResult run(Strategy strategy, int threadCount, Segment seg, String phase, int round, ClaimTable.Stats atStart) throws Exception {
+    SegmentResult run(
+            Strategy strategy, int threadCount, Segment seg, String phase, int round, ClaimTable.Stats atStart)
+            throws Exception {
         Supplier<Object> waves = strategy.waves();
         CyclicBarrier barrier = null;
         AtomicReference<Object> wave = new AtomicReference<>();
@@ -231,12 +233,31 @@ final class Driver implements AutoCloseable {
             extra.putAll(side.figures());
         }
         Throwable err = firstError.get();
-        return new SegmentResult(phase, round, strategy.name(), threadCount, atStart, measured, errors,
-                err == null ? null : err.toString(), seconds, histogram, kinds, wire, Math.max(1, wireCalls), extra);
+        return new SegmentResult(
+                phase,
+                round,
+                strategy.name(),
+                threadCount,
+                atStart,
+                measured,
+                errors,
+                err == null ? null : err.toString(),
+                seconds,
+                histogram,
+                kinds,
+                wire,
+                Math.max(1, wireCalls),
+                extra);
     }
 
-    private static Tally loop(Strategy.Worker worker, Segment seg, CyclicBarrier barrier, AtomicReference<Object> wave,
-            int[] waveVerdict, AtomicReference<Throwable> firstError) throws Exception {
+    private static Tally loop(
+            Strategy.Worker worker,
+            Segment seg,
+            CyclicBarrier barrier,
+            AtomicReference<Object> wave,
+            int[] waveVerdict,
+            AtomicReference<Throwable> firstError)
+            throws Exception {
         Tally t = new Tally();
         while (true) {
             int verdict;

@@ -18,8 +18,14 @@ import java.util.Map;
  * @param grownOverEmpty {@code grown/empty}: the claim ratio with {@code grownRows} rows against the empty table's, at least
  * @param grownRows {@code grown-rows}: the claim table's size the growth goal names
  */
-record Goals(double claimOverFloor, double claimP99OverFloorP99, double metricsOverClaim, double claimOverThreeTx,
-        double replayOverBare, double grownOverEmpty, long grownRows) {
+record Goals(
+        double claimOverFloor,
+        double claimP99OverFloorP99,
+        double metricsOverClaim,
+        double claimOverThreeTx,
+        double replayOverBare,
+        double grownOverEmpty,
+        long grownRows) {
 
     static final double DEFAULT_CLAIM_OVER_FLOOR = 0.95;
     static final double DEFAULT_CLAIM_P99_OVER_FLOOR_P99 = 1.15;
@@ -29,12 +35,19 @@ record Goals(double claimOverFloor, double claimP99OverFloorP99, double metricsO
     static final double DEFAULT_GROWN_OVER_EMPTY = 0.90;
     static final long DEFAULT_GROWN_ROWS = 10_000_000;
 
-    static final Goals DEFAULTS = new Goals(DEFAULT_CLAIM_OVER_FLOOR, DEFAULT_CLAIM_P99_OVER_FLOOR_P99, DEFAULT_METRICS_OVER_CLAIM,
-            DEFAULT_CLAIM_OVER_THREE_TX, DEFAULT_REPLAY_OVER_BARE, DEFAULT_GROWN_OVER_EMPTY, DEFAULT_GROWN_ROWS);
+    static final Goals DEFAULTS = new Goals(
+            DEFAULT_CLAIM_OVER_FLOOR,
+            DEFAULT_CLAIM_P99_OVER_FLOOR_P99,
+            DEFAULT_METRICS_OVER_CLAIM,
+            DEFAULT_CLAIM_OVER_THREE_TX,
+            DEFAULT_REPLAY_OVER_BARE,
+            DEFAULT_GROWN_OVER_EMPTY,
+            DEFAULT_GROWN_ROWS);
 
     Goals {
-        for (double ratio : new double[] {claimOverFloor, claimP99OverFloorP99, metricsOverClaim, claimOverThreeTx, replayOverBare,
-                grownOverEmpty}) {
+        for (double ratio : new double[] {
+            claimOverFloor, claimP99OverFloorP99, metricsOverClaim, claimOverThreeTx, replayOverBare, grownOverEmpty
+        }) {
             if (!(ratio > 0) || Double.isInfinite(ratio)) {
                 throw new IllegalArgumentException("--goals takes positive ratios, was " + ratio);
             }
@@ -58,7 +71,8 @@ record Goals(double claimOverFloor, double claimP99OverFloorP99, double metricsO
             }
             int eq = pair.indexOf('=');
             if (eq <= 0) {
-                throw new IllegalArgumentException("--goals holds name=value pairs separated by commas, got '" + pair.trim() + "'");
+                throw new IllegalArgumentException(
+                        "--goals holds name=value pairs separated by commas, got '" + pair.trim() + "'");
             }
             given.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
         }
@@ -69,13 +83,15 @@ record Goals(double claimOverFloor, double claimP99OverFloorP99, double metricsO
             }
         }
         try {
-            return new Goals(ratio(given, "claim/floor", DEFAULT_CLAIM_OVER_FLOOR),
+            return new Goals(
+                    ratio(given, "claim/floor", DEFAULT_CLAIM_OVER_FLOOR),
                     ratio(given, "claim-p99/floor-p99", DEFAULT_CLAIM_P99_OVER_FLOOR_P99),
                     ratio(given, "claim+metrics/claim", DEFAULT_METRICS_OVER_CLAIM),
                     ratio(given, "claim/three-tx", DEFAULT_CLAIM_OVER_THREE_TX),
                     ratio(given, "replay/bare", DEFAULT_REPLAY_OVER_BARE),
                     ratio(given, "grown/empty", DEFAULT_GROWN_OVER_EMPTY),
-                    Long.parseLong(given.getOrDefault("grown-rows", String.valueOf(DEFAULT_GROWN_ROWS)).replace("_", "")));
+                    Long.parseLong(given.getOrDefault("grown-rows", String.valueOf(DEFAULT_GROWN_ROWS))
+                            .replace("_", "")));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("--goals values are numbers: " + e.getMessage());
         }

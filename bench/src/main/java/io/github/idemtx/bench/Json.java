@@ -48,7 +48,8 @@ final class Json {
                 sb.append("[]");
                 return;
             }
-            boolean flat = list.stream().allMatch(x -> x == null || x instanceof Number || x instanceof String || x instanceof Boolean);
+            boolean flat = list.stream()
+                    .allMatch(x -> x == null || x instanceof Number || x instanceof String || x instanceof Boolean);
             if (flat) {
                 sb.append('[');
                 Iterator<?> it = list.iterator();
@@ -79,7 +80,9 @@ final class Json {
         if (d == Math.rint(d) && Math.abs(d) < 1e15) {
             return Long.toString((long) d);
         }
-        return String.format(java.util.Locale.ROOT, "%.6g", d).replaceAll("(\\.\\d*?)0+(e|$)", "$1$2").replace(".e", "e")
+        return String.format(java.util.Locale.ROOT, "%.6g", d)
+                .replaceAll("(\\.\\d*?)0+(e|$)", "$1$2")
+                .replace(".e", "e")
                 .replaceAll("\\.$", "");
     }
 

@@ -20,7 +20,8 @@ final class Ledger {
 
         /** The request as the client would send it; what the fingerprint is taken over. */
         String canonical() {
-            return "POST /transfers {\"amount\":\"" + amount.toPlainString() + "\",\"from\":\"" + from + "\",\"to\":\"" + to + "\"}";
+            return "POST /transfers {\"amount\":\"" + amount.toPlainString() + "\",\"from\":\"" + from + "\",\"to\":\""
+                    + to + "\"}";
         }
 
         Fingerprint fingerprint() {
@@ -35,7 +36,8 @@ final class Ledger {
     static final ResultCodec<Receipt> CODEC = new ResultCodec<>() {
         @Override
         public byte[] encode(Receipt r) {
-            return (r.id() + "|" + r.from() + "|" + r.to() + "|" + r.amount().toPlainString()).getBytes(StandardCharsets.UTF_8);
+            return (r.id() + "|" + r.from() + "|" + r.to() + "|" + r.amount().toPlainString())
+                    .getBytes(StandardCharsets.UTF_8);
         }
 
         @Override
@@ -78,10 +80,14 @@ final class Ledger {
     void create(DSLContext dsl) {
         dsl.execute("CREATE TABLE " + schema + ".account (id text PRIMARY KEY,"
                 + " balance numeric(18,2) NOT NULL CHECK (balance >= 0))");
-        dsl.execute("CREATE TABLE " + schema + ".transfer (id bigserial PRIMARY KEY, from_id text NOT NULL,"
-                + " to_id text NOT NULL, amount numeric(18,2) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
-        dsl.execute("INSERT INTO " + schema + ".account (id, balance) SELECT 'acct-' || lpad(i::text, 6, '0'), ? "
-                + "FROM generate_series(1, ?) i", INITIAL_BALANCE, accounts);
+        dsl.execute(
+                "CREATE TABLE " + schema + ".transfer (id bigserial PRIMARY KEY, from_id text NOT NULL,"
+                        + " to_id text NOT NULL, amount numeric(18,2) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+        dsl.execute(
+                "INSERT INTO " + schema + ".account (id, balance) SELECT 'acct-' || lpad(i::text, 6, '0'), ? "
+                        + "FROM generate_series(1, ?) i",
+                INITIAL_BALANCE,
+                accounts);
         dsl.execute("ANALYZE " + schema + ".account");
     }
 

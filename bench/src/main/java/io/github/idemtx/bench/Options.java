@@ -41,12 +41,19 @@ record Options(
         Goals goals) {
 
     static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
-    static final List<String> ALL_STRATEGIES =
-            List.of(Strategies.BARE, Strategies.CLAIM, Strategies.CLAIM_READ_FIRST, Strategies.REPLAY, Strategies.REPLAY_WORK_FIRST,
-                    Strategies.THREE_TX, Strategies.FLOOR, Strategies.BURST);
+    static final List<String> ALL_STRATEGIES = List.of(
+            Strategies.BARE,
+            Strategies.CLAIM,
+            Strategies.CLAIM_READ_FIRST,
+            Strategies.REPLAY,
+            Strategies.REPLAY_WORK_FIRST,
+            Strategies.THREE_TX,
+            Strategies.FLOOR,
+            Strategies.BURST);
 
     /** Strategies run only when named: the external-effect mode against a remote stub of fixed latency. */
-    static final List<String> OPTIONAL_STRATEGIES = List.of(Strategies.REMOTE_BARE, Strategies.REMOTE_EFFECT, Strategies.CLAIM_METRICS);
+    static final List<String> OPTIONAL_STRATEGIES =
+            List.of(Strategies.REMOTE_BARE, Strategies.REMOTE_EFFECT, Strategies.CLAIM_METRICS);
 
     /** Whether segments run for a fixed number of operations instead of a fixed time. */
     boolean opsMode() {
@@ -128,7 +135,8 @@ record Options(
         Duration warmup = duration(take(flags, "warmup", "250ms"));
         Duration duration = duration(take(flags, "duration", quick ? "2s" : "1.5s"));
         long ops = wholeLong("ops", take(flags, "ops", "0"));
-        long warmupOps = wholeLong("warmup-ops", take(flags, "warmup-ops", ops > 0 ? String.valueOf(Math.max(1, ops / 10)) : "0"));
+        long warmupOps = wholeLong(
+                "warmup-ops", take(flags, "warmup-ops", ops > 0 ? String.valueOf(Math.max(1, ops / 10)) : "0"));
         Duration globalWarmup = duration(take(flags, "global-warmup", quick ? "3s" : "12s"));
         List<Long> tableRows = new ArrayList<>();
         for (String s : strings(take(flags, "table-rows", ""))) {
@@ -140,7 +148,8 @@ record Options(
         }
         tableRows.sort(null);
         List<Integer> growthThreads = ints(take(flags, "growth-threads", "1,8"));
-        int growthRounds = positive("growth-rounds", whole("growth-rounds", take(flags, "growth-rounds", quick ? "1" : "10")));
+        int growthRounds =
+                positive("growth-rounds", whole("growth-rounds", take(flags, "growth-rounds", quick ? "1" : "10")));
         int accounts = positive("accounts", whole("accounts", take(flags, "accounts", "10000")));
         if (accounts < 2) {
             throw new IllegalArgumentException("--accounts must be at least 2");
@@ -158,15 +167,42 @@ record Options(
                 throw new IllegalArgumentException("unknown phase '" + p + "'; known: main, profile, growth");
             }
         }
-        int largest = java.util.stream.Stream.concat(threads.stream(), growthThreads.stream()).mapToInt(Integer::intValue).max().orElse(1);
-        int poolSize = positive("pool-size", whole("pool-size", take(flags, "pool-size", String.valueOf(Math.min(largest, 8) + 1))));
+        int largest = java.util.stream.Stream.concat(threads.stream(), growthThreads.stream())
+                .mapToInt(Integer::intValue)
+                .max()
+                .orElse(1);
+        int poolSize = positive(
+                "pool-size", whole("pool-size", take(flags, "pool-size", String.valueOf(Math.min(largest, 8) + 1))));
         Goals goals = Goals.parse(take(flags, "goals", ""));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag(s) " + flags.keySet() + "\n" + usage());
         }
-        return new Options(url, user, password, schema, List.copyOf(strategies), List.copyOf(threads), rounds, warmup,
-                duration, warmupOps, ops, globalWarmup, List.copyOf(tableRows), List.copyOf(growthThreads), growthRounds, accounts,
-                purgeLimit, burstWait, profileOps, Path.of(outText), keep, quiet, List.copyOf(phases), poolSize, goals);
+        return new Options(
+                url,
+                user,
+                password,
+                schema,
+                List.copyOf(strategies),
+                List.copyOf(threads),
+                rounds,
+                warmup,
+                duration,
+                warmupOps,
+                ops,
+                globalWarmup,
+                List.copyOf(tableRows),
+                List.copyOf(growthThreads),
+                growthRounds,
+                accounts,
+                purgeLimit,
+                burstWait,
+                profileOps,
+                Path.of(outText),
+                keep,
+                quiet,
+                List.copyOf(phases),
+                poolSize,
+                goals);
     }
 
     /**
@@ -203,9 +239,16 @@ record Options(
     }
 
     static String usage() {
-        return USAGE.formatted(DEFAULT_URL, ALL_STRATEGIES, Goals.DEFAULT_CLAIM_OVER_FLOOR, Goals.DEFAULT_CLAIM_P99_OVER_FLOOR_P99,
-                Goals.DEFAULT_METRICS_OVER_CLAIM, Goals.DEFAULT_CLAIM_OVER_THREE_TX, Goals.DEFAULT_REPLAY_OVER_BARE,
-                Goals.DEFAULT_GROWN_OVER_EMPTY, Goals.DEFAULT_GROWN_ROWS);
+        return USAGE.formatted(
+                DEFAULT_URL,
+                ALL_STRATEGIES,
+                Goals.DEFAULT_CLAIM_OVER_FLOOR,
+                Goals.DEFAULT_CLAIM_P99_OVER_FLOOR_P99,
+                Goals.DEFAULT_METRICS_OVER_CLAIM,
+                Goals.DEFAULT_CLAIM_OVER_THREE_TX,
+                Goals.DEFAULT_REPLAY_OVER_BARE,
+                Goals.DEFAULT_GROWN_OVER_EMPTY,
+                Goals.DEFAULT_GROWN_ROWS);
     }
 
     /** Thrown for --help. */

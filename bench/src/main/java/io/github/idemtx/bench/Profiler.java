@@ -84,7 +84,9 @@ final class Profiler {
         m.put("bytes_received_per_op", (double) (wireAfter[2] - wireBefore[2]) / ops);
         m.put("client_cpu_us_per_op", (cpuAfter - cpuBefore) / 1e3 / ops);
         m.put("client_alloc_bytes_per_op", (double) (allocAfter - allocBefore) / ops);
-        m.put("server_backend_cpu_us_per_op", serverCpuBefore < 0 || serverCpuAfter < 0 ? null : (serverCpuAfter - serverCpuBefore) / 1e3 / ops);
+        m.put(
+                "server_backend_cpu_us_per_op",
+                serverCpuBefore < 0 || serverCpuAfter < 0 ? null : (serverCpuAfter - serverCpuBefore) / 1e3 / ops);
         m.put("wal_bytes_per_op", walBytes == null ? null : (double) walBytes / ops);
         if (trackFunctions) {
             flushStats();
@@ -94,8 +96,15 @@ final class Profiler {
                 double[] b = functionsBefore.getOrDefault(name, new double[3]);
                 double calls = v[0] - b[0];
                 if (calls > 0) {
-                    f.put(name, Map.of("calls_per_op", calls / ops, "total_us_per_op", (v[1] - b[1]) * 1000 / ops,
-                            "self_us_per_op", (v[2] - b[2]) * 1000 / ops));
+                    f.put(
+                            name,
+                            Map.of(
+                                    "calls_per_op",
+                                    calls / ops,
+                                    "total_us_per_op",
+                                    (v[1] - b[1]) * 1000 / ops,
+                                    "self_us_per_op",
+                                    (v[2] - b[2]) * 1000 / ops));
                 }
             });
             m.put("plpgsql_functions", f);
@@ -121,7 +130,8 @@ final class Profiler {
     }
 
     private Integer backendPid() {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
             rs.next();
             int pid = rs.getInt(1);
@@ -137,7 +147,9 @@ final class Profiler {
             return -1;
         }
         try {
-            String[] f = Files.readString(Path.of("/proc/" + backendPid + "/schedstat")).trim().split("\\s+");
+            String[] f = Files.readString(Path.of("/proc/" + backendPid + "/schedstat"))
+                    .trim()
+                    .split("\\s+");
             return Long.parseLong(f[0]);
         } catch (Exception e) {
             return -1;
@@ -145,7 +157,8 @@ final class Profiler {
     }
 
     private String lsn() {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
             rs.next();
             return rs.getString(1);
@@ -159,7 +172,8 @@ final class Profiler {
             return null;
         }
         try (Connection c = pool.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), ?::pg_lsn)::bigint")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), ?::pg_lsn)::bigint")) {
             ps.setString(1, before);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
@@ -172,7 +186,8 @@ final class Profiler {
 
     /** Makes the profile backend publish its pending function statistics. */
     private void flushStats() {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
             if (!queryWorks(c, "SELECT pg_stat_force_next_flush()")) {
                 Thread.sleep(1100); // PostgreSQL < 15 or no function: the 1 s minimum flush interval
                 s.execute("SELECT 1");
@@ -204,14 +219,20 @@ final class Profiler {
     private Map<Long, Object[]> statements() {
         Map<Long, Object[]> m = new LinkedHashMap<>();
         try (Connection c = pool.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT queryid, query, calls, total_exec_time, wal_bytes::bigint, wal_fpi"
-                        + " FROM pg_stat_statements WHERE query LIKE ? AND query NOT LIKE '%pg_stat_statements%'")) {
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT queryid, query, calls, total_exec_time, wal_bytes::bigint, wal_fpi"
+                                + " FROM pg_stat_statements WHERE query LIKE ? AND query NOT LIKE '%pg_stat_statements%'")) {
             ps.setString(1, "%" + schema + "%");
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     String q = rs.getString(2).replaceAll("\\s+", " ");
-                    m.put(rs.getLong(1), new Object[] {q.length() > 160 ? q.substring(0, 160) + "..." : q,
-                            rs.getLong(3), rs.getDouble(4), rs.getLong(5), rs.getLong(6)});
+                    m.put(rs.getLong(1), new Object[] {
+                        q.length() > 160 ? q.substring(0, 160) + "..." : q,
+                        rs.getLong(3),
+                        rs.getDouble(4),
+                        rs.getLong(5),
+                        rs.getLong(6)
+                    });
                 }
             }
         } catch (SQLException e) {

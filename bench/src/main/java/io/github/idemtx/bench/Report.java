@@ -78,7 +78,11 @@ final class Report {
         }
 
         String firstError() {
-            return rounds.stream().map(SegmentResult::firstError).filter(Objects::nonNull).findFirst().orElse(null);
+            return rounds.stream()
+                    .map(SegmentResult::firstError)
+                    .filter(Objects::nonNull)
+                    .findFirst()
+                    .orElse(null);
         }
     }
 
@@ -97,8 +101,13 @@ final class Report {
     private final Map<String, Object> loads;
     private final Goals goal;
 
-    Report(List<SegmentResult> segments, Map<String, Object> environment, Map<String, Object> options,
-            List<Map<String, Object>> profile, Map<String, Object> loads, Goals goals) {
+    Report(
+            List<SegmentResult> segments,
+            Map<String, Object> environment,
+            Map<String, Object> options,
+            List<Map<String, Object>> profile,
+            Map<String, Object> loads,
+            Goals goals) {
         this.goal = goals;
         this.segments = segments;
         this.environment = environment;
@@ -108,8 +117,11 @@ final class Report {
         for (SegmentResult s : segments) {
             String[] p = s.phase().split(":");
             long target = p.length > 1 ? Long.parseLong(p[1]) : 0;
-            groups.computeIfAbsent(s.phase() + "|" + s.strategy() + "|" + s.threads(),
-                    k -> new Group(p[0], target, s.strategy(), s.threads(), new ArrayList<>())).rounds().add(s);
+            groups.computeIfAbsent(
+                            s.phase() + "|" + s.strategy() + "|" + s.threads(),
+                            k -> new Group(p[0], target, s.strategy(), s.threads(), new ArrayList<>()))
+                    .rounds()
+                    .add(s);
         }
     }
 
@@ -171,15 +183,30 @@ final class Report {
     }
 
     List<Integer> mainThreads() {
-        return groups.values().stream().filter(g -> g.phase().equals(MAIN)).map(Group::threads).distinct().sorted().toList();
+        return groups.values().stream()
+                .filter(g -> g.phase().equals(MAIN))
+                .map(Group::threads)
+                .distinct()
+                .sorted()
+                .toList();
     }
 
     List<Long> growthTargets() {
-        return groups.values().stream().filter(g -> g.phase().equals(GROWTH)).map(Group::tableTarget).distinct().sorted().toList();
+        return groups.values().stream()
+                .filter(g -> g.phase().equals(GROWTH))
+                .map(Group::tableTarget)
+                .distinct()
+                .sorted()
+                .toList();
     }
 
     List<Integer> growthThreads() {
-        return groups.values().stream().filter(g -> g.phase().equals(GROWTH)).map(Group::threads).distinct().sorted().toList();
+        return groups.values().stream()
+                .filter(g -> g.phase().equals(GROWTH))
+                .map(Group::threads)
+                .distinct()
+                .sorted()
+                .toList();
     }
 
     // ------------------------------------------------------------------ goals
@@ -188,15 +215,24 @@ final class Report {
         List<Goal> goals = new ArrayList<>();
         for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.CLAIM, Strategies.FLOOR, t);
-            goals.add(new Goal("claim/floor at " + t + " client" + (t == 1 ? "" : "s"), Goals.atLeast(goal.claimOverFloor()), v,
-                    v == null ? null : v >= goal.claimOverFloor(), null,
+            goals.add(new Goal(
+                    "claim/floor at " + t + " client" + (t == 1 ? "" : "s"),
+                    Goals.atLeast(goal.claimOverFloor()),
+                    v,
+                    v == null ? null : v >= goal.claimOverFloor(),
+                    null,
                     spread(MAIN, Strategies.CLAIM, Strategies.FLOOR, t)));
         }
         for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.CLAIM_READ_FIRST, Strategies.FLOOR, t);
             if (v != null) {
-                goals.add(new Goal("claim-read-first/floor at " + t + " client" + (t == 1 ? "" : "s"), "reported", v, null,
-                        "the READ_FIRST mode, one round trip more", spread(MAIN, Strategies.CLAIM_READ_FIRST, Strategies.FLOOR, t)));
+                goals.add(new Goal(
+                        "claim-read-first/floor at " + t + " client" + (t == 1 ? "" : "s"),
+                        "reported",
+                        v,
+                        null,
+                        "the READ_FIRST mode, one round trip more",
+                        spread(MAIN, Strategies.CLAIM_READ_FIRST, Strategies.FLOOR, t)));
             }
         }
         int eightClients = mainThreads().contains(8) ? 8 : -1;
@@ -204,14 +240,25 @@ final class Report {
         Group floor8 = group(MAIN, Strategies.FLOOR, eightClients);
         if (claim8 != null && floor8 != null) {
             double p99 = claim8.percentileMs(99) / floor8.percentileMs(99);
-            goals.add(new Goal("claim p99 / floor p99 at 8 clients", Goals.atMost(goal.claimP99OverFloorP99()), p99,
+            goals.add(new Goal(
+                    "claim p99 / floor p99 at 8 clients",
+                    Goals.atMost(goal.claimP99OverFloorP99()),
+                    p99,
                     p99 <= goal.claimP99OverFloorP99(),
-                    String.format(Locale.ROOT, "%.2f ms vs %.2f ms (merged histograms)", claim8.percentileMs(99), floor8.percentileMs(99))));
+                    String.format(
+                            Locale.ROOT,
+                            "%.2f ms vs %.2f ms (merged histograms)",
+                            claim8.percentileMs(99),
+                            floor8.percentileMs(99))));
         }
         for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.REPLAY_WORK_FIRST, Strategies.BARE, t);
             if (v != null) {
-                goals.add(new Goal("replay-work-first/bare at " + t + " client" + (t == 1 ? "" : "s"), "reported", v, null,
+                goals.add(new Goal(
+                        "replay-work-first/bare at " + t + " client" + (t == 1 ? "" : "s"),
+                        "reported",
+                        v,
+                        null,
                         "a retry in WORK_FIRST: the work and its insert rolled back, then the read",
                         spread(MAIN, Strategies.REPLAY_WORK_FIRST, Strategies.BARE, t)));
             }
@@ -219,36 +266,60 @@ final class Report {
         for (int t : mainThreads()) {
             Double share = breakEvenRetryShare(t);
             if (share != null) {
-                goals.add(new Goal("retry share at which WORK_FIRST and READ_FIRST cost the same, " + t + " client"
-                        + (t == 1 ? "" : "s"), "reported", share, null,
-                        "below it WORK_FIRST costs less per call; from the medians of claim, claim-read-first, replay, replay-work-first"));
+                goals.add(
+                        new Goal(
+                                "retry share at which WORK_FIRST and READ_FIRST cost the same, " + t + " client"
+                                        + (t == 1 ? "" : "s"),
+                                "reported",
+                                share,
+                                null,
+                                "below it WORK_FIRST costs less per call; from the medians of claim, claim-read-first, replay, replay-work-first"));
             }
         }
         for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.CLAIM_METRICS, Strategies.CLAIM, t);
             if (v != null) {
-                goals.add(new Goal("claim+metrics/claim at " + t + " client" + (t == 1 ? "" : "s"), Goals.atLeast(goal.metricsOverClaim()), v, v >= goal.metricsOverClaim(),
-                        null, spread(MAIN, Strategies.CLAIM_METRICS, Strategies.CLAIM, t)));
+                goals.add(new Goal(
+                        "claim+metrics/claim at " + t + " client" + (t == 1 ? "" : "s"),
+                        Goals.atLeast(goal.metricsOverClaim()),
+                        v,
+                        v >= goal.metricsOverClaim(),
+                        null,
+                        spread(MAIN, Strategies.CLAIM_METRICS, Strategies.CLAIM, t)));
             }
         }
         for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.REMOTE_EFFECT, Strategies.REMOTE_BARE, t);
             if (v != null) {
-                goals.add(new Goal("remote-effect/remote-bare at " + t + " client" + (t == 1 ? "" : "s"), "reported", v, null,
+                goals.add(new Goal(
+                        "remote-effect/remote-bare at " + t + " client" + (t == 1 ? "" : "s"),
+                        "reported",
+                        v,
+                        null,
                         "ExternalEffect (claim in flight, call, fenced record with the transfer) against the "
                                 + Strategies.REMOTE_LATENCY_MILLIS + " ms remote stub plus one transaction",
                         spread(MAIN, Strategies.REMOTE_EFFECT, Strategies.REMOTE_BARE, t)));
             }
         }
-        int eight = mainThreads().contains(8) ? 8 : mainThreads().isEmpty() ? 8 : mainThreads().get(mainThreads().size() - 1);
+        int eight = mainThreads().contains(8)
+                ? 8
+                : mainThreads().isEmpty() ? 8 : mainThreads().get(mainThreads().size() - 1);
         Double ct = ratio(MAIN, Strategies.CLAIM, Strategies.THREE_TX, eight);
-        goals.add(new Goal("claim/three-tx at " + eight + " clients", Goals.atLeast(goal.claimOverThreeTx()), ct,
+        goals.add(new Goal(
+                "claim/three-tx at " + eight + " clients",
+                Goals.atLeast(goal.claimOverThreeTx()),
+                ct,
                 ct == null ? null : ct >= goal.claimOverThreeTx(),
-                eight == 8 ? null : "8 clients not measured; shown for " + eight, spread(MAIN, Strategies.CLAIM, Strategies.THREE_TX, eight)));
+                eight == 8 ? null : "8 clients not measured; shown for " + eight,
+                spread(MAIN, Strategies.CLAIM, Strategies.THREE_TX, eight)));
         for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.REPLAY, Strategies.BARE, t);
-            goals.add(new Goal("replay/bare at " + t + " client" + (t == 1 ? "" : "s"), Goals.atLeast(goal.replayOverBare()), v,
-                    v == null ? null : v >= goal.replayOverBare(), null,
+            goals.add(new Goal(
+                    "replay/bare at " + t + " client" + (t == 1 ? "" : "s"),
+                    Goals.atLeast(goal.replayOverBare()),
+                    v,
+                    v == null ? null : v >= goal.replayOverBare(),
+                    null,
                     spread(MAIN, Strategies.REPLAY, Strategies.BARE, t)));
         }
         List<Long> targets = growthTargets();
@@ -258,13 +329,23 @@ final class Report {
                 Double empty = ratio(GROWTH + ":0", Strategies.CLAIM, Strategies.BARE, t);
                 Double big = ratio(GROWTH + ":" + largest, Strategies.CLAIM, Strategies.BARE, t);
                 Double rel = empty == null || big == null ? null : big / empty;
-                goals.add(new Goal("claim ratio with " + human(largest) + " rows / empty table, " + t + " client" + (t == 1 ? "" : "s"),
-                        Goals.atLeast(goal.grownOverEmpty()), rel, rel == null ? null : rel >= goal.grownOverEmpty(),
-                        largest >= goal.grownRows() ? null : "goal names " + human(goal.grownRows()) + " rows; measured at " + human(largest)));
+                goals.add(new Goal(
+                        "claim ratio with " + human(largest) + " rows / empty table, " + t + " client"
+                                + (t == 1 ? "" : "s"),
+                        Goals.atLeast(goal.grownOverEmpty()),
+                        rel,
+                        rel == null ? null : rel >= goal.grownOverEmpty(),
+                        largest >= goal.grownRows()
+                                ? null
+                                : "goal names " + human(goal.grownRows()) + " rows; measured at " + human(largest)));
             }
         } else {
-            goals.add(new Goal("claim ratio with " + human(goal.grownRows()) + " rows / empty table", Goals.atLeast(goal.grownOverEmpty()),
-                    null, null, "not measured in this run (--table-rows 1000000," + goal.grownRows() + ")"));
+            goals.add(new Goal(
+                    "claim ratio with " + human(goal.grownRows()) + " rows / empty table",
+                    Goals.atLeast(goal.grownOverEmpty()),
+                    null,
+                    null,
+                    "not measured in this run (--table-rows 1000000," + goal.grownRows() + ")"));
         }
         return goals;
     }
@@ -294,52 +375,106 @@ final class Report {
 
     String table() {
         StringBuilder sb = new StringBuilder();
-        List<Group> main = groups.values().stream().filter(g -> g.phase().equals(MAIN))
-                .sorted(Comparator.comparingInt((Group g) -> order(g.strategy()))).toList();
+        List<Group> main = groups.values().stream()
+                .filter(g -> g.phase().equals(MAIN))
+                .sorted(Comparator.comparingInt((Group g) -> order(g.strategy())))
+                .toList();
         if (!main.isEmpty()) {
-            sb.append("Main comparison: medians of ").append(main.get(0).rounds().size())
+            sb.append("Main comparison: medians of ")
+                    .append(main.get(0).rounds().size())
                     .append(" interleaved rounds; ratios are per-round ratios to bare, medianed\n");
-            sb.append("(IQR: interquartile range of the per-round ratios; cli us / srv us: CPU time per call of the bench JVM,"
-                    + " all threads, and of the server backends of its pool)\n");
-            sb.append(String.format(Locale.ROOT, "%-16s %3s %12s %10s %7s %10s %8s %8s %9s %6s %8s %8s %6s%n",
-                    "strategy", "thr", "claim rows@0", "ops/s", "x bare", "IQR", "p50 ms", "p99 ms", "p99.9 ms", "rt/op",
-                    "cli us", "srv us", "errors"));
+            sb.append(
+                    "(IQR: interquartile range of the per-round ratios; cli us / srv us: CPU time per call of the bench JVM,"
+                            + " all threads, and of the server backends of its pool)\n");
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "%-16s %3s %12s %10s %7s %10s %8s %8s %9s %6s %8s %8s %6s%n",
+                    "strategy",
+                    "thr",
+                    "claim rows@0",
+                    "ops/s",
+                    "x bare",
+                    "IQR",
+                    "p50 ms",
+                    "p99 ms",
+                    "p99.9 ms",
+                    "rt/op",
+                    "cli us",
+                    "srv us",
+                    "errors"));
             for (int t : mainThreads()) {
                 for (Group g : main) {
                     if (g.threads() != t) {
                         continue;
                     }
-                    sb.append(String.format(Locale.ROOT, "%-16s %3d %12s %10.1f %7s %10s %8.2f %8.2f %9.2f %6.2f %8s %8s %6d%n",
-                            g.strategy(), g.threads(), human(g.atStart().rows()), g.ops(), fmt(ratioToBare(g)),
-                            g.strategy().equals(Strategies.BARE) ? "" : spread(MAIN, g.strategy(), Strategies.BARE, g.threads()),
-                            g.percentileMs(50), g.percentileMs(99), g.percentileMs(99.9), g.roundTrips(),
-                            fmt0(g.extraMedian("client_cpu_us_per_call")), fmt0(g.extraMedian("server_cpu_us_per_call")), g.errors()));
+                    sb.append(String.format(
+                            Locale.ROOT,
+                            "%-16s %3d %12s %10.1f %7s %10s %8.2f %8.2f %9.2f %6.2f %8s %8s %6d%n",
+                            g.strategy(),
+                            g.threads(),
+                            human(g.atStart().rows()),
+                            g.ops(),
+                            fmt(ratioToBare(g)),
+                            g.strategy().equals(Strategies.BARE)
+                                    ? ""
+                                    : spread(MAIN, g.strategy(), Strategies.BARE, g.threads()),
+                            g.percentileMs(50),
+                            g.percentileMs(99),
+                            g.percentileMs(99.9),
+                            g.roundTrips(),
+                            fmt0(g.extraMedian("client_cpu_us_per_call")),
+                            fmt0(g.extraMedian("server_cpu_us_per_call")),
+                            g.errors()));
                 }
             }
             for (Group g : main) {
                 if (g.strategy().equals(Strategies.BURST)) {
                     long calls = g.totalCalls();
-                    sb.append(String.format(Locale.ROOT,
+                    sb.append(String.format(
+                            Locale.ROOT,
                             "  duplicate-burst, %d thread%s: ops/s counts distinct effects; %.1f calls/s; of %d calls %.1f%% executed,"
                                     + " %.1f%% waited then replayed, %.1f%% replayed at once, %.1f%% InProgress%n",
-                            g.threads(), g.threads() == 1 ? "" : "s", g.calls(), calls,
-                            pct(g.kind(Strategy.Kind.EXECUTED), calls), pct(g.kind(Strategy.Kind.WAITED), calls),
-                            pct(g.kind(Strategy.Kind.REPLAYED), calls), pct(g.kind(Strategy.Kind.IN_PROGRESS), calls)));
+                            g.threads(),
+                            g.threads() == 1 ? "" : "s",
+                            g.calls(),
+                            calls,
+                            pct(g.kind(Strategy.Kind.EXECUTED), calls),
+                            pct(g.kind(Strategy.Kind.WAITED), calls),
+                            pct(g.kind(Strategy.Kind.REPLAYED), calls),
+                            pct(g.kind(Strategy.Kind.IN_PROGRESS), calls)));
                 }
             }
             for (Group g : main) {
                 if (g.errors() > 0 || g.kind(Strategy.Kind.OTHER) > 0) {
-                    sb.append("  WARNING ").append(g.strategy()).append(" x").append(g.threads()).append(": ")
-                            .append(g.errors()).append(" errors, ").append(g.kind(Strategy.Kind.OTHER))
-                            .append(" unexpected outcomes; first error: ").append(g.firstError()).append('\n');
+                    sb.append("  WARNING ")
+                            .append(g.strategy())
+                            .append(" x")
+                            .append(g.threads())
+                            .append(": ")
+                            .append(g.errors())
+                            .append(" errors, ")
+                            .append(g.kind(Strategy.Kind.OTHER))
+                            .append(" unexpected outcomes; first error: ")
+                            .append(g.firstError())
+                            .append('\n');
                 }
             }
         }
         if (!growthTargets().isEmpty()) {
             sb.append("\nGrowth: the claim table empty vs holding preloaded rows (half expired, half live)\n");
-            sb.append(String.format(Locale.ROOT, "%12s %3s %10s %10s %8s %8s %11s %10s %11s %10s%n",
-                    "claim rows@0", "thr", "bare ops/s", "claim ops/s", "claim/b", "floor/b", "claim/floor",
-                    "c+purge/b", "purged/s", "MB@0"));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "%12s %3s %10s %10s %8s %8s %11s %10s %11s %10s%n",
+                    "claim rows@0",
+                    "thr",
+                    "bare ops/s",
+                    "claim ops/s",
+                    "claim/b",
+                    "floor/b",
+                    "claim/floor",
+                    "c+purge/b",
+                    "purged/s",
+                    "MB@0"));
             for (long target : growthTargets()) {
                 String phase = GROWTH + ":" + target;
                 for (int t : growthThreads()) {
@@ -349,13 +484,19 @@ final class Report {
                     if (bare == null || claim == null) {
                         continue;
                     }
-                    sb.append(String.format(Locale.ROOT, "%12s %3d %10.1f %10.1f %8s %8s %11s %10s %11s %10.0f%n",
-                            human(claim.atStart().rows()), t, bare.ops(), claim.ops(),
+                    sb.append(String.format(
+                            Locale.ROOT,
+                            "%12s %3d %10.1f %10.1f %8s %8s %11s %10s %11s %10.0f%n",
+                            human(claim.atStart().rows()),
+                            t,
+                            bare.ops(),
+                            claim.ops(),
                             fmt(ratio(phase, Strategies.CLAIM, Strategies.BARE, t)),
                             fmt(ratio(phase, Strategies.FLOOR, Strategies.BARE, t)),
                             fmt(ratio(phase, Strategies.CLAIM, Strategies.FLOOR, t)),
                             fmt(ratio(phase, Strategies.CLAIM_PURGE, Strategies.BARE, t)),
-                            purge == null || purge.extraMedian("purged_rows_per_s") == null ? "-"
+                            purge == null || purge.extraMedian("purged_rows_per_s") == null
+                                    ? "-"
                                     : String.format(Locale.ROOT, "%.0f", purge.extraMedian("purged_rows_per_s")),
                             claim.atStart().bytes() / 1048576.0));
                 }
@@ -363,20 +504,42 @@ final class Report {
         }
         sb.append("\nGoals (the issue's by default, --goals to change them; measured in this run)\n");
         for (Goal g : goals()) {
-            sb.append(String.format(Locale.ROOT, "  %-7s %-52s %8s (target %s)%s%s%n",
-                    g.met() == null ? "n/a" : g.met() ? "MET" : "MISSED", g.name(), fmt(g.value()), g.target(),
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "  %-7s %-52s %8s (target %s)%s%s%n",
+                    g.met() == null ? "n/a" : g.met() ? "MET" : "MISSED",
+                    g.name(),
+                    fmt(g.value()),
+                    g.target(),
                     g.spread() == null || g.spread().equals("-") ? "" : ", per-round IQR " + g.spread(),
                     g.note() == null ? "" : " - " + g.note()));
         }
         if (!profile.isEmpty()) {
             sb.append("\nProfile: one thread, one connection, per operation\n");
-            sb.append(String.format(Locale.ROOT, "%-18s %7s %6s %9s %9s %11s %11s %10s%n",
-                    "strategy", "mean ms", "rt/op", "bytes out", "bytes in", "client CPU", "server CPU", "alloc B"));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "%-18s %7s %6s %9s %9s %11s %11s %10s%n",
+                    "strategy",
+                    "mean ms",
+                    "rt/op",
+                    "bytes out",
+                    "bytes in",
+                    "client CPU",
+                    "server CPU",
+                    "alloc B"));
             for (Map<String, Object> p : profile) {
-                sb.append(String.format(Locale.ROOT, "%-18s %7.3f %6.2f %9.0f %9.0f %9.0fus %9sus %10.0f%n",
-                        p.get("strategy"), p.get("mean_ms"), p.get("round_trips_per_op"), p.get("bytes_sent_per_op"),
-                        p.get("bytes_received_per_op"), p.get("client_cpu_us_per_op"),
-                        p.get("server_backend_cpu_us_per_op") instanceof Double d ? String.format(Locale.ROOT, "%.0f", d) : "-",
+                sb.append(String.format(
+                        Locale.ROOT,
+                        "%-18s %7.3f %6.2f %9.0f %9.0f %9.0fus %9sus %10.0f%n",
+                        p.get("strategy"),
+                        p.get("mean_ms"),
+                        p.get("round_trips_per_op"),
+                        p.get("bytes_sent_per_op"),
+                        p.get("bytes_received_per_op"),
+                        p.get("client_cpu_us_per_op"),
+                        p.get("server_backend_cpu_us_per_op") instanceof Double d
+                                ? String.format(Locale.ROOT, "%.0f", d)
+                                : "-",
                         p.get("client_alloc_bytes_per_op")));
             }
         }
@@ -462,17 +625,47 @@ final class Report {
 
     String csv() {
         StringBuilder sb = new StringBuilder();
-        String[] cols = {"phase", "table_rows_target", "strategy", "threads", "rounds", "claim_rows_at_start",
-            "claim_table_mb_at_start", "ops_per_s", "ratio_to_bare", "ratio_to_bare_p25", "ratio_to_bare_p75", "p50_ms", "p99_ms", "p999_ms", "round_trips_per_call",
-            "errors", "calls_per_s", "executed", "waited", "replayed", "in_progress", "other", "waited_fraction",
-            "in_progress_fraction", "purged_rows_per_s", "client_cpu_us_per_call", "server_cpu_us_per_call"};
+        String[] cols = {
+            "phase",
+            "table_rows_target",
+            "strategy",
+            "threads",
+            "rounds",
+            "claim_rows_at_start",
+            "claim_table_mb_at_start",
+            "ops_per_s",
+            "ratio_to_bare",
+            "ratio_to_bare_p25",
+            "ratio_to_bare_p75",
+            "p50_ms",
+            "p99_ms",
+            "p999_ms",
+            "round_trips_per_call",
+            "errors",
+            "calls_per_s",
+            "executed",
+            "waited",
+            "replayed",
+            "in_progress",
+            "other",
+            "waited_fraction",
+            "in_progress_fraction",
+            "purged_rows_per_s",
+            "client_cpu_us_per_call",
+            "server_cpu_us_per_call"
+        };
         sb.append(String.join(",", cols)).append('\n');
         for (Group g : groups.values()) {
             Map<String, Object> row = summaryRow(g);
             List<String> cells = new ArrayList<>();
             for (String c : cols) {
                 Object v = row.get(c);
-                cells.add(v == null ? "" : v instanceof Double d ? (d.isNaN() ? "" : String.format(Locale.ROOT, "%.4f", d)) : v.toString());
+                cells.add(
+                        v == null
+                                ? ""
+                                : v instanceof Double d
+                                        ? (d.isNaN() ? "" : String.format(Locale.ROOT, "%.4f", d))
+                                        : v.toString());
             }
             sb.append(String.join(",", cells)).append('\n');
         }

@@ -33,6 +33,7 @@ final class Strategies {
     static final String REPLAY = "replay";
     /** The same in WORK_FIRST: the work and the insert, rolled back, then the read. */
     static final String REPLAY_WORK_FIRST = "replay-work-first";
+
     static final String THREE_TX = "three-tx";
     static final String FLOOR = "floor";
     static final String BURST = "duplicate-burst";
@@ -58,11 +59,16 @@ final class Strategies {
             case CLAIM -> new Claim(CLAIM, ctx, ctx.idem, 0);
             case CLAIM_READ_FIRST -> new Claim(CLAIM_READ_FIRST, ctx, ctx.idemReadFirst, 0);
             case CLAIM_PURGE -> new Claim(CLAIM_PURGE, ctx, ctx.idem, purgeLimit);
-            case CLAIM_METRICS -> new Claim(CLAIM_METRICS, ctx, IdempotentTransaction.builder(ctx.dsl, Ledger.CODEC)
-                    .schema(ctx.schema())
-                    .listener(io.github.idemtx.micrometer.MicrometerIdempotencyListener.of(
-                            new io.micrometer.core.instrument.simple.SimpleMeterRegistry()))
-                    .build(), 0);
+            case CLAIM_METRICS ->
+                new Claim(
+                        CLAIM_METRICS,
+                        ctx,
+                        IdempotentTransaction.builder(ctx.dsl, Ledger.CODEC)
+                                .schema(ctx.schema())
+                                .listener(io.github.idemtx.micrometer.MicrometerIdempotencyListener.of(
+                                        new io.micrometer.core.instrument.simple.SimpleMeterRegistry()))
+                                .build(),
+                        0);
             case REPLAY -> new Replay(REPLAY, ctx, ctx.idemReadFirst);
             case REPLAY_WORK_FIRST -> new Replay(REPLAY_WORK_FIRST, ctx, ctx.idem);
             case THREE_TX -> new ThreeTx(ctx);
@@ -75,7 +81,8 @@ final class Strategies {
     }
 
     private static SplittableRandom random() {
-        return new SplittableRandom(java.util.concurrent.ThreadLocalRandom.current().nextLong());
+        return new SplittableRandom(
+                java.util.concurrent.ThreadLocalRandom.current().nextLong());
     }
 
     /** The claim-table columns, as the library's migration declares them. */
@@ -107,7 +114,10 @@ final class Strategies {
                     .set(SQLDialect.POSTGRES)
                     .set(BenchContext.SETTINGS)
                     .set(provider)
-                    .set(jooqDefault ? new DefaultTransactionProvider(provider) : new PlainTransactionProvider(provider)));
+                    .set(
+                            jooqDefault
+                                    ? new DefaultTransactionProvider(provider)
+                                    : new PlainTransactionProvider(provider)));
         }
 
         @Override
@@ -167,41 +177,49 @@ final class Strategies {
 
     /** The same through {@code ExternalEffect}: claim committed in flight, the call, the fenced record with the transfer. */
     static final class RemoteEffect implements Strategy {
-        private static final io.github.idemtx.core.ResultCodec<Ledger.TransferRequest> REQUESTS = new io.github.idemtx.core.ResultCodec<>() {
-            @Override
-            public byte[] encode(Ledger.TransferRequest r) {
-                return (r.from() + "|" + r.to() + "|" + r.amount().toPlainString()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            }
+        private static final io.github.idemtx.core.ResultCodec<Ledger.TransferRequest> REQUESTS =
+                new io.github.idemtx.core.ResultCodec<>() {
+                    @Override
+                    public byte[] encode(Ledger.TransferRequest r) {
+                        return (r.from() + "|" + r.to() + "|" + r.amount().toPlainString())
+                                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    }
 
-            @Override
-            public Ledger.TransferRequest decode(byte[] bytes) {
-                String[] p = new String(bytes, java.nio.charset.StandardCharsets.UTF_8).split("\\|");
-                return new Ledger.TransferRequest(p[0], p[1], new java.math.BigDecimal(p[2]));
-            }
-        };
+                    @Override
+                    public Ledger.TransferRequest decode(byte[] bytes) {
+                        String[] p = new String(bytes, java.nio.charset.StandardCharsets.UTF_8).split("\\|");
+                        return new Ledger.TransferRequest(p[0], p[1], new java.math.BigDecimal(p[2]));
+                    }
+                };
 
         private final BenchContext ctx;
         private final io.github.idemtx.jooq.ExternalEffect<Ledger.TransferRequest, String> effect;
 
         RemoteEffect(BenchContext ctx) {
             this.ctx = ctx;
-            this.effect = io.github.idemtx.jooq.ExternalEffect.builder(ctx.dsl, "bench-payout", REQUESTS,
-                    io.github.idemtx.core.ResultCodec.utf8(), new io.github.idemtx.jooq.Remote<Ledger.TransferRequest, String>() {
-                        @Override
-                        public Reply<String> call(Intent<Ledger.TransferRequest> intent, Instant deadline) {
-                            return Reply.applied(remoteCall(intent.downstreamKey()));
-                        }
+            this.effect = io.github.idemtx.jooq.ExternalEffect.builder(
+                            ctx.dsl,
+                            "bench-payout",
+                            REQUESTS,
+                            io.github.idemtx.core.ResultCodec.utf8(),
+                            new io.github.idemtx.jooq.Remote<Ledger.TransferRequest, String>() {
+                                @Override
+                                public Reply<String> call(Intent<Ledger.TransferRequest> intent, Instant deadline) {
+                                    return Reply.applied(remoteCall(intent.downstreamKey()));
+                                }
 
-                        @Override
-                        public Lookup<String> lookup(Intent<Ledger.TransferRequest> intent) {
-                            return Lookup.unknown("the bench never looks up");
-                        }
+                                @Override
+                                public Lookup<String> lookup(Intent<Ledger.TransferRequest> intent) {
+                                    return Lookup.unknown("the bench never looks up");
+                                }
 
-                        @Override
-                        public void after(DSLContext tx, Intent<Ledger.TransferRequest> intent, String charge) {
-                            ctx.ledger.transfer(tx, intent.request());
-                        }
-                    }).schema(ctx.schema()).build();
+                                @Override
+                                public void after(DSLContext tx, Intent<Ledger.TransferRequest> intent, String charge) {
+                                    ctx.ledger.transfer(tx, intent.request());
+                                }
+                            })
+                    .schema(ctx.schema())
+                    .build();
         }
 
         @Override
@@ -216,7 +234,9 @@ final class Strategies {
                 Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
                 Scope scope = BenchContext.scope(random.nextInt(BenchContext.SCOPES));
                 return effect.run(scope, BenchContext.freshKey(random), request.fingerprint(), request)
-                        instanceof Outcome.Executed<String> ? Kind.EXECUTED : Kind.OTHER;
+                                instanceof Outcome.Executed<String>
+                        ? Kind.EXECUTED
+                        : Kind.OTHER;
             };
         }
     }
@@ -250,7 +270,8 @@ final class Strategies {
                 Scope scope = BenchContext.scope(random.nextInt(BenchContext.SCOPES));
                 IdempotencyKey key = BenchContext.freshKey(random);
                 Fingerprint fingerprint = request.fingerprint();
-                Outcome<Ledger.Receipt> outcome = idem.run(scope, key, fingerprint, tx -> ctx.ledger.transfer(tx, request));
+                Outcome<Ledger.Receipt> outcome =
+                        idem.run(scope, key, fingerprint, tx -> ctx.ledger.transfer(tx, request));
                 if (outcome instanceof Outcome.Executed<Ledger.Receipt>) {
                     ctx.shared.completed(new BenchContext.Completed(scope, key, request, fingerprint));
                     return Kind.EXECUTED;
@@ -281,30 +302,32 @@ final class Strategies {
 
         Purge(BenchContext ctx, IdempotentTransaction<?> idem, int limit, Driver.Segment segment) {
             this.segment = segment;
-            this.thread = new Thread(() -> {
-                while (!closed) {
-                    try {
-                        long t0 = System.nanoTime();
-                        int n = idem.purgeExpired(limit);
-                        long t1 = System.nanoTime();
-                        ctx.shared.claimRows.addAndGet(-n);
-                        ctx.shared.expiredRows.addAndGet(-n);
-                        if (segment.measuring()) {
-                            purged.addAndGet(n);
-                            calls.incrementAndGet();
-                            callNanos.addAndGet(t1 - t0);
+            this.thread = new Thread(
+                    () -> {
+                        while (!closed) {
+                            try {
+                                long t0 = System.nanoTime();
+                                int n = idem.purgeExpired(limit);
+                                long t1 = System.nanoTime();
+                                ctx.shared.claimRows.addAndGet(-n);
+                                ctx.shared.expiredRows.addAndGet(-n);
+                                if (segment.measuring()) {
+                                    purged.addAndGet(n);
+                                    calls.incrementAndGet();
+                                    callNanos.addAndGet(t1 - t0);
+                                }
+                                if (n < limit) {
+                                    Thread.sleep(1000);
+                                }
+                            } catch (InterruptedException e) {
+                                return;
+                            } catch (RuntimeException | Error e) {
+                                failure = e;
+                                return;
+                            }
                         }
-                        if (n < limit) {
-                            Thread.sleep(1000);
-                        }
-                    } catch (InterruptedException e) {
-                        return;
-                    } catch (RuntimeException | Error e) {
-                        failure = e;
-                        return;
-                    }
-                }
-            }, "bench-purge");
+                    },
+                    "bench-purge");
             thread.setDaemon(true);
             thread.start();
         }
@@ -358,8 +381,8 @@ final class Strategies {
             SplittableRandom random = random();
             return wave -> {
                 BenchContext.Completed c = ctx.shared.randomCompleted(random);
-                Outcome<Ledger.Receipt> outcome = idem.run(c.scope(), c.key(), c.fingerprint(),
-                        tx -> ctx.ledger.transfer(tx, c.request()));
+                Outcome<Ledger.Receipt> outcome =
+                        idem.run(c.scope(), c.key(), c.fingerprint(), tx -> ctx.ledger.transfer(tx, c.request()));
                 return outcome instanceof Outcome.Replayed<Ledger.Receipt> ? Kind.REPLAYED : Kind.OTHER;
             };
         }
@@ -383,8 +406,9 @@ final class Strategies {
             this.ctx = ctx;
             String s = ctx.schema();
             this.claimSql = insertClaim(s, "0", "NULL", "NULL") + " ON CONFLICT (scope, idem_key) DO NOTHING";
-            this.completeSql = "UPDATE " + s + ".idempotency_claim SET state = 1, result = ?, completed_at = clock_timestamp()"
-                    + " WHERE scope = ? AND idem_key = ?";
+            this.completeSql =
+                    "UPDATE " + s + ".idempotency_claim SET state = 1, result = ?, completed_at = clock_timestamp()"
+                            + " WHERE scope = ? AND idem_key = ?";
             this.releaseSql = "DELETE FROM " + s + ".idempotency_claim WHERE scope = ? AND idem_key = ? AND state = 0";
         }
 
@@ -417,7 +441,8 @@ final class Strategies {
                     Ledger.Receipt receipt;
                     c.setAutoCommit(false);
                     try {
-                        receipt = ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request);
+                        receipt =
+                                ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request);
                         c.commit();
                     } catch (Exception e) {
                         c.rollback();
@@ -483,7 +508,8 @@ final class Strategies {
                 try (Connection c = ctx.pool.getConnection()) {
                     c.setAutoCommit(false);
                     try {
-                        Ledger.Receipt receipt = ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request);
+                        Ledger.Receipt receipt =
+                                ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request);
                         try (PreparedStatement ps = c.prepareStatement(insertSql)) {
                             ps.setString(1, scope);
                             ps.setString(2, key);
@@ -533,8 +559,11 @@ final class Strategies {
             // called by one thread at a time, at the barrier
             return () -> {
                 Ledger.TransferRequest request = ctx.ledger.randomRequest(waveRandom);
-                return new Wave(BenchContext.scope(waveRandom.nextInt(BenchContext.SCOPES)),
-                        BenchContext.freshKey(waveRandom), request, request.fingerprint());
+                return new Wave(
+                        BenchContext.scope(waveRandom.nextInt(BenchContext.SCOPES)),
+                        BenchContext.freshKey(waveRandom),
+                        request,
+                        request.fingerprint());
             };
         }
 
@@ -543,15 +572,17 @@ final class Strategies {
             return input -> {
                 Wave w = (Wave) input;
                 Instant start = Instant.now();
-                Outcome<Ledger.Receipt> outcome = ctx.burstIdem.run(w.scope(), w.key(), w.fingerprint(),
-                        tx -> ctx.ledger.transfer(tx, w.request()));
+                Outcome<Ledger.Receipt> outcome = ctx.burstIdem.run(
+                        w.scope(), w.key(), w.fingerprint(), tx -> ctx.ledger.transfer(tx, w.request()));
                 return switch (outcome) {
                     case Outcome.Executed<Ledger.Receipt> e -> {
-                        ctx.shared.completed(new BenchContext.Completed(w.scope(), w.key(), w.request(), w.fingerprint()));
+                        ctx.shared.completed(
+                                new BenchContext.Completed(w.scope(), w.key(), w.request(), w.fingerprint()));
                         yield Kind.EXECUTED;
                     }
                     // completed after this call began: it overlapped the holder, and waited for it
-                    case Outcome.Replayed<Ledger.Receipt> r -> r.completedAt().isAfter(start) ? Kind.WAITED : Kind.REPLAYED;
+                    case Outcome.Replayed<Ledger.Receipt> r ->
+                        r.completedAt().isAfter(start) ? Kind.WAITED : Kind.REPLAYED;
                     case Outcome.InProgress<Ledger.Receipt> p -> Kind.IN_PROGRESS;
                     default -> Kind.OTHER;
                 };

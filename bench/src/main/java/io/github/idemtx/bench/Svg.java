@@ -28,7 +28,8 @@ final class Svg {
                 max = Math.max(max, g.ops());
             }
         }
-        int rounds = report.groups().isEmpty() ? 0 : report.groups().get(0).rounds().size();
+        int rounds =
+                report.groups().isEmpty() ? 0 : report.groups().get(0).rounds().size();
         Chart c = new Chart(Math.max(760, 110 + strategies.size() * (40 + threads.size() * 46)), 470);
         c.title("Throughput per strategy and client count (ops/s, median of " + rounds + " interleaved rounds)");
         c.subtitle(String.valueOf(report.environment().getOrDefault("summary", "")));
@@ -47,8 +48,13 @@ final class Svg {
                 double x = gx + ti * barWidth;
                 double v = g.ops();
                 Double ratio = report.ratioToBare(g);
-                c.bar(x, barWidth - 4, v / top, COLORS[ti % COLORS.length],
-                        String.format(Locale.ROOT, "%.0f", v), ratio == null ? null : String.format(Locale.ROOT, "%.2fx", ratio),
+                c.bar(
+                        x,
+                        barWidth - 4,
+                        v / top,
+                        COLORS[ti % COLORS.length],
+                        String.format(Locale.ROOT, "%.0f", v),
+                        ratio == null ? null : String.format(Locale.ROOT, "%.2fx", ratio),
                         s + ", " + threads.get(ti) + " thread(s): " + String.format(Locale.ROOT, "%.1f", v) + " ops/s");
             }
             c.xLabel(c.left + si * groupWidth + groupWidth / 2, s);
@@ -89,7 +95,10 @@ final class Svg {
         for (int ti = 0; ti < threads.size(); ti++) {
             for (int si = 0; si < series.size(); si++) {
                 legend.add(series.get(si) + ", " + threads.get(ti) + " thr");
-                colors.add(si == 0 ? COLORS[ti % COLORS.length] : si == 1 ? LIGHT[ti % LIGHT.length] : COLORS[(ti + 2) % COLORS.length]);
+                colors.add(
+                        si == 0
+                                ? COLORS[ti % COLORS.length]
+                                : si == 1 ? LIGHT[ti % LIGHT.length] : COLORS[(ti + 2) % COLORS.length]);
             }
         }
         for (int gi = 0; gi < targets.size(); gi++) {
@@ -104,17 +113,27 @@ final class Svg {
                     if (r == null) {
                         continue;
                     }
-                    c.bar(gx + b * barWidth, barWidth - 3, r / top, colors.get(b), String.format(Locale.ROOT, "%.2f", r), null,
-                            series.get(si) + ", " + threads.get(ti) + " thread(s), " + Report.human(target) + " rows: " + r);
+                    c.bar(
+                            gx + b * barWidth,
+                            barWidth - 3,
+                            r / top,
+                            colors.get(b),
+                            String.format(Locale.ROOT, "%.2f", r),
+                            null,
+                            series.get(si) + ", " + threads.get(ti) + " thread(s), " + Report.human(target) + " rows: "
+                                    + r);
                 }
             }
             Report.Group claim = report.group(phase, Strategies.CLAIM, threads.get(0));
             long rows = claim == null ? target : claim.atStart().rows();
-            c.xLabel(c.left + gi * groupWidth + groupWidth / 2, (target == 0 ? "empty" : Report.human(target) + " preloaded")
-                    + " (" + Report.human(rows) + " rows)");
+            c.xLabel(
+                    c.left + gi * groupWidth + groupWidth / 2,
+                    (target == 0 ? "empty" : Report.human(target) + " preloaded") + " (" + Report.human(rows)
+                            + " rows)");
         }
         c.legend(legend, colors.toArray(String[]::new));
-        c.note("claim+purge: claim with purgeExpired(limit) beside it (back to back while it returns the limit, else once a second).");
+        c.note(
+                "claim+purge: claim with purgeExpired(limit) beside it (back to back while it returns the limit, else once a second).");
         return c.end();
     }
 
@@ -144,8 +163,14 @@ final class Svg {
         Chart(int width, int height) {
             this.width = width;
             this.height = height;
-            sb.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(width).append("\" height=\"").append(height)
-                    .append("\" viewBox=\"0 0 ").append(width).append(' ').append(height)
+            sb.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
+                    .append(width)
+                    .append("\" height=\"")
+                    .append(height)
+                    .append("\" viewBox=\"0 0 ")
+                    .append(width)
+                    .append(' ')
+                    .append(height)
                     .append("\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n");
             sb.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
         }
@@ -187,30 +212,58 @@ final class Svg {
             for (int i = 0; i <= ticks; i++) {
                 double v = top * i / ticks;
                 double y = baseY() - plotHeight() * i / ticks;
-                sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>%n",
-                        left, y, width - right, y));
-                text(left - 6, y + 4, ratio ? String.format(Locale.ROOT, "%.2f", v) : String.format(Locale.ROOT, "%.0f", v),
-                        "end", 11, "normal", "#444");
+                sb.append(String.format(
+                        Locale.ROOT,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>%n",
+                        left,
+                        y,
+                        width - right,
+                        y));
+                text(
+                        left - 6,
+                        y + 4,
+                        ratio ? String.format(Locale.ROOT, "%.2f", v) : String.format(Locale.ROOT, "%.0f", v),
+                        "end",
+                        11,
+                        "normal",
+                        "#444");
             }
             if (ratio) {
                 double y = baseY() - plotHeight() / top;
-                sb.append(String.format(Locale.ROOT,
+                sb.append(String.format(
+                        Locale.ROOT,
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>%n",
-                        left, y, width - right, y));
+                        left,
+                        y,
+                        width - right,
+                        y));
             }
-            sb.append(String.format(Locale.ROOT,
+            sb.append(String.format(
+                    Locale.ROOT,
                     "<text transform=\"translate(18,%.1f) rotate(-90)\" text-anchor=\"middle\" fill=\"#444\">%s</text>%n",
-                    topY + plotHeight() / 2, esc(label)));
-            sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>%n",
-                    left, baseY(), width - right, baseY()));
+                    topY + plotHeight() / 2,
+                    esc(label)));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>%n",
+                    left,
+                    baseY(),
+                    width - right,
+                    baseY()));
         }
 
         void bar(double x, double w, double fraction, String color, String label, String label2, String tooltip) {
             double h = Math.max(0, Math.min(1, fraction)) * plotHeight();
             double y = baseY() - h;
-            sb.append(String.format(Locale.ROOT,
+            sb.append(String.format(
+                    Locale.ROOT,
                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s</title></rect>%n",
-                    x, y, w, h, color, esc(tooltip)));
+                    x,
+                    y,
+                    w,
+                    h,
+                    color,
+                    esc(tooltip)));
             text(x + w / 2, y - (label2 == null ? 4 : 17), label, "middle", 10, "normal", "#222");
             if (label2 != null) {
                 text(x + w / 2, y - 4, label2, "middle", 10, "bold", "#222");
@@ -229,17 +282,28 @@ final class Svg {
                     x = left;
                     y += 18;
                 }
-                sb.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>%n",
-                        x, y - 10, colors[i % colors.length]));
+                sb.append(String.format(
+                        Locale.ROOT,
+                        "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>%n",
+                        x,
+                        y - 10,
+                        colors[i % colors.length]));
                 text(x + 17, y, labels.get(i), "start", 11, "normal", "#222");
                 x += Math.max(130, 17 + labels.get(i).length() * 6.5 + 16);
             }
         }
 
         void text(double x, double y, String t, String anchor, int size, String weight, String color) {
-            sb.append(String.format(Locale.ROOT,
+            sb.append(String.format(
+                    Locale.ROOT,
                     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"%d\" font-weight=\"%s\" fill=\"%s\">%s</text>%n",
-                    x, y, anchor, size, weight, color, esc(t)));
+                    x,
+                    y,
+                    anchor,
+                    size,
+                    weight,
+                    color,
+                    esc(t)));
         }
 
         String end() {
@@ -247,7 +311,10 @@ final class Svg {
         }
 
         private static String esc(String s) {
-            return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+            return s.replace("&", "&amp;")
+                    .replace("<", "&lt;")
+                    .replace(">", "&gt;")
+                    .replace("\"", "&quot;");
         }
     }
 }

@@ -1,9 +1,9 @@
 package io.github.idemtx.bench;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import java.math.BigDecimal;
 import java.nio.file.Files;
@@ -33,12 +33,33 @@ class BenchSmokeTest {
         TestDatabase db = TestDatabase.get();
         String schema = db.schema();
         Options options = Options.parse(new String[] {
-            "--schema", schema, "--keep-schema", "--quiet",
-            "--threads", "1,3", "--rounds", "1",
-            "--ops", "24", "--warmup-ops", "3",
-            "--table-rows", "2000", "--growth-threads", "2", "--growth-rounds", "1", "--purge-limit", "100",
-            "--accounts", String.valueOf(ACCOUNTS), "--profile-ops", "8",
-            "--out", out.toString()});
+            "--schema",
+            schema,
+            "--keep-schema",
+            "--quiet",
+            "--threads",
+            "1,3",
+            "--rounds",
+            "1",
+            "--ops",
+            "24",
+            "--warmup-ops",
+            "3",
+            "--table-rows",
+            "2000",
+            "--growth-threads",
+            "2",
+            "--growth-rounds",
+            "1",
+            "--purge-limit",
+            "100",
+            "--accounts",
+            String.valueOf(ACCOUNTS),
+            "--profile-ops",
+            "8",
+            "--out",
+            out.toString()
+        });
         List<String> printed = new ArrayList<>();
 
         Bench.Result result = Bench.run(options, database(db), printed::add);
@@ -49,7 +70,9 @@ class BenchSmokeTest {
             for (int threads : List.of(1, 3)) {
                 Report.Group g = report.group(Report.MAIN, strategy, threads);
                 assertThat(g).as(strategy + " x" + threads).isNotNull();
-                assertThat(g.totalCalls()).as(strategy + " x" + threads + " calls").isGreaterThan(0);
+                assertThat(g.totalCalls())
+                        .as(strategy + " x" + threads + " calls")
+                        .isGreaterThan(0);
                 assertThat(g.errors()).isZero();
                 assertThat(g.kind(Strategy.Kind.OTHER)).isZero();
                 assertThat(g.ops()).isPositive();
@@ -59,16 +82,21 @@ class BenchSmokeTest {
         // the burst: every call of a wave is accounted for, and one call per wave executes
         Report.Group burst = report.group(Report.MAIN, Strategies.BURST, 3);
         assertThat(burst.kind(Strategy.Kind.EXECUTED)).isPositive();
-        assertThat(burst.kind(Strategy.Kind.EXECUTED) + burst.kind(Strategy.Kind.WAITED) + burst.kind(Strategy.Kind.REPLAYED)
-                + burst.kind(Strategy.Kind.IN_PROGRESS)).isEqualTo(burst.totalCalls());
+        assertThat(burst.kind(Strategy.Kind.EXECUTED)
+                        + burst.kind(Strategy.Kind.WAITED)
+                        + burst.kind(Strategy.Kind.REPLAYED)
+                        + burst.kind(Strategy.Kind.IN_PROGRESS))
+                .isEqualTo(burst.totalCalls());
         assertThat(burst.kind(Strategy.Kind.EXECUTED) * 3).isEqualTo(burst.totalCalls()); // waves are measured whole
         // replays replayed; bare, claim, floor and three-tx executed
         assertThat(report.group(Report.MAIN, Strategies.REPLAY, 1).kind(Strategy.Kind.REPLAYED))
                 .isEqualTo(report.group(Report.MAIN, Strategies.REPLAY, 1).totalCalls());
         // the growth phase: empty and preloaded, with the purge beside claim
         assertThat(report.growthTargets()).containsExactly(0L, 2000L);
-        assertThat(report.ratio(Report.GROWTH + ":2000", Strategies.CLAIM_PURGE, Strategies.BARE, 2)).isNotNull();
-        assertThat(report.ratio(Report.GROWTH + ":0", Strategies.CLAIM, Strategies.BARE, 2)).isNotNull();
+        assertThat(report.ratio(Report.GROWTH + ":2000", Strategies.CLAIM_PURGE, Strategies.BARE, 2))
+                .isNotNull();
+        assertThat(report.ratio(Report.GROWTH + ":0", Strategies.CLAIM, Strategies.BARE, 2))
+                .isNotNull();
         assertThat(report.goals()).hasSizeGreaterThanOrEqualTo(5);
 
         // the outputs
@@ -76,37 +104,55 @@ class BenchSmokeTest {
         Path json = out.resolve("results.json");
         Path csv = out.resolve("results.csv");
         Path svg = out.resolve("throughput.svg");
-        assertThat(Files.readString(json)).contains("\"summary\"", "\"goals\"", "\"segments\"", "\"profile\"", "\"ratio_to_bare\"");
+        assertThat(Files.readString(json))
+                .contains("\"summary\"", "\"goals\"", "\"segments\"", "\"profile\"", "\"ratio_to_bare\"");
         List<String> lines = Files.readAllLines(csv);
         assertThat(lines.get(0)).startsWith("phase,table_rows_target,strategy,threads");
         assertThat(lines).hasSize(1 + report.groups().size());
-        assertThat(Files.readString(svg)).startsWith("<svg").contains("claim", "three-tx", "duplicate-burst").endsWith("</svg>\n");
+        assertThat(Files.readString(svg))
+                .startsWith("<svg")
+                .contains("claim", "three-tx", "duplicate-burst")
+                .endsWith("</svg>\n");
         assertThat(out.resolve("growth.svg")).exists();
         assertThat((List<?>) report.toMap().get("profile")).hasSize(Options.ALL_STRATEGIES.size() + 1);
 
         // the harness left a consistent ledger and counted the claim table right
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+        try (Connection c = db.connect();
+                Statement s = c.createStatement()) {
             assertThat(single(s, "SELECT sum(balance) FROM " + schema + ".account", BigDecimal.class))
                     .isEqualByComparingTo(Ledger.INITIAL_BALANCE.multiply(BigDecimal.valueOf(ACCOUNTS)));
-            assertThat(single(s, "SELECT count(*) FROM " + schema + ".idempotency_claim WHERE state <> 1", Long.class)).isZero();
+            assertThat(single(s, "SELECT count(*) FROM " + schema + ".idempotency_claim WHERE state <> 1", Long.class))
+                    .isZero();
         }
     }
 
     @Test
     void rejectsUnknownFlagsAndStrategies() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--nope", "1"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nope");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--strategies", "bare,fast"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fast");
-        assertThat(Options.parse(new String[] {"--duration", "1.5s", "--table-rows", "1_000_000"}).duration().toMillis()).isEqualTo(1500);
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("nope");
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> Options.parse(new String[] {"--strategies", "bare,fast"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fast");
+        assertThat(Options.parse(new String[] {"--duration", "1.5s", "--table-rows", "1_000_000"})
+                        .duration()
+                        .toMillis())
+                .isEqualTo(1500);
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--rounds", "ten"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("--rounds must be a whole number, was 'ten'");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--rounds must be a whole number, was 'ten'");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--threads", "1,x"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("--threads must be a whole number, was 'x'");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--threads must be a whole number, was 'x'");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--table-rows", "1M"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--table-rows").hasMessageContaining("1M");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Options.parse(new String[] {"--pool-size", "9999999999"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--pool-size is out of range");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--table-rows")
+                .hasMessageContaining("1M");
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> Options.parse(new String[] {"--pool-size", "9999999999"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--pool-size is out of range");
     }
 
     private static <T> T single(Statement s, String sql, Class<T> type) throws SQLException {

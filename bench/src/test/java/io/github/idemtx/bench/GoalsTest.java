@@ -13,7 +13,9 @@ class GoalsTest {
     @Test
     void defaultsAreTheIssuesNumbers() {
         assertThat(Goals.parse("")).isEqualTo(Goals.DEFAULTS);
-        assertThat(Goals.DEFAULTS.describe()).containsEntry("claim/floor", 0.95).containsEntry("claim/three-tx", 1.8)
+        assertThat(Goals.DEFAULTS.describe())
+                .containsEntry("claim/floor", 0.95)
+                .containsEntry("claim/three-tx", 1.8)
                 .containsEntry("grown-rows", 10_000_000L);
     }
 
@@ -22,14 +24,18 @@ class GoalsTest {
         Goals goals = Goals.parse("claim/three-tx=2.5, grown/empty=0.8,grown-rows=1_000_000");
         Report report = new Report(List.of(), Map.of(), Map.of(), List.of(), Map.of(), goals);
 
-        assertThat(report.goals()).extracting(Report.Goal::name, Report.Goal::target).contains(
-                tuple("claim/three-tx at 8 clients", ">= 2.50"),
-                tuple("claim ratio with 1M rows / empty table", ">= 0.80"));
+        assertThat(report.goals())
+                .extracting(Report.Goal::name, Report.Goal::target)
+                .contains(
+                        tuple("claim/three-tx at 8 clients", ">= 2.50"),
+                        tuple("claim ratio with 1M rows / empty table", ">= 0.80"));
     }
 
     @Test
     void refusesUnknownGoalsAndValuesThatAreNoPositiveNumbers() {
-        assertThatThrownBy(() -> Goals.parse("claim/flor=1")).hasMessageContaining("claim/flor").hasMessageContaining("claim/floor");
+        assertThatThrownBy(() -> Goals.parse("claim/flor=1"))
+                .hasMessageContaining("claim/flor")
+                .hasMessageContaining("claim/floor");
         assertThatThrownBy(() -> Goals.parse("replay/bare=fast")).hasMessageContaining("--goals");
         assertThatThrownBy(() -> Goals.parse("replay/bare=-1")).hasMessageContaining("positive");
         assertThatThrownBy(() -> Goals.parse("replay/bare")).hasMessageContaining("name=value");

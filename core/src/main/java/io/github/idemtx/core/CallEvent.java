@@ -176,7 +176,8 @@ public final class CallEvent {
 
     @Override
     public String toString() {
-        return "CallEvent[operation=" + operation + ", result=" + result + (exception == null ? "" : ", exception=" + exception)
+        return "CallEvent[operation=" + operation + ", result=" + result
+                + (exception == null ? "" : ", exception=" + exception)
                 + ", joined=" + joined + ", attempts=" + attempts + ", total=" + total() + ", claiming=" + claiming()
                 + ", waiting=" + waiting() + ", work=" + work() + ", recording=" + recording() + "]";
     }

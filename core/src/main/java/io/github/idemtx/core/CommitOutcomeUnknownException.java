@@ -18,7 +18,11 @@ public final class CommitOutcomeUnknownException extends IdempotencyException {
      * @param cause the driver's connection error
      */
     public CommitOutcomeUnknownException(Scope scope, IdempotencyKey key, Throwable cause) {
-        super(scope, key, "the connection was lost while the commit was in flight; it may or may not have committed:"
-                + " retry with the same key, which replays or runs exactly once", cause);
+        super(
+                scope,
+                key,
+                "the connection was lost while the commit was in flight; it may or may not have committed:"
+                        + " retry with the same key, which replays or runs exactly once",
+                cause);
     }
 }

@@ -26,8 +26,8 @@ public class IdempotencyException extends RuntimeException {
      * @param message what went wrong
      * @param cause the underlying exception, or null
      */
-    public IdempotencyException(@Nullable Scope scope, @Nullable IdempotencyKey key, String message,
-            @Nullable Throwable cause) {
+    public IdempotencyException(
+            @Nullable Scope scope, @Nullable IdempotencyKey key, String message, @Nullable Throwable cause) {
         super(scope == null && key == null ? message : message + " (scope '" + scope + "', key '" + key + "')", cause);
         this.scope = scope;
         this.key = key;

@@ -37,9 +37,8 @@ public record IdempotencyKey(String value) {
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             if (c < 0x20 || c > 0x7E) {
-                throw new IllegalArgumentException(
-                        "key must be printable ASCII (U+0020 to U+007E), found U+"
-                                + String.format("%04X", (int) c) + " at index " + i);
+                throw new IllegalArgumentException("key must be printable ASCII (U+0020 to U+007E), found U+"
+                        + String.format("%04X", (int) c) + " at index " + i);
             }
         }
     }

@@ -19,7 +19,8 @@ import java.util.Objects;
 public final class JsonCodec<T> implements ResultCodec<T> {
 
     private static final class DefaultMapper {
-        static final ObjectMapper INSTANCE = JsonMapper.builder().findAndAddModules().build();
+        static final ObjectMapper INSTANCE =
+                JsonMapper.builder().findAndAddModules().build();
     }
 
     private final ObjectMapper mapper;

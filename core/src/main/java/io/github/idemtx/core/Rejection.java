@@ -24,7 +24,11 @@ public class Rejection extends RuntimeException {
      */
     public Rejection(Failure failure) {
         // no stack trace (it is an answer, not a fault), but room for what went wrong on the way
-        super(Objects.requireNonNull(failure, "failure must not be null").code() + ": " + failure.message(), null, true, false);
+        super(
+                Objects.requireNonNull(failure, "failure must not be null").code() + ": " + failure.message(),
+                null,
+                true,
+                false);
         this.failure = failure;
     }
 

@@ -61,10 +61,12 @@ public interface ResultCodec<T> {
             if (e.getMessage() == null || !e.getMessage().contains("com/fasterxml/jackson")) {
                 throw e;
             }
-            throw new IllegalStateException("ResultCodec.json needs Jackson 2 (com.fasterxml.jackson.core:jackson-databind)"
-                    + " on the class path, and it is not there (Spring Boot 4 brings Jackson 3, tools.jackson, instead):"
-                    + " add jackson-databind 2.x, or on Spring Boot use IdempotentTransactions.json(...) or JsonMapperCodec"
-                    + " from idemtx-spring-boot-autoconfigure, which store through Jackson 3", e);
+            throw new IllegalStateException(
+                    "ResultCodec.json needs Jackson 2 (com.fasterxml.jackson.core:jackson-databind)"
+                            + " on the class path, and it is not there (Spring Boot 4 brings Jackson 3, tools.jackson, instead):"
+                            + " add jackson-databind 2.x, or on Spring Boot use IdempotentTransactions.json(...) or JsonMapperCodec"
+                            + " from idemtx-spring-boot-autoconfigure, which store through Jackson 3",
+                    e);
         }
     }
 }

@@ -22,8 +22,12 @@ public final class ResultTooLargeException extends IdempotencyException {
      * @param limit the limit it exceeded, in bytes
      */
     public ResultTooLargeException(Scope scope, IdempotencyKey key, int size, int limit) {
-        super(scope, key, "encoded result is " + size + " bytes, over the limit of " + limit
-                + " bytes (IdempotencyPolicy.maxResultBytes); nothing was committed", null);
+        super(
+                scope,
+                key,
+                "encoded result is " + size + " bytes, over the limit of " + limit
+                        + " bytes (IdempotencyPolicy.maxResultBytes); nothing was committed",
+                null);
         this.size = size;
         this.limit = limit;
     }

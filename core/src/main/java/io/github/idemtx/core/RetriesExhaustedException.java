@@ -22,9 +22,14 @@ public final class RetriesExhaustedException extends IdempotencyException {
      * @param attempts how many attempts were made
      * @param cause the last attempt's failure
      */
-    public RetriesExhaustedException(@Nullable Scope scope, @Nullable IdempotencyKey key, int attempts, Throwable cause) {
-        super(scope, key, "gave up after " + attempts + " attempts, each ended by a serialization failure or deadlock"
-                + " (IdempotencyPolicy.maxAttempts = " + attempts + "); nothing was committed", cause);
+    public RetriesExhaustedException(
+            @Nullable Scope scope, @Nullable IdempotencyKey key, int attempts, Throwable cause) {
+        super(
+                scope,
+                key,
+                "gave up after " + attempts + " attempts, each ended by a serialization failure or deadlock"
+                        + " (IdempotencyPolicy.maxAttempts = " + attempts + "); nothing was committed",
+                cause);
         this.attempts = attempts;
     }
 

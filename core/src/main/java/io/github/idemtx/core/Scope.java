@@ -33,25 +33,25 @@ public record Scope(String value) {
         }
         int length = value.codePointCount(0, value.length());
         if (length > MAX_LENGTH) {
-            throw new IllegalArgumentException(
-                    "scope must be at most " + MAX_LENGTH + " characters, was " + length);
+            throw new IllegalArgumentException("scope must be at most " + MAX_LENGTH + " characters, was " + length);
         }
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             if (Character.isISOControl(c)) {
-                throw new IllegalArgumentException(
-                        "scope must not contain control characters, found U+"
-                                + String.format("%04X", (int) c) + " at index " + i);
+                throw new IllegalArgumentException("scope must not contain control characters, found U+"
+                        + String.format("%04X", (int) c) + " at index " + i);
             }
             if (Character.isHighSurrogate(c)) {
                 if (i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
                     i++;
                     continue;
                 }
-                throw new IllegalArgumentException("scope must not contain an unpaired surrogate, found one at index " + i);
+                throw new IllegalArgumentException(
+                        "scope must not contain an unpaired surrogate, found one at index " + i);
             }
             if (Character.isLowSurrogate(c)) {
-                throw new IllegalArgumentException("scope must not contain an unpaired surrogate, found one at index " + i);
+                throw new IllegalArgumentException(
+                        "scope must not contain an unpaired surrogate, found one at index " + i);
             }
         }
     }

@@ -35,8 +35,8 @@ public final class WorkEndedTransactionException extends IdempotencyException {
      *     committed without the claim) rather than being stopped in time
      * @param cause what stopped it or showed it, or null
      */
-    public WorkEndedTransactionException(Scope scope, IdempotencyKey key, String attempted, boolean committedByWork,
-            @Nullable Throwable cause) {
+    public WorkEndedTransactionException(
+            Scope scope, IdempotencyKey key, String attempted, boolean committedByWork, @Nullable Throwable cause) {
         super(scope, key, message(attempted, committedByWork), cause);
         this.attempted = attempted;
         this.committedByWork = committedByWork;

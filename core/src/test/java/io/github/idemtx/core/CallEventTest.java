@@ -23,8 +23,17 @@ class CallEventTest {
         assertThat(bare.scope()).isNull();
         assertThat(bare.total()).isZero();
 
-        CallEvent full = CallEvent.builder("effect:charge", Result.FAILED).exception("java.lang.IllegalStateException")
-                .joined(true).attempts(3).scope(scope).total(100).claiming(10).waiting(20).work(30).recording(40).build();
+        CallEvent full = CallEvent.builder("effect:charge", Result.FAILED)
+                .exception("java.lang.IllegalStateException")
+                .joined(true)
+                .attempts(3)
+                .scope(scope)
+                .total(100)
+                .claiming(10)
+                .waiting(20)
+                .work(30)
+                .recording(40)
+                .build();
         assertThat(full.exception()).isEqualTo("java.lang.IllegalStateException");
         assertThat(full.joined()).isTrue();
         assertThat(full.attempts()).isEqualTo(3);
@@ -43,19 +52,32 @@ class CallEventTest {
 
     @Test
     void operationAndResultAreRequired() {
-        assertThatThrownBy(() -> CallEvent.builder(null, Result.EXECUTED)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> CallEvent.builder(null, Result.EXECUTED))
+                .isInstanceOf(NullPointerException.class)
                 .hasMessage("operation");
-        assertThatThrownBy(() -> CallEvent.builder("transaction", null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> CallEvent.builder("transaction", null))
+                .isInstanceOf(NullPointerException.class)
                 .hasMessage("result");
     }
 
     @Test
     void toStringNamesWhatHappenedButNeverTheScope() {
-        CallEvent event = CallEvent.builder("transaction", Result.FAILED).exception("x.Boom").scope(scope).attempts(2)
-                .total(5).build();
-        assertThat(event.toString()).contains("operation=transaction", "result=FAILED", "exception=x.Boom", "attempts=2",
-                "total=PT0.000000005S").doesNotContain("tenant-secret");
-        assertThat(CallEvent.builder("transaction", Result.EXECUTED).build().toString()).doesNotContain("exception");
+        CallEvent event = CallEvent.builder("transaction", Result.FAILED)
+                .exception("x.Boom")
+                .scope(scope)
+                .attempts(2)
+                .total(5)
+                .build();
+        assertThat(event.toString())
+                .contains(
+                        "operation=transaction",
+                        "result=FAILED",
+                        "exception=x.Boom",
+                        "attempts=2",
+                        "total=PT0.000000005S")
+                .doesNotContain("tenant-secret");
+        assertThat(CallEvent.builder("transaction", Result.EXECUTED).build().toString())
+                .doesNotContain("exception");
     }
 
     @Test
@@ -63,10 +85,12 @@ class CallEventTest {
         Instant at = Instant.EPOCH;
         assertThat(Result.of(new Outcome.Executed<>("v"))).isEqualTo(Result.EXECUTED);
         assertThat(Result.of(new Outcome.Replayed<>("v", at))).isEqualTo(Result.REPLAYED);
-        assertThat(Result.of(new Outcome.Rejected<>(Failure.of("code", "message"), at, false))).isEqualTo(Result.REJECTED);
+        assertThat(Result.of(new Outcome.Rejected<>(Failure.of("code", "message"), at, false)))
+                .isEqualTo(Result.REJECTED);
         assertThat(Result.of(new Outcome.FingerprintMismatch<>())).isEqualTo(Result.FINGERPRINT_MISMATCH);
         assertThat(Result.of(new Outcome.InProgress<>(Duration.ofSeconds(1)))).isEqualTo(Result.IN_PROGRESS);
-        assertThat(Result.of(new RemoteOutcome.Unknown<>(Duration.ofSeconds(1), "timeout"))).isEqualTo(Result.UNKNOWN);
+        assertThat(Result.of(new RemoteOutcome.Unknown<>(Duration.ofSeconds(1), "timeout")))
+                .isEqualTo(Result.UNKNOWN);
         assertThat(Result.of(new RemoteOutcome.NeedsReconciliation<>(at))).isEqualTo(Result.NEEDS_RECONCILIATION);
         assertThat(Result.FINGERPRINT_MISMATCH.tag()).isEqualTo("fingerprint_mismatch");
         assertThat(Result.EXECUTED.tag()).isEqualTo("executed");
@@ -79,7 +103,9 @@ class CallEventTest {
         assertThat(start.scope()).isEqualTo(scope);
         assertThat(start.toString()).isEqualTo("CallStart[operation=effect:charge]");
         assertThat(CallStart.of("transaction", null).scope()).isNull();
-        assertThatThrownBy(() -> CallStart.of(null, scope)).isInstanceOf(NullPointerException.class).hasMessage("operation");
+        assertThatThrownBy(() -> CallStart.of(null, scope))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("operation");
     }
 
     @Test
@@ -91,6 +117,8 @@ class CallEventTest {
         assertThat(ok.exception()).isNull();
         assertThat(ok.toString()).isEqualTo("PurgeEvent[deleted=7, limit=100, took=PT0.003S]");
         assertThat(PurgeEvent.of(0, 5, Duration.ZERO, "x.Boom").toString()).endsWith(", exception=x.Boom]");
-        assertThatThrownBy(() -> PurgeEvent.of(0, 1, null, null)).isInstanceOf(NullPointerException.class).hasMessage("took");
+        assertThatThrownBy(() -> PurgeEvent.of(0, 1, null, null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("took");
     }
 }

@@ -140,7 +140,9 @@ class FailureTest {
         Failure failure = Failure.of(new IllegalStateException(message));
 
         assertThat(failure.message()).hasSize(Failure.MAX_MESSAGE_LENGTH - 1);
-        assertThat(Character.isHighSurrogate(failure.message().charAt(failure.message().length() - 1))).isFalse();
+        assertThat(Character.isHighSurrogate(
+                        failure.message().charAt(failure.message().length() - 1)))
+                .isFalse();
     }
 
     @Test
@@ -148,7 +150,8 @@ class FailureTest {
         class AnExceptionWhoseNameIsLongerThanAnyCodeMayBeAndKeepsGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoing
                 extends RuntimeException {}
 
-        Failure failure = Failure.of(new AnExceptionWhoseNameIsLongerThanAnyCodeMayBeAndKeepsGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoing());
+        Failure failure = Failure.of(
+                new AnExceptionWhoseNameIsLongerThanAnyCodeMayBeAndKeepsGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoingAndGoing());
 
         assertThat(failure.code()).hasSize(Failure.MAX_CODE_LENGTH).startsWith("AnExceptionWhoseName");
     }

@@ -115,7 +115,8 @@ class FingerprintTest {
     @Test
     void sha256OfAbcIsTheWellKnownDigest() {
         assertThat(Fingerprint.sha256("abc").hex()).isEqualTo(SHA256_OF_ABC);
-        assertThat(Fingerprint.sha256("abc".getBytes(StandardCharsets.US_ASCII)).hex()).isEqualTo(SHA256_OF_ABC);
+        assertThat(Fingerprint.sha256("abc".getBytes(StandardCharsets.US_ASCII)).hex())
+                .isEqualTo(SHA256_OF_ABC);
     }
 
     @Test
@@ -157,7 +158,8 @@ class FingerprintTest {
         Fingerprint b = Fingerprint.sha256("");
 
         assertThat(a.hashCode()).isEqualTo(java.util.Arrays.hashCode(a.bytes())).isNotEqualTo(b.hashCode());
-        assertThat(new java.util.HashSet<>(java.util.List.of(a, b, Fingerprint.sha256("abc")))).hasSize(2);
+        assertThat(new java.util.HashSet<>(java.util.List.of(a, b, Fingerprint.sha256("abc"))))
+                .hasSize(2);
     }
 
     @Test

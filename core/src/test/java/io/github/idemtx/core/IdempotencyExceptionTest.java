@@ -75,8 +75,10 @@ class IdempotencyExceptionTest {
         UnsupportedDatabaseException exception = new UnsupportedDatabaseException(
                 UnsupportedDatabaseException.Problem.NOT_MIGRATED, "apply the migrations to schema app", cause);
 
-        assertThat(exception).isInstanceOf(IdempotencyException.class)
-                .hasMessage("apply the migrations to schema app").hasCause(cause);
+        assertThat(exception)
+                .isInstanceOf(IdempotencyException.class)
+                .hasMessage("apply the migrations to schema app")
+                .hasCause(cause);
         assertThat(exception.problem()).isEqualTo(UnsupportedDatabaseException.Problem.NOT_MIGRATED);
         assertThat(exception.scope()).isNull();
         assertThat(exception.key()).isNull();

@@ -78,15 +78,16 @@ class IdempotencyKeyTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "\"quoted\"",
-        "it's",
-        "back\\slash",
-        "'; drop table x; --",
-        "%_*?[]{}()<>|&$#@!~`^",
-        "key with spaces",
-        " leading-space"
-    })
+    @ValueSource(
+            strings = {
+                "\"quoted\"",
+                "it's",
+                "back\\slash",
+                "'; drop table x; --",
+                "%_*?[]{}()<>|&$#@!~`^",
+                "key with spaces",
+                " leading-space"
+            })
     void acceptsPrintableAsciiPunctuationAndSqlMetacharactersUnchanged(String value) {
         assertThat(IdempotencyKey.of(value).value()).isEqualTo(value);
     }

@@ -7,12 +7,12 @@ import static io.github.idemtx.core.IdempotencyPolicy.DEFAULT_MAX_BACKOFF;
 import static io.github.idemtx.core.IdempotencyPolicy.DEFAULT_MAX_RESULT_BYTES;
 import static io.github.idemtx.core.IdempotencyPolicy.DEFAULT_RETRY_AFTER;
 import static io.github.idemtx.core.IdempotencyPolicy.DEFAULT_TTL;
+import static io.github.idemtx.core.IdempotencyPolicy.LARGEST_RESULT_BYTES;
 import static io.github.idemtx.core.IdempotencyPolicy.LONGEST_BACKOFF;
 import static io.github.idemtx.core.IdempotencyPolicy.LONGEST_DUPLICATE_WAIT;
-import static io.github.idemtx.core.IdempotencyPolicy.MOST_ATTEMPTS;
-import static io.github.idemtx.core.IdempotencyPolicy.LARGEST_RESULT_BYTES;
 import static io.github.idemtx.core.IdempotencyPolicy.LONGEST_RETRY_AFTER;
 import static io.github.idemtx.core.IdempotencyPolicy.LONGEST_TTL;
+import static io.github.idemtx.core.IdempotencyPolicy.MOST_ATTEMPTS;
 import static io.github.idemtx.core.IdempotencyPolicy.SHORTEST_DUPLICATE_WAIT;
 import static io.github.idemtx.core.IdempotencyPolicy.SHORTEST_TTL;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -55,7 +55,9 @@ class IdempotencyPolicyTest {
         assertThat(defaults.maxAttempts()).isEqualTo(DEFAULT_MAX_ATTEMPTS).isEqualTo(5);
         assertThat(defaults.initialBackoff()).isEqualTo(DEFAULT_INITIAL_BACKOFF).isEqualTo(Duration.ofMillis(5));
         assertThat(defaults.maxBackoff()).isEqualTo(DEFAULT_MAX_BACKOFF).isEqualTo(Duration.ofMillis(500));
-        assertThat(defaults.maxResultBytes()).isEqualTo(DEFAULT_MAX_RESULT_BYTES).isEqualTo(1024 * 1024);
+        assertThat(defaults.maxResultBytes())
+                .isEqualTo(DEFAULT_MAX_RESULT_BYTES)
+                .isEqualTo(1024 * 1024);
     }
 
     @Test
@@ -81,16 +83,15 @@ class IdempotencyPolicyTest {
                 Arguments.of("ttl", (Consumer<IdempotencyPolicy.Builder>) b -> b.ttl(null)),
                 Arguments.of("duplicateWait", (Consumer<IdempotencyPolicy.Builder>) b -> b.duplicateWait(null)),
                 Arguments.of("retryAfter", (Consumer<IdempotencyPolicy.Builder>) b -> b.retryAfter(null)),
-                Arguments.of("initialBackoff",
-                        (Consumer<IdempotencyPolicy.Builder>) b -> b.backoff(null, Duration.ofSeconds(1))),
-                Arguments.of("maxBackoff",
-                        (Consumer<IdempotencyPolicy.Builder>) b -> b.backoff(Duration.ofMillis(1), null)),
-                Arguments.of("type",
-                        (Consumer<IdempotencyPolicy.Builder>) b -> b.deterministicFailure(null)),
-                Arguments.of("type",
-                        (Consumer<IdempotencyPolicy.Builder>) b -> b.deterministicFailure(null, Failure::of)),
-                Arguments.of("mapper",
-                        (Consumer<IdempotencyPolicy.Builder>) b -> b.deterministicFailure(IOException.class, null)));
+                Arguments.of("initialBackoff", (Consumer<IdempotencyPolicy.Builder>)
+                        b -> b.backoff(null, Duration.ofSeconds(1))),
+                Arguments.of(
+                        "maxBackoff", (Consumer<IdempotencyPolicy.Builder>) b -> b.backoff(Duration.ofMillis(1), null)),
+                Arguments.of("type", (Consumer<IdempotencyPolicy.Builder>) b -> b.deterministicFailure(null)),
+                Arguments.of(
+                        "type", (Consumer<IdempotencyPolicy.Builder>) b -> b.deterministicFailure(null, Failure::of)),
+                Arguments.of("mapper", (Consumer<IdempotencyPolicy.Builder>)
+                        b -> b.deterministicFailure(IOException.class, null)));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -112,21 +113,48 @@ class IdempotencyPolicyTest {
                 outOfRange("ttl", b -> b.ttl(LONGEST_TTL.plus(nano)), SHORTEST_TTL, LONGEST_TTL),
                 outOfRange("ttl", b -> b.ttl(Duration.ZERO), SHORTEST_TTL, LONGEST_TTL),
                 outOfRange("ttl", b -> b.ttl(Duration.ofSeconds(-1)), SHORTEST_TTL, LONGEST_TTL),
-                outOfRange("duplicateWait", b -> b.duplicateWait(Duration.ZERO), SHORTEST_DUPLICATE_WAIT, LONGEST_DUPLICATE_WAIT),
-                outOfRange("duplicateWait", b -> b.duplicateWait(Duration.ofMillis(-1)),
-                        SHORTEST_DUPLICATE_WAIT, LONGEST_DUPLICATE_WAIT),
-                outOfRange("duplicateWait", b -> b.duplicateWait(LONGEST_DUPLICATE_WAIT.plusMillis(1)),
-                        SHORTEST_DUPLICATE_WAIT, LONGEST_DUPLICATE_WAIT),
-                outOfRange("retryAfter", b -> b.retryAfter(Duration.ZERO.minus(nano)), Duration.ZERO, LONGEST_RETRY_AFTER),
-                outOfRange("retryAfter", b -> b.retryAfter(LONGEST_RETRY_AFTER.plus(nano)), Duration.ZERO, LONGEST_RETRY_AFTER),
-                outOfRange("initialBackoff", b -> b.backoff(Duration.ofMillis(-1), Duration.ofMillis(10)),
-                        Duration.ZERO, LONGEST_BACKOFF),
-                outOfRange("initialBackoff", b -> b.backoff(LONGEST_BACKOFF.plus(nano), LONGEST_BACKOFF),
-                        Duration.ZERO, LONGEST_BACKOFF),
-                outOfRange("maxBackoff", b -> b.backoff(Duration.ZERO, Duration.ofMillis(-1)),
-                        Duration.ZERO, LONGEST_BACKOFF),
-                outOfRange("maxBackoff", b -> b.backoff(Duration.ZERO, LONGEST_BACKOFF.plus(nano)),
-                        Duration.ZERO, LONGEST_BACKOFF),
+                outOfRange(
+                        "duplicateWait",
+                        b -> b.duplicateWait(Duration.ZERO),
+                        SHORTEST_DUPLICATE_WAIT,
+                        LONGEST_DUPLICATE_WAIT),
+                outOfRange(
+                        "duplicateWait",
+                        b -> b.duplicateWait(Duration.ofMillis(-1)),
+                        SHORTEST_DUPLICATE_WAIT,
+                        LONGEST_DUPLICATE_WAIT),
+                outOfRange(
+                        "duplicateWait",
+                        b -> b.duplicateWait(LONGEST_DUPLICATE_WAIT.plusMillis(1)),
+                        SHORTEST_DUPLICATE_WAIT,
+                        LONGEST_DUPLICATE_WAIT),
+                outOfRange(
+                        "retryAfter", b -> b.retryAfter(Duration.ZERO.minus(nano)), Duration.ZERO, LONGEST_RETRY_AFTER),
+                outOfRange(
+                        "retryAfter",
+                        b -> b.retryAfter(LONGEST_RETRY_AFTER.plus(nano)),
+                        Duration.ZERO,
+                        LONGEST_RETRY_AFTER),
+                outOfRange(
+                        "initialBackoff",
+                        b -> b.backoff(Duration.ofMillis(-1), Duration.ofMillis(10)),
+                        Duration.ZERO,
+                        LONGEST_BACKOFF),
+                outOfRange(
+                        "initialBackoff",
+                        b -> b.backoff(LONGEST_BACKOFF.plus(nano), LONGEST_BACKOFF),
+                        Duration.ZERO,
+                        LONGEST_BACKOFF),
+                outOfRange(
+                        "maxBackoff",
+                        b -> b.backoff(Duration.ZERO, Duration.ofMillis(-1)),
+                        Duration.ZERO,
+                        LONGEST_BACKOFF),
+                outOfRange(
+                        "maxBackoff",
+                        b -> b.backoff(Duration.ZERO, LONGEST_BACKOFF.plus(nano)),
+                        Duration.ZERO,
+                        LONGEST_BACKOFF),
                 outOfRange("maxAttempts", b -> b.maxAttempts(0), 1, MOST_ATTEMPTS),
                 outOfRange("maxAttempts", b -> b.maxAttempts(-1), 1, MOST_ATTEMPTS),
                 outOfRange("maxAttempts", b -> b.maxAttempts(Integer.MIN_VALUE), 1, MOST_ATTEMPTS),
@@ -136,7 +164,8 @@ class IdempotencyPolicyTest {
                 outOfRange("maxResultBytes", b -> b.maxResultBytes(Integer.MAX_VALUE), 0, LARGEST_RESULT_BYTES));
     }
 
-    private static Arguments outOfRange(String setting, Consumer<IdempotencyPolicy.Builder> setter, Object min, Object max) {
+    private static Arguments outOfRange(
+            String setting, Consumer<IdempotencyPolicy.Builder> setter, Object min, Object max) {
         return Arguments.of(setting, setter, String.valueOf(min), String.valueOf(max));
     }
 
@@ -191,10 +220,14 @@ class IdempotencyPolicyTest {
 
     @Test
     void maxAttemptsAccepts1And100AndRejects0And101() {
-        assertThat(IdempotencyPolicy.builder().maxAttempts(1).build().maxAttempts()).isEqualTo(1);
-        assertThat(IdempotencyPolicy.builder().maxAttempts(100).build().maxAttempts()).isEqualTo(100);
-        assertThatIllegalArgumentException().isThrownBy(() -> IdempotencyPolicy.builder().maxAttempts(0));
-        assertThatIllegalArgumentException().isThrownBy(() -> IdempotencyPolicy.builder().maxAttempts(101));
+        assertThat(IdempotencyPolicy.builder().maxAttempts(1).build().maxAttempts())
+                .isEqualTo(1);
+        assertThat(IdempotencyPolicy.builder().maxAttempts(100).build().maxAttempts())
+                .isEqualTo(100);
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> IdempotencyPolicy.builder().maxAttempts(0));
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> IdempotencyPolicy.builder().maxAttempts(101));
     }
 
     @Test
@@ -223,7 +256,10 @@ class IdempotencyPolicyTest {
 
     @Test
     void duplicateWaitAcceptsWholeMilliseconds() {
-        assertThat(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(1500)).build().duplicateWait())
+        assertThat(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(1500))
+                        .build()
+                        .duplicateWait())
                 .isEqualTo(Duration.ofMillis(1500));
     }
 
@@ -286,7 +322,8 @@ class IdempotencyPolicyTest {
 
     @Test
     void changingACopiedBuilderLeavesTheOriginalPolicyAlone() {
-        IdempotencyPolicy original = IdempotencyPolicy.builder().ttl(Duration.ofHours(2)).build();
+        IdempotencyPolicy original =
+                IdempotencyPolicy.builder().ttl(Duration.ofHours(2)).build();
 
         IdempotencyPolicy changed = original.toBuilder()
                 .ttl(Duration.ofHours(3))
@@ -301,7 +338,8 @@ class IdempotencyPolicyTest {
 
     @Test
     void builtPolicyIsUnaffectedByLaterBuilderChanges() {
-        IdempotencyPolicy.Builder builder = IdempotencyPolicy.builder().ttl(Duration.ofHours(1)).maxAttempts(3);
+        IdempotencyPolicy.Builder builder =
+                IdempotencyPolicy.builder().ttl(Duration.ofHours(1)).maxAttempts(3);
         IdempotencyPolicy policy = builder.build();
 
         builder.ttl(Duration.ofHours(5))
@@ -313,7 +351,8 @@ class IdempotencyPolicyTest {
         assertThat(policy.maxAttempts()).isEqualTo(3);
         assertThat(policy.initialBackoff()).isEqualTo(DEFAULT_INITIAL_BACKOFF);
         assertThat(policy.classify(new InsufficientFundsException("low"))).isEmpty();
-        assertThat(builder.build().classify(new InsufficientFundsException("low"))).isPresent();
+        assertThat(builder.build().classify(new InsufficientFundsException("low")))
+                .isPresent();
     }
 
     // ---------------------------------------------------------------- classify
@@ -322,7 +361,8 @@ class IdempotencyPolicyTest {
     void classifyMapsARejectionToItsFailureWithoutAnyRegisteredType() {
         Failure failure = Failure.of("insufficient_funds", "balance 3 < 5");
 
-        assertThat(IdempotencyPolicy.defaults().classify(new Rejection(failure))).containsSame(failure);
+        assertThat(IdempotencyPolicy.defaults().classify(new Rejection(failure)))
+                .containsSame(failure);
     }
 
     @Test
@@ -364,7 +404,9 @@ class IdempotencyPolicyTest {
 
     @Test
     void classifyHandlesRegisteredCheckedExceptionsAndTheirSubclasses() {
-        IdempotencyPolicy policy = IdempotencyPolicy.builder().deterministicFailure(IOException.class).build();
+        IdempotencyPolicy policy = IdempotencyPolicy.builder()
+                .deterministicFailure(IOException.class)
+                .build();
 
         assertThat(policy.classify(new FileNotFoundException("/missing")))
                 .contains(Failure.of("FileNotFoundException", "/missing"));
@@ -373,7 +415,8 @@ class IdempotencyPolicyTest {
     @Test
     void classifyUsesACustomMapper() {
         IdempotencyPolicy policy = IdempotencyPolicy.builder()
-                .deterministicFailure(InsufficientFundsException.class,
+                .deterministicFailure(
+                        InsufficientFundsException.class,
                         e -> Failure.of("insufficient_funds", "mapped: " + e.getMessage()))
                 .build();
 
@@ -390,7 +433,8 @@ class IdempotencyPolicyTest {
                 .build();
 
         assertThat(policy.classify(new IllegalStateException("boom"))).isEmpty();
-        assertThat(policy.classify(new InsufficientFundsException("supertype is not registered"))).isEmpty();
+        assertThat(policy.classify(new InsufficientFundsException("supertype is not registered")))
+                .isEmpty();
         assertThat(policy.classify(new Error("error"))).isEmpty();
     }
 
@@ -425,7 +469,8 @@ class IdempotencyPolicyTest {
 
     @Test
     void classifyRejectsNull() {
-        assertThatNullPointerException().isThrownBy(() -> IdempotencyPolicy.defaults().classify(null));
+        assertThatNullPointerException()
+                .isThrownBy(() -> IdempotencyPolicy.defaults().classify(null));
     }
 
     @Test

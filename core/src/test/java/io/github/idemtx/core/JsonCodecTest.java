@@ -47,11 +47,10 @@ class JsonCodecTest {
 
     @Test
     void roundTripsAGenericListThroughAGivenMapper() throws Exception {
-        ObjectMapper mapper = JsonMapper.builder().addModule(new JavaTimeModule()).build();
+        ObjectMapper mapper =
+                JsonMapper.builder().addModule(new JavaTimeModule()).build();
         JsonCodec<List<Transfer>> codec = JsonCodec.of(mapper, new TypeReference<List<Transfer>>() {});
-        List<Transfer> transfers = List.of(
-                TRANSFER,
-                new Transfer("t-2", new BigDecimal("-0.01"), Instant.EPOCH, null));
+        List<Transfer> transfers = List.of(TRANSFER, new Transfer("t-2", new BigDecimal("-0.01"), Instant.EPOCH, null));
 
         List<Transfer> decoded = codec.decode(codec.encode(transfers));
 
@@ -61,7 +60,8 @@ class JsonCodecTest {
 
     @Test
     void roundTripsThroughAGivenMapperAndClass() throws Exception {
-        ObjectMapper mapper = JsonMapper.builder().addModule(new JavaTimeModule()).build();
+        ObjectMapper mapper =
+                JsonMapper.builder().addModule(new JavaTimeModule()).build();
         JsonCodec<Transfer> codec = JsonCodec.of(mapper, Transfer.class);
 
         assertThat(codec.decode(codec.encode(TRANSFER))).isEqualTo(TRANSFER);
@@ -71,18 +71,15 @@ class JsonCodecTest {
     void decodingInvalidJsonThrows() {
         JsonCodec<Transfer> codec = JsonCodec.of(Transfer.class);
 
-        assertThatThrownBy(() -> codec.decode(utf8("{\"id\": \"t-1\", ")))
-                .isInstanceOf(JsonProcessingException.class);
-        assertThatThrownBy(() -> codec.decode(utf8("not json")))
-                .isInstanceOf(JsonProcessingException.class);
+        assertThatThrownBy(() -> codec.decode(utf8("{\"id\": \"t-1\", "))).isInstanceOf(JsonProcessingException.class);
+        assertThatThrownBy(() -> codec.decode(utf8("not json"))).isInstanceOf(JsonProcessingException.class);
     }
 
     @Test
     void decodingJsonOfTheWrongShapeThrows() {
         JsonCodec<Transfer> codec = JsonCodec.of(Transfer.class);
 
-        assertThatThrownBy(() -> codec.decode(utf8("[1, 2, 3]")))
-                .isInstanceOf(JsonProcessingException.class);
+        assertThatThrownBy(() -> codec.decode(utf8("[1, 2, 3]"))).isInstanceOf(JsonProcessingException.class);
     }
 
     @Test

@@ -14,18 +14,21 @@ class JsonWithoutJacksonTest {
 
     @Test
     void resultCodecJsonWithoutJackson2SaysWhatToAdd() throws Exception {
-        URL coreClasses = ResultCodec.class.getProtectionDomain().getCodeSource().getLocation();
-        try (URLClassLoader withoutJackson = new URLClassLoader(new URL[] {coreClasses}, ClassLoader.getPlatformClassLoader())) {
+        URL coreClasses =
+                ResultCodec.class.getProtectionDomain().getCodeSource().getLocation();
+        try (URLClassLoader withoutJackson =
+                new URLClassLoader(new URL[] {coreClasses}, ClassLoader.getPlatformClassLoader())) {
             Class<?> codec = withoutJackson.loadClass(ResultCodec.class.getName());
             assertThat(codec.getClassLoader()).isSameAs(withoutJackson);
             Method json = codec.getMethod("json", Class.class);
             assertThatThrownBy(() -> {
-                try {
-                    json.invoke(null, String.class);
-                } catch (InvocationTargetException e) {
-                    throw e.getCause();
-                }
-            }).isInstanceOf(IllegalStateException.class)
+                        try {
+                            json.invoke(null, String.class);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    })
+                    .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("Jackson 2")
                     .hasMessageContaining("JsonMapperCodec");
             // the rest of the contract works without it

@@ -25,7 +25,8 @@ class ResultCodecTest {
     @Test
     void utf8EncodesAsUtf8Bytes() throws Exception {
         assertThat(ResultCodec.utf8().encode("é")).containsExactly(0xC3, 0xA9);
-        assertThat(ResultCodec.utf8().decode(new byte[] {(byte) 0xC3, (byte) 0xA9})).isEqualTo("é");
+        assertThat(ResultCodec.utf8().decode(new byte[] {(byte) 0xC3, (byte) 0xA9}))
+                .isEqualTo("é");
     }
 
     @Test

@@ -1,8 +1,8 @@
 package io.github.idemtx.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -14,9 +14,7 @@ class ScopeTest {
 
     @Test
     void rejectsNullWithMessageNamingScope() {
-        assertThatNullPointerException()
-                .isThrownBy(() -> new Scope(null))
-                .withMessageContaining("scope");
+        assertThatNullPointerException().isThrownBy(() -> new Scope(null)).withMessageContaining("scope");
     }
 
     @ParameterizedTest

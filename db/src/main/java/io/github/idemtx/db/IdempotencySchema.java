@@ -85,8 +85,10 @@ public final class IdempotencySchema {
             requireSupportedServer(connection);
         } catch (SQLException e) {
             SQLException cause = innermost(e);
-            throw new IllegalStateException("cannot connect to migrate the claim table: " + cause.getMessage()
-                    + (cause.getSQLState() == null ? "" : " (SQLSTATE " + cause.getSQLState() + ")"), e);
+            throw new IllegalStateException(
+                    "cannot connect to migrate the claim table: " + cause.getMessage()
+                            + (cause.getSQLState() == null ? "" : " (SQLSTATE " + cause.getSQLState() + ")"),
+                    e);
         }
         MigrateResult result = Flyway.configure(IdempotencySchema.class.getClassLoader())
                 .dataSource(dataSource)
@@ -120,16 +122,20 @@ public final class IdempotencySchema {
         DatabaseMetaData meta = connection.getMetaData();
         String product = meta.getDatabaseProductName();
         if (!"PostgreSQL".equalsIgnoreCase(product)) {
-            throw new UnsupportedDatabaseException(UnsupportedDatabaseException.Problem.SERVER_TOO_OLD,
-                    "the database at " + meta.getURL() + " is " + product + ", not PostgreSQL: idemtx runs on PostgreSQL "
-                            + OLDEST_SUPPORTED_VERSION + " or newer", null);
+            throw new UnsupportedDatabaseException(
+                    UnsupportedDatabaseException.Problem.SERVER_TOO_OLD,
+                    "the database at " + meta.getURL() + " is " + product
+                            + ", not PostgreSQL: idemtx runs on PostgreSQL " + OLDEST_SUPPORTED_VERSION + " or newer",
+                    null);
         }
         int major = meta.getDatabaseMajorVersion();
         if (major < OLDEST_SUPPORTED_VERSION) {
-            throw new UnsupportedDatabaseException(UnsupportedDatabaseException.Problem.SERVER_TOO_OLD,
+            throw new UnsupportedDatabaseException(
+                    UnsupportedDatabaseException.Problem.SERVER_TOO_OLD,
                     "the server at " + meta.getURL() + " runs PostgreSQL " + meta.getDatabaseProductVersion()
                             + "; idemtx supports PostgreSQL " + OLDEST_SUPPORTED_VERSION
-                            + " and newer: upgrade the server, or point the data source at a newer one", null);
+                            + " and newer: upgrade the server, or point the data source at a newer one",
+                    null);
         }
     }
 

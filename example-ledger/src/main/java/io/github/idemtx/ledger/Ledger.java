@@ -36,31 +36,49 @@ final class Ledger {
     }
 
     Optional<Account> account(DSLContext dsl, String tenant, UUID id) {
-        return dsl.resultQuery("SELECT id, currency, balance FROM " + schema + ".account"
-                        + " WHERE id = ? AND tenant = ? AND NOT is_funding", id, tenant)
+        return dsl.resultQuery(
+                        "SELECT id, currency, balance FROM " + schema + ".account"
+                                + " WHERE id = ? AND tenant = ? AND NOT is_funding",
+                        id,
+                        tenant)
                 .fetchOptional()
                 .map(r -> new Account(r.get(0, UUID.class), r.get(1, String.class), r.get(2, BigDecimal.class)));
     }
 
     Optional<Transfer> transfer(DSLContext dsl, String tenant, UUID id) {
-        return dsl.resultQuery("SELECT id, from_account, to_account, amount, currency, created_at FROM " + schema
-                        + ".transfer WHERE id = ? AND tenant = ?", id, tenant)
+        return dsl.resultQuery(
+                        "SELECT id, from_account, to_account, amount, currency, created_at FROM " + schema
+                                + ".transfer WHERE id = ? AND tenant = ?",
+                        id,
+                        tenant)
                 .fetchOptional()
                 .map(Ledger::transferOf);
     }
 
     /** Moves {@code amount} from the tenant's funding account for the account's currency. */
     Transfer deposit(DSLContext tx, String tenant, UUID to, BigDecimal amount) {
-        Record target = tx.resultQuery("SELECT currency FROM " + schema + ".account"
-                + " WHERE id = ? AND tenant = ? AND NOT is_funding", to, tenant).fetchOne();
+        Record target = tx.resultQuery(
+                        "SELECT currency FROM " + schema + ".account"
+                                + " WHERE id = ? AND tenant = ? AND NOT is_funding",
+                        to,
+                        tenant)
+                .fetchOne();
         if (target == null) {
             throw notFound(to);
         }
         String currency = target.get(0, String.class);
-        tx.execute("INSERT INTO " + schema + ".account (id, tenant, currency, is_funding) VALUES (?, ?, ?, true)"
-                + " ON CONFLICT (tenant, currency) WHERE is_funding DO NOTHING", UUID.randomUUID(), tenant, currency);
-        UUID funding = tx.resultQuery("SELECT id FROM " + schema + ".account WHERE tenant = ? AND currency = ? AND is_funding",
-                tenant, currency).fetchSingle().get(0, UUID.class);
+        tx.execute(
+                "INSERT INTO " + schema + ".account (id, tenant, currency, is_funding) VALUES (?, ?, ?, true)"
+                        + " ON CONFLICT (tenant, currency) WHERE is_funding DO NOTHING",
+                UUID.randomUUID(),
+                tenant,
+                currency);
+        UUID funding = tx.resultQuery(
+                        "SELECT id FROM " + schema + ".account WHERE tenant = ? AND currency = ? AND is_funding",
+                        tenant,
+                        currency)
+                .fetchSingle()
+                .get(0, UUID.class);
         return move(tx, tenant, "deposit", funding, to, amount);
     }
 
@@ -74,8 +92,13 @@ final class Ledger {
 
     private Transfer move(DSLContext tx, String tenant, String kind, UUID from, UUID to, BigDecimal amount) {
         // lock both rows in id order, so concurrent opposite transfers cannot deadlock
-        List<Record> rows = new ArrayList<>(tx.resultQuery("SELECT id, currency, balance, is_funding FROM " + schema
-                + ".account WHERE id IN (?, ?) AND tenant = ? ORDER BY id FOR UPDATE", from, to, tenant).fetch());
+        List<Record> rows = new ArrayList<>(tx.resultQuery(
+                        "SELECT id, currency, balance, is_funding FROM " + schema
+                                + ".account WHERE id IN (?, ?) AND tenant = ? ORDER BY id FOR UPDATE",
+                        from,
+                        to,
+                        tenant)
+                .fetch());
         Record source = find(rows, from);
         Record target = find(rows, to);
         if (source == null || (!kind.equals("deposit") && source.get(3, Boolean.class))) {
@@ -86,23 +109,49 @@ final class Ledger {
         }
         String currency = source.get(1, String.class);
         if (!currency.equals(target.get(1, String.class))) {
-            throw new Rejection("currency_mismatch", "account " + from + " holds " + currency + " but account " + to
-                    + " holds " + target.get(1, String.class));
+            throw new Rejection(
+                    "currency_mismatch",
+                    "account " + from + " holds " + currency + " but account " + to + " holds "
+                            + target.get(1, String.class));
         }
         BigDecimal balance = source.get(2, BigDecimal.class);
         if (!source.get(3, Boolean.class) && balance.compareTo(amount) < 0) {
-            throw new Rejection("insufficient_funds", "account " + from + " has " + balance.toPlainString()
-                    + " " + currency + ", the transfer needs " + amount.toPlainString());
+            throw new Rejection(
+                    "insufficient_funds",
+                    "account " + from + " has " + balance.toPlainString() + " " + currency + ", the transfer needs "
+                            + amount.toPlainString());
         }
-        tx.execute("UPDATE " + schema + ".account SET balance = balance + CASE WHEN id = ? THEN -?::numeric ELSE ?::numeric END"
-                + " WHERE id IN (?, ?)", from, amount, amount, from, to);
+        tx.execute(
+                "UPDATE " + schema
+                        + ".account SET balance = balance + CASE WHEN id = ? THEN -?::numeric ELSE ?::numeric END"
+                        + " WHERE id IN (?, ?)",
+                from,
+                amount,
+                amount,
+                from,
+                to);
         UUID id = UUID.randomUUID();
-        Record created = tx.resultQuery("INSERT INTO " + schema + ".transfer (id, tenant, kind, from_account, to_account,"
-                        + " amount, currency, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, date_trunc('milliseconds', now()))"
-                        + " RETURNING id, from_account, to_account, amount, currency, created_at",
-                id, tenant, kind, from, to, amount, currency).fetchSingle();
-        tx.execute("INSERT INTO " + schema + ".posting (transfer_id, account_id, amount) VALUES (?, ?, -?::numeric), (?, ?, ?)",
-                id, from, amount, id, to, amount);
+        Record created = tx.resultQuery(
+                        "INSERT INTO " + schema + ".transfer (id, tenant, kind, from_account, to_account,"
+                                + " amount, currency, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, date_trunc('milliseconds', now()))"
+                                + " RETURNING id, from_account, to_account, amount, currency, created_at",
+                        id,
+                        tenant,
+                        kind,
+                        from,
+                        to,
+                        amount,
+                        currency)
+                .fetchSingle();
+        tx.execute(
+                "INSERT INTO " + schema
+                        + ".posting (transfer_id, account_id, amount) VALUES (?, ?, -?::numeric), (?, ?, ?)",
+                id,
+                from,
+                amount,
+                id,
+                to,
+                amount);
         return transferOf(created);
     }
 
@@ -120,7 +169,12 @@ final class Ledger {
     }
 
     private static Transfer transferOf(Record r) {
-        return new Transfer(r.get(0, UUID.class), r.get(1, UUID.class), r.get(2, UUID.class), r.get(3, BigDecimal.class),
-                r.get(4, String.class), r.get(5, OffsetDateTime.class));
+        return new Transfer(
+                r.get(0, UUID.class),
+                r.get(1, UUID.class),
+                r.get(2, UUID.class),
+                r.get(3, BigDecimal.class),
+                r.get(4, String.class),
+                r.get(5, OffsetDateTime.class));
     }
 }

@@ -28,11 +28,21 @@ import java.util.Map;
  *       unset, {@code POST /payouts} answers 503.
  * </ul>
  */
-public record LedgerConfig(String dbUrl, String dbUser, String dbPassword, String schema, int port,
-        Map<String, String> tokens, boolean demoTokens, int poolSize, String bankUrl, ClaimMode claimMode) {
+public record LedgerConfig(
+        String dbUrl,
+        String dbUser,
+        String dbPassword,
+        String schema,
+        int port,
+        Map<String, String> tokens,
+        boolean demoTokens,
+        int poolSize,
+        String bankUrl,
+        ClaimMode claimMode) {
 
     /** The database settings' names, for messages. */
     public static final String DB_URL_SETTING = "LEDGER_DB_URL (--db-url)";
+
     public static final String DB_USER_SETTING = "LEDGER_DB_USER (--db-user)";
     public static final String DB_PASSWORD_SETTING = "LEDGER_DB_PASSWORD (--db-password)";
 
@@ -52,16 +62,23 @@ public record LedgerConfig(String dbUrl, String dbUser, String dbPassword, Strin
         int poolSize = intSetting(flags, env, "pool-size", "LEDGER_POOL_SIZE", 24, 1, 500);
         String tokenSpec = setting(flags, env, "tokens", "LEDGER_TOKENS", null);
         String bankUrl = setting(flags, env, "bank-url", "LEDGER_BANK_URL", null);
-        String mode = setting(flags, env, "claim-mode", "LEDGER_CLAIM_MODE",
+        String mode = setting(
+                flags,
+                env,
+                "claim-mode",
+                "LEDGER_CLAIM_MODE",
                 io.github.idemtx.jooq.IdempotentTransaction.DEFAULT_CLAIM_MODE.name());
         ClaimMode claimMode;
         try {
-            claimMode = ClaimMode.valueOf(mode.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+            claimMode = ClaimMode.valueOf(
+                    mode.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("LEDGER_CLAIM_MODE (--claim-mode) must be READ_FIRST or WORK_FIRST, was '" + mode + "'");
+            throw new IllegalArgumentException(
+                    "LEDGER_CLAIM_MODE (--claim-mode) must be READ_FIRST or WORK_FIRST, was '" + mode + "'");
         }
         if (bankUrl != null && !bankUrl.matches("https?://[^\\s/]+(:[0-9]+)?/?")) {
-            throw new IllegalArgumentException("LEDGER_BANK_URL (--bank-url) must be like http://127.0.0.1:8090, was '" + bankUrl + "'");
+            throw new IllegalArgumentException(
+                    "LEDGER_BANK_URL (--bank-url) must be like http://127.0.0.1:8090, was '" + bankUrl + "'");
         }
         Map<String, String> tokens = new LinkedHashMap<>();
         boolean demo = tokenSpec == null;
@@ -78,8 +95,17 @@ public record LedgerConfig(String dbUrl, String dbUser, String dbPassword, Strin
                 tokens.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
             }
         }
-        return new LedgerConfig(url, user, password, schema, port, tokens, demo, poolSize,
-                bankUrl == null ? null : bankUrl.replaceAll("/$", ""), claimMode);
+        return new LedgerConfig(
+                url,
+                user,
+                password,
+                schema,
+                port,
+                tokens,
+                demo,
+                poolSize,
+                bankUrl == null ? null : bankUrl.replaceAll("/$", ""),
+                claimMode);
     }
 
     /** The same settings on another database (one resolved by whoever starts the ledger). */
@@ -90,17 +116,24 @@ public record LedgerConfig(String dbUrl, String dbUser, String dbPassword, Strin
     @Override
     public String toString() {
         // never the password nor the tokens
-        return "LedgerConfig[db=" + dbUrl + ", user=" + dbUser + ", schema=" + schema + ", port=" + port
-                + ", tenants=" + tokens.values() + ", poolSize=" + poolSize + ", claimMode=" + claimMode + "]";
+        return "LedgerConfig[db=" + dbUrl + ", user=" + dbUser + ", schema=" + schema + ", port=" + port + ", tenants="
+                + tokens.values() + ", poolSize=" + poolSize + ", claimMode=" + claimMode + "]";
     }
 
-    private static String setting(Map<String, String> flags, Map<String, String> env, String flag, String var, String fallback) {
+    private static String setting(
+            Map<String, String> flags, Map<String, String> env, String flag, String var, String fallback) {
         String value = flags.containsKey(flag) ? flags.get(flag) : env.get(var);
         return value == null || value.isBlank() ? fallback : value;
     }
 
-    private static int intSetting(Map<String, String> flags, Map<String, String> env, String flag, String var,
-            int fallback, int min, int max) {
+    private static int intSetting(
+            Map<String, String> flags,
+            Map<String, String> env,
+            String flag,
+            String var,
+            int fallback,
+            int min,
+            int max) {
         String value = setting(flags, env, flag, var, null);
         if (value == null) {
             return fallback;

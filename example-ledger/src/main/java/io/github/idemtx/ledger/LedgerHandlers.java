@@ -38,29 +38,34 @@ final class LedgerHandlers {
 
     /** {@code POST /accounts {"currency": "BRL"}}. */
     StoredResponse openAccount(PostRequest post) {
-        Outcome<StoredResponse> outcome = idempotent.run(post.scope(), post.key(), post.fingerprint(), post.work((body, tx) -> {
-            String currency = LedgerJson.currency(body, "currency");
-            return LedgerJson.account(ledger.openAccount(tx, post.tenant(), currency), 201);
-        }));
+        Outcome<StoredResponse> outcome =
+                idempotent.run(post.scope(), post.key(), post.fingerprint(), post.work((body, tx) -> {
+                    String currency = LedgerJson.currency(body, "currency");
+                    return LedgerJson.account(ledger.openAccount(tx, post.tenant(), currency), 201);
+                }));
         return IdempotentResponses.toResponse(outcome, LedgerJson::rejection);
     }
 
     /** {@code POST /accounts/{account}/deposits {"amount": "10.00"}}. */
     StoredResponse deposit(PostRequest post, String account) {
-        Outcome<StoredResponse> outcome = idempotent.run(post.scope(), post.key(), post.fingerprint(), post.work((body, tx) -> {
-            UUID to = LedgerJson.accountId(account);
-            return LedgerJson.transfer(ledger.deposit(tx, post.tenant(), to, LedgerJson.money(body, "amount")), 201);
-        }));
+        Outcome<StoredResponse> outcome =
+                idempotent.run(post.scope(), post.key(), post.fingerprint(), post.work((body, tx) -> {
+                    UUID to = LedgerJson.accountId(account);
+                    return LedgerJson.transfer(
+                            ledger.deposit(tx, post.tenant(), to, LedgerJson.money(body, "amount")), 201);
+                }));
         return IdempotentResponses.toResponse(outcome, LedgerJson::rejection);
     }
 
     /** {@code POST /transfers {"from": account, "to": account, "amount": "10.00"}}. */
     StoredResponse transfer(PostRequest post) {
-        Outcome<StoredResponse> outcome = idempotent.run(post.scope(), post.key(), post.fingerprint(), post.work((body, tx) -> {
-            UUID from = LedgerJson.accountId(body, "from");
-            UUID to = LedgerJson.accountId(body, "to");
-            return LedgerJson.transfer(ledger.transfer(tx, post.tenant(), from, to, LedgerJson.money(body, "amount")), 201);
-        }));
+        Outcome<StoredResponse> outcome =
+                idempotent.run(post.scope(), post.key(), post.fingerprint(), post.work((body, tx) -> {
+                    UUID from = LedgerJson.accountId(body, "from");
+                    UUID to = LedgerJson.accountId(body, "to");
+                    return LedgerJson.transfer(
+                            ledger.transfer(tx, post.tenant(), from, to, LedgerJson.money(body, "amount")), 201);
+                }));
         return IdempotentResponses.toResponse(outcome, LedgerJson::rejection);
     }
 
@@ -72,12 +77,15 @@ final class LedgerHandlers {
     StoredResponse payout(PostRequest post) {
         Payouts.PayoutRequest request;
         try {
-            request = new Payouts.PayoutRequest(LedgerJson.accountId(post.body(), "from"), LedgerJson.money(post.body(), "amount"),
+            request = new Payouts.PayoutRequest(
+                    LedgerJson.accountId(post.body(), "from"),
+                    LedgerJson.money(post.body(), "amount"),
                     LedgerJson.destination(post.body(), "destination"));
         } catch (Rejection e) {
             return LedgerJson.rejection(e.failure());
         }
-        RemoteOutcome<String> outcome = payouts.pay(post.scope(), post.key(), post.fingerprint(), request); // ExternalEffect.run
+        RemoteOutcome<String> outcome =
+                payouts.pay(post.scope(), post.key(), post.fingerprint(), request); // ExternalEffect.run
         return IdempotentResponses.toResponse(asPayout(outcome, post), LedgerJson::rejection);
     }
 
@@ -101,12 +109,16 @@ final class LedgerHandlers {
     // ---------------------------------------------------------------- reads
 
     StoredResponse account(String tenant, String id) {
-        return LedgerJson.uuid(id).flatMap(uuid -> ledger.account(dsl, tenant, uuid)).map(a -> LedgerJson.account(a, 200))
+        return LedgerJson.uuid(id)
+                .flatMap(uuid -> ledger.account(dsl, tenant, uuid))
+                .map(a -> LedgerJson.account(a, 200))
                 .orElseGet(() -> LedgerJson.notFound("account"));
     }
 
     StoredResponse transfer(String tenant, String id) {
-        return LedgerJson.uuid(id).flatMap(uuid -> ledger.transfer(dsl, tenant, uuid)).map(t -> LedgerJson.transfer(t, 200))
+        return LedgerJson.uuid(id)
+                .flatMap(uuid -> ledger.transfer(dsl, tenant, uuid))
+                .map(t -> LedgerJson.transfer(t, 200))
                 .orElseGet(() -> LedgerJson.notFound("transfer"));
     }
 
@@ -114,7 +126,9 @@ final class LedgerHandlers {
         if (payouts == null) {
             return payoutsOff();
         }
-        return LedgerJson.uuid(id).flatMap(uuid -> payouts.find(dsl, tenant, uuid)).map(p -> LedgerJson.payout(p, 200))
+        return LedgerJson.uuid(id)
+                .flatMap(uuid -> payouts.find(dsl, tenant, uuid))
+                .map(p -> LedgerJson.payout(p, 200))
                 .orElseGet(() -> LedgerJson.notFound("payout"));
     }
 
@@ -124,14 +138,16 @@ final class LedgerHandlers {
             return payoutsOff();
         }
         if (state == null || !PAYOUT_STATES.contains(state)) {
-            return LedgerJson.problem(400, "invalid_request", "Invalid request", "state must be one of " + new TreeSet<>(PAYOUT_STATES));
+            return LedgerJson.problem(
+                    400, "invalid_request", "Invalid request", "state must be one of " + new TreeSet<>(PAYOUT_STATES));
         }
         List<Payouts.Payout> found = payouts.list(dsl, tenant, state, 1000);
         return LedgerJson.payouts(found);
     }
 
     private StoredResponse paid(String tenant, UUID id) {
-        return payouts.find(dsl, tenant, id).map(p -> LedgerJson.payout(p, 201))
+        return payouts.find(dsl, tenant, id)
+                .map(p -> LedgerJson.payout(p, 201))
                 .orElseThrow(() -> new IllegalStateException("payout " + id + " recorded but not found"));
     }
 
@@ -141,7 +157,10 @@ final class LedgerHandlers {
     }
 
     static StoredResponse payoutsOff() {
-        return LedgerJson.problem(503, "payouts_unavailable", "Payouts unavailable",
+        return LedgerJson.problem(
+                503,
+                "payouts_unavailable",
+                "Payouts unavailable",
                 "this ledger has no bank configured (LEDGER_BANK_URL)");
     }
 }

@@ -60,7 +60,8 @@ final class LedgerJson {
     static BigDecimal money(JsonNode body, String field) {
         String value = text(body, field);
         if (!MONEY.matcher(value).matches() || new BigDecimal(value).signum() <= 0) {
-            throw new Rejection("invalid_request", field + " must be a positive amount with exactly two decimals, like \"10.00\"");
+            throw new Rejection(
+                    "invalid_request", field + " must be a positive amount with exactly two decimals, like \"10.00\"");
         }
         return new BigDecimal(value);
     }
@@ -71,7 +72,8 @@ final class LedgerJson {
 
     /** An account id from a path or a body; one that is no UUID names no account. */
     static UUID accountId(String value) {
-        return uuid(value).orElseThrow(() -> new Rejection("account_not_found", "account " + value + " does not exist"));
+        return uuid(value)
+                .orElseThrow(() -> new Rejection("account_not_found", "account " + value + " does not exist"));
     }
 
     static String destination(JsonNode body, String field) {

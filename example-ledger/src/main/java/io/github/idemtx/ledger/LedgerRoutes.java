@@ -48,10 +48,15 @@ final class LedgerRoutes {
             response = e.response();
         } catch (RuntimeException e) {
             // the body says nothing of the internals; the log says what happened
-            System.err.println("ledger: " + exchange.getRequestMethod() + " " + exchange.getRequestURI().getPath()
-                    + " answered 503: " + e.getClass().getSimpleName() + ": " + oneLine(e));
-            response = LedgerJson.problem(503, "unavailable", "Service unavailable",
-                    "the request could not be completed; retry it with the same Idempotency-Key").withHeader("Retry-After", "1");
+            System.err.println("ledger: " + exchange.getRequestMethod() + " "
+                    + exchange.getRequestURI().getPath() + " answered 503: "
+                    + e.getClass().getSimpleName() + ": " + oneLine(e));
+            response = LedgerJson.problem(
+                            503,
+                            "unavailable",
+                            "Service unavailable",
+                            "the request could not be completed; retry it with the same Idempotency-Key")
+                    .withHeader("Retry-After", "1");
         }
         send(exchange, response);
     }
@@ -87,7 +92,9 @@ final class LedgerRoutes {
         }
         if (method.equals("POST")) {
             if (path.equals("/payouts")) {
-                return handlers.payoutsOn() ? handlers.payout(PostRequest.read(exchange, tenant)) : LedgerHandlers.payoutsOff();
+                return handlers.payoutsOn()
+                        ? handlers.payout(PostRequest.read(exchange, tenant))
+                        : LedgerHandlers.payoutsOff();
             }
             if (path.equals("/accounts")) {
                 return handlers.openAccount(PostRequest.read(exchange, tenant));

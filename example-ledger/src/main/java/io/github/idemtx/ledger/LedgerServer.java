@@ -55,18 +55,30 @@ public final class LedgerServer implements AutoCloseable {
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
             PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             MicrometerIdempotencyListener listener = MicrometerIdempotencyListener.of(metrics);
-            IdempotentTransaction<StoredResponse> idempotent = IdempotentTransaction.builder(dsl, StoredResponseCodec.defaults())
-                    .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofSeconds(2)).build())
+            IdempotentTransaction<StoredResponse> idempotent = IdempotentTransaction.builder(
+                            dsl, StoredResponseCodec.defaults())
+                    .policy(IdempotencyPolicy.builder()
+                            .duplicateWait(Duration.ofSeconds(2))
+                            .build())
                     .schema(config.schema())
                     .claimMode(config.claimMode())
                     .listener(listener)
                     .build();
             // payouts: a demo-scale lease and lookup schedule (the library's defaults are 30 s and 1, 2, 4 minutes)
-            this.payouts = config.bankUrl() == null ? null : new Payouts(dsl, config.schema(), config.bankUrl(),
-                    Duration.ofSeconds(5), Duration.ofSeconds(1), List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4)),
-                    listener);
-            LedgerRoutes routes = new LedgerRoutes(new LedgerHandlers(dsl, new Ledger(config.schema()), idempotent, payouts),
-                    config.tokens(), metrics::scrape);
+            this.payouts = config.bankUrl() == null
+                    ? null
+                    : new Payouts(
+                            dsl,
+                            config.schema(),
+                            config.bankUrl(),
+                            Duration.ofSeconds(5),
+                            Duration.ofSeconds(1),
+                            List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4)),
+                            listener);
+            LedgerRoutes routes = new LedgerRoutes(
+                    new LedgerHandlers(dsl, new Ledger(config.schema()), idempotent, payouts),
+                    config.tokens(),
+                    metrics::scrape);
             this.executor = Executors.newVirtualThreadPerTaskExecutor();
             this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", config.port()), 512);
             server.setExecutor(executor);
@@ -151,9 +163,11 @@ public final class LedgerServer implements AutoCloseable {
             server = start(config);
         } catch (IllegalArgumentException | HikariPool.PoolInitializationException e) {
             // a setting to change, not a crash: the reason alone, without a stack trace
-            System.err.println("ledger: " + e.getMessage() + (e instanceof HikariPool.PoolInitializationException
-                    ? "; set " + LedgerConfig.DB_URL_SETTING + ", " + LedgerConfig.DB_USER_SETTING + " and "
-                            + LedgerConfig.DB_PASSWORD_SETTING + " to a PostgreSQL that runs (docs/database.md)" : ""));
+            System.err.println("ledger: " + e.getMessage()
+                    + (e instanceof HikariPool.PoolInitializationException
+                            ? "; set " + LedgerConfig.DB_URL_SETTING + ", " + LedgerConfig.DB_USER_SETTING + " and "
+                                    + LedgerConfig.DB_PASSWORD_SETTING + " to a PostgreSQL that runs (docs/database.md)"
+                            : ""));
             System.exit(2);
             return;
         }
@@ -165,7 +179,9 @@ public final class LedgerServer implements AutoCloseable {
     public static void announce(LedgerServer server, LedgerConfig config) {
         System.out.println("ledger listening on http://127.0.0.1:" + server.port() + " (" + config + ")");
         if (config.demoTokens()) {
-            config.tokens().forEach((token, tenant) -> System.out.println("  demo tenant " + tenant + ": Authorization: Bearer " + token));
+            config.tokens()
+                    .forEach((token, tenant) ->
+                            System.out.println("  demo tenant " + tenant + ": Authorization: Bearer " + token));
         }
     }
 

@@ -41,24 +41,41 @@ final class Payouts implements AutoCloseable {
     record PayoutRequest(UUID account, BigDecimal amount, String destination) {}
 
     /** A payout as the ledger shows it; state {@code needs_reconciliation} comes from its claim. */
-    record Payout(UUID id, UUID account, BigDecimal amount, String currency, String destination, String state,
-            String chargeId, OffsetDateTime createdAt) {}
+    record Payout(
+            UUID id,
+            UUID account,
+            BigDecimal amount,
+            String currency,
+            String destination,
+            String state,
+            String chargeId,
+            OffsetDateTime createdAt) {}
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private final String schema;
     private final String bankUrl;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final ExternalEffect<PayoutRequest, String> effect;
     private final AutoCloseable recovering;
 
-    Payouts(DSLContext dsl, String schema, String bankUrl, Duration lease, Duration recoverEvery, List<Duration> lookups,
+    Payouts(
+            DSLContext dsl,
+            String schema,
+            String bankUrl,
+            Duration lease,
+            Duration recoverEvery,
+            List<Duration> lookups,
             io.github.idemtx.core.IdempotencyListener<?> listener) {
         this.schema = schema;
         this.bankUrl = bankUrl;
-        this.effect = ExternalEffect.builder(dsl, "payout", ResultCodec.json(PayoutRequest.class), ResultCodec.utf8(), new Bank())
+        this.effect = ExternalEffect.builder(
+                        dsl, "payout", ResultCodec.json(PayoutRequest.class), ResultCodec.utf8(), new Bank())
                 .schema(schema)
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofSeconds(2)).build())
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofSeconds(2))
+                        .build())
                 .lease(lease)
                 .lookupSchedule(lookups)
                 // the bank's deduplication by key is consistent (a primary key), so a resend after an
@@ -66,8 +83,8 @@ final class Payouts implements AutoCloseable {
                 .readAfterWrite(true)
                 .listener(listener)
                 .build();
-        this.recovering = effect.scheduleRecovery(recoverEvery, 100, pass ->
-                System.out.println("ledger: payout recovery " + pass.counts()));
+        this.recovering = effect.scheduleRecovery(
+                recoverEvery, 100, pass -> System.out.println("ledger: payout recovery " + pass.counts()));
     }
 
     RemoteOutcome<String> pay(Scope scope, IdempotencyKey key, Fingerprint fingerprint, PayoutRequest request) {
@@ -80,26 +97,48 @@ final class Payouts implements AutoCloseable {
     }
 
     Optional<Payout> find(DSLContext dsl, String tenant, UUID id) {
-        return dsl.resultQuery("SELECT p.id, p.account_id, p.amount, p.currency, p.destination, CASE WHEN c.state = 4"
-                        + " THEN 'needs_reconciliation' ELSE p.state END, p.charge_id, p.created_at FROM " + schema + ".payout p"
-                        + " LEFT JOIN " + schema + ".idempotency_claim c ON c.scope = p.tenant AND c.idem_key = p.idem_key"
-                        + " WHERE p.id = ? AND p.tenant = ?", id, tenant)
-                .fetchOptional().map(Payouts::payoutOf);
+        return dsl.resultQuery(
+                        "SELECT p.id, p.account_id, p.amount, p.currency, p.destination, CASE WHEN c.state = 4"
+                                + " THEN 'needs_reconciliation' ELSE p.state END, p.charge_id, p.created_at FROM "
+                                + schema + ".payout p"
+                                + " LEFT JOIN " + schema
+                                + ".idempotency_claim c ON c.scope = p.tenant AND c.idem_key = p.idem_key"
+                                + " WHERE p.id = ? AND p.tenant = ?",
+                        id,
+                        tenant)
+                .fetchOptional()
+                .map(Payouts::payoutOf);
     }
 
     List<Payout> list(DSLContext dsl, String tenant, String state, int limit) {
-        String condition = state.equals("needs_reconciliation") ? "c.state = 4" : "p.state = ? AND (c.state IS NULL OR c.state <> 4)";
-        Object[] args = state.equals("needs_reconciliation") ? new Object[] {tenant, limit} : new Object[] {tenant, state, limit};
-        return dsl.resultQuery("SELECT p.id, p.account_id, p.amount, p.currency, p.destination, CASE WHEN c.state = 4"
-                        + " THEN 'needs_reconciliation' ELSE p.state END, p.charge_id, p.created_at FROM " + schema + ".payout p"
-                        + " LEFT JOIN " + schema + ".idempotency_claim c ON c.scope = p.tenant AND c.idem_key = p.idem_key"
-                        + " WHERE p.tenant = ? AND " + condition + " ORDER BY p.created_at LIMIT ?", args)
-                .fetch().map(Payouts::payoutOf);
+        String condition = state.equals("needs_reconciliation")
+                ? "c.state = 4"
+                : "p.state = ? AND (c.state IS NULL OR c.state <> 4)";
+        Object[] args = state.equals("needs_reconciliation")
+                ? new Object[] {tenant, limit}
+                : new Object[] {tenant, state, limit};
+        return dsl.resultQuery(
+                        "SELECT p.id, p.account_id, p.amount, p.currency, p.destination, CASE WHEN c.state = 4"
+                                + " THEN 'needs_reconciliation' ELSE p.state END, p.charge_id, p.created_at FROM "
+                                + schema + ".payout p"
+                                + " LEFT JOIN " + schema
+                                + ".idempotency_claim c ON c.scope = p.tenant AND c.idem_key = p.idem_key"
+                                + " WHERE p.tenant = ? AND " + condition + " ORDER BY p.created_at LIMIT ?",
+                        args)
+                .fetch()
+                .map(Payouts::payoutOf);
     }
 
     private static Payout payoutOf(Record r) {
-        return new Payout(r.get(0, UUID.class), r.get(1, UUID.class), r.get(2, BigDecimal.class), r.get(3, String.class),
-                r.get(4, String.class), r.get(5, String.class), r.get(6, String.class), r.get(7, OffsetDateTime.class));
+        return new Payout(
+                r.get(0, UUID.class),
+                r.get(1, UUID.class),
+                r.get(2, BigDecimal.class),
+                r.get(3, String.class),
+                r.get(4, String.class),
+                r.get(5, String.class),
+                r.get(6, String.class),
+                r.get(7, OffsetDateTime.class));
     }
 
     @Override
@@ -113,19 +152,40 @@ final class Payouts implements AutoCloseable {
         @Override
         public void before(DSLContext tx, Intent<PayoutRequest> intent) {
             PayoutRequest r = intent.request();
-            Record account = tx.resultQuery("UPDATE " + schema + ".account SET balance = balance - ?::numeric"
-                    + " WHERE id = ? AND tenant = ? AND NOT is_funding AND balance >= ?::numeric RETURNING currency",
-                    r.amount(), r.account(), intent.scope().value(), r.amount()).fetchOne();
+            Record account = tx.resultQuery(
+                            "UPDATE " + schema + ".account SET balance = balance - ?::numeric"
+                                    + " WHERE id = ? AND tenant = ? AND NOT is_funding AND balance >= ?::numeric RETURNING currency",
+                            r.amount(),
+                            r.account(),
+                            intent.scope().value(),
+                            r.amount())
+                    .fetchOne();
             if (account == null) {
-                boolean exists = tx.resultQuery("SELECT 1 FROM " + schema + ".account WHERE id = ? AND tenant = ?"
-                        + " AND NOT is_funding", r.account(), intent.scope().value()).fetchOptional().isPresent();
+                boolean exists = tx.resultQuery(
+                                "SELECT 1 FROM " + schema + ".account WHERE id = ? AND tenant = ?"
+                                        + " AND NOT is_funding",
+                                r.account(),
+                                intent.scope().value())
+                        .fetchOptional()
+                        .isPresent();
                 throw exists
-                        ? new Rejection("insufficient_funds", "account " + r.account() + " cannot pay out " + r.amount().toPlainString())
+                        ? new Rejection(
+                                "insufficient_funds",
+                                "account " + r.account() + " cannot pay out "
+                                        + r.amount().toPlainString())
                         : new Rejection("account_not_found", "account " + r.account() + " does not exist");
             }
-            tx.execute("INSERT INTO " + schema + ".payout (id, tenant, account_id, amount, currency, destination, idem_key, state)"
-                    + " VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight')", payoutId(intent.scope(), intent.key()), intent.scope().value(),
-                    r.account(), r.amount(), account.get(0, String.class), r.destination(), intent.key().value());
+            tx.execute(
+                    "INSERT INTO " + schema
+                            + ".payout (id, tenant, account_id, amount, currency, destination, idem_key, state)"
+                            + " VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight')",
+                    payoutId(intent.scope(), intent.key()),
+                    intent.scope().value(),
+                    r.account(),
+                    r.amount(),
+                    account.get(0, String.class),
+                    r.destination(),
+                    intent.key().value());
         }
 
         @Override
@@ -134,14 +194,21 @@ final class Payouts implements AutoCloseable {
             if (left.isNegative() || left.isZero()) {
                 throw new java.util.concurrent.TimeoutException("no time left before the lease ends");
             }
-            String body = MAPPER.createObjectNode().put("amount", intent.request().amount().setScale(2).toPlainString())
-                    .put("destination", intent.request().destination()).toString();
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(bankUrl + "/charges"))
-                    .timeout(left).header("Content-Type", "application/json")
-                    .header("Idempotency-Key", intent.downstreamKey())
-                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+            String body = MAPPER.createObjectNode()
+                    .put("amount", intent.request().amount().setScale(2).toPlainString())
+                    .put("destination", intent.request().destination())
+                    .toString();
+            HttpResponse<String> response = http.send(
+                    HttpRequest.newBuilder(URI.create(bankUrl + "/charges"))
+                            .timeout(left)
+                            .header("Content-Type", "application/json")
+                            .header("Idempotency-Key", intent.downstreamKey())
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             return switch (response.statusCode()) {
-                case 201 -> Reply.applied(MAPPER.readTree(response.body()).path("id").asText());
+                case 201 ->
+                    Reply.applied(MAPPER.readTree(response.body()).path("id").asText());
                 case 402 -> Reply.refused(new Failure("bank_declined", "the bank declined the payout"));
                 default -> throw new java.io.IOException("the bank answered " + response.statusCode());
             };
@@ -149,8 +216,12 @@ final class Payouts implements AutoCloseable {
 
         @Override
         public Lookup<String> lookup(Intent<PayoutRequest> intent) throws Exception {
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(bankUrl + "/charges?idempotency_key="
-                            + URLEncoder.encode(intent.downstreamKey(), StandardCharsets.UTF_8))).timeout(Duration.ofSeconds(2)).GET().build(),
+            HttpResponse<String> response = http.send(
+                    HttpRequest.newBuilder(URI.create(bankUrl + "/charges?idempotency_key="
+                                    + URLEncoder.encode(intent.downstreamKey(), StandardCharsets.UTF_8)))
+                            .timeout(Duration.ofSeconds(2))
+                            .GET()
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() == 404) {
                 return Lookup.absent();
@@ -166,20 +237,29 @@ final class Payouts implements AutoCloseable {
 
         @Override
         public void after(DSLContext tx, Intent<PayoutRequest> intent, String chargeId) {
-            int updated = tx.execute("UPDATE " + schema + ".payout SET state = 'paid', charge_id = ?, settled_at = now()"
-                    + " WHERE id = ? AND state = 'in_flight'", chargeId, payoutId(intent.scope(), intent.key()));
+            int updated = tx.execute(
+                    "UPDATE " + schema + ".payout SET state = 'paid', charge_id = ?, settled_at = now()"
+                            + " WHERE id = ? AND state = 'in_flight'",
+                    chargeId,
+                    payoutId(intent.scope(), intent.key()));
             if (updated != 1) {
-                throw new IllegalStateException("payout " + payoutId(intent.scope(), intent.key()) + " was not in flight");
+                throw new IllegalStateException(
+                        "payout " + payoutId(intent.scope(), intent.key()) + " was not in flight");
             }
         }
 
         @Override
         public void refused(DSLContext tx, Intent<PayoutRequest> intent, Failure failure) {
             PayoutRequest r = intent.request();
-            int updated = tx.execute("UPDATE " + schema + ".payout SET state = 'refused', settled_at = now()"
-                    + " WHERE id = ? AND state = 'in_flight'", payoutId(intent.scope(), intent.key()));
+            int updated = tx.execute(
+                    "UPDATE " + schema + ".payout SET state = 'refused', settled_at = now()"
+                            + " WHERE id = ? AND state = 'in_flight'",
+                    payoutId(intent.scope(), intent.key()));
             if (updated == 1) {
-                tx.execute("UPDATE " + schema + ".account SET balance = balance + ?::numeric WHERE id = ?", r.amount(), r.account());
+                tx.execute(
+                        "UPDATE " + schema + ".account SET balance = balance + ?::numeric WHERE id = ?",
+                        r.amount(),
+                        r.account());
             }
         }
     }

@@ -26,7 +26,8 @@ import org.jooq.DSLContext;
  * @param json the body, when it is a JSON object; else null (read it through {@link #body()})
  * @param refusal the recorded 400 for a body that is not a JSON object; null when it is one
  */
-record PostRequest(String tenant, Scope scope, IdempotencyKey key, Fingerprint fingerprint, JsonNode json, Rejection refusal) {
+record PostRequest(
+        String tenant, Scope scope, IdempotencyKey key, Fingerprint fingerprint, JsonNode json, Rejection refusal) {
 
     static final int MAX_BODY = 64 * 1024;
 
@@ -59,8 +60,8 @@ record PostRequest(String tenant, Scope scope, IdempotencyKey key, Fingerprint f
     static PostRequest read(HttpExchange exchange, String tenant) throws IOException {
         byte[] body = readBody(exchange);
         if (body == null) {
-            throw new Refused(LedgerJson.problem(413, "body_too_large", "Body too large",
-                    "the body must be at most " + MAX_BODY + " bytes"));
+            throw new Refused(LedgerJson.problem(
+                    413, "body_too_large", "Body too large", "the body must be at most " + MAX_BODY + " bytes"));
         }
         IdempotencyKey key;
         try {
@@ -74,11 +75,22 @@ record PostRequest(String tenant, Scope scope, IdempotencyKey key, Fingerprint f
         try {
             Fingerprint fingerprint = RequestFingerprint.json(method, path, query, body);
             JsonNode json = LedgerJson.parse(body);
-            return json.isObject() ? new PostRequest(tenant, Scope.of(tenant), key, fingerprint, json, null)
-                    : new PostRequest(tenant, Scope.of(tenant), key, fingerprint, null,
+            return json.isObject()
+                    ? new PostRequest(tenant, Scope.of(tenant), key, fingerprint, json, null)
+                    : new PostRequest(
+                            tenant,
+                            Scope.of(tenant),
+                            key,
+                            fingerprint,
+                            null,
                             new Rejection("invalid_request", "the body must be a JSON object"));
         } catch (InvalidJsonException e) {
-            return new PostRequest(tenant, Scope.of(tenant), key, RequestFingerprint.raw(method, path, query, body), null,
+            return new PostRequest(
+                    tenant,
+                    Scope.of(tenant),
+                    key,
+                    RequestFingerprint.raw(method, path, query, body),
+                    null,
                     new Rejection("invalid_json", e.getMessage()));
         }
     }

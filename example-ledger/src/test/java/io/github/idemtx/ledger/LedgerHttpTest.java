@@ -1,10 +1,10 @@
 package io.github.idemtx.ledger;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,7 +30,8 @@ class LedgerHttpTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = LedgerServer.startFresh(LedgerFixture.args("http", "--port=0", "--tokens=" + TOKEN_A + "=tenant-a," + TOKEN_B + "=tenant-b"));
+        server = LedgerServer.startFresh(
+                LedgerFixture.args("http", "--port=0", "--tokens=" + TOKEN_A + "=tenant-a," + TOKEN_B + "=tenant-b"));
         http = HttpClient.newHttpClient();
     }
 
@@ -51,7 +52,8 @@ class LedgerHttpTest {
     }
 
     static Reply get(String token, String path) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).GET();
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+                .GET();
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
@@ -61,7 +63,8 @@ class LedgerHttpTest {
 
     static Reply post(String token, String key, String path, String body) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
-                .POST(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json");
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .header("Content-Type", "application/json");
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
@@ -83,7 +86,9 @@ class LedgerHttpTest {
     }
 
     static void deposit(String token, String account, String amount) throws Exception {
-        assertThat(post(token, key(), "/accounts/" + account + "/deposits", "{\"amount\":\"" + amount + "\"}").status()).isEqualTo(201);
+        assertThat(post(token, key(), "/accounts/" + account + "/deposits", "{\"amount\":\"" + amount + "\"}")
+                        .status())
+                .isEqualTo(201);
     }
 
     static String balance(String token, String account) throws Exception {
@@ -118,7 +123,8 @@ class LedgerHttpTest {
 
         assertThat(first.status()).isEqualTo(201);
         assertThat(first.json().get("balance").asText()).isEqualTo("0.00");
-        assertThat(first.header("Location")).isEqualTo("/accounts/" + first.json().get("id").asText());
+        assertThat(first.header("Location"))
+                .isEqualTo("/accounts/" + first.json().get("id").asText());
         assertThat(first.header("Idempotent-Replayed")).isNull();
         assertThat(again.status()).isEqualTo(201);
         assertThat(again.response().body()).isEqualTo(first.response().body());
@@ -168,8 +174,14 @@ class LedgerHttpTest {
         assertProblem(post(TOKEN_A, key(), "/accounts", "{\"currency\":\"brl\"}"), 400, "invalid_request");
         assertProblem(post(TOKEN_A, key(), "/accounts", "[1,2]"), 400, "invalid_request");
         String account = openAccount(TOKEN_A, "BRL");
-        assertProblem(post(TOKEN_A, key(), "/accounts/" + account + "/deposits", "{\"amount\":\"10.5\"}"), 400, "invalid_request");
-        assertProblem(post(TOKEN_A, key(), "/accounts/" + account + "/deposits", "{\"amount\":\"0.00\"}"), 400, "invalid_request");
+        assertProblem(
+                post(TOKEN_A, key(), "/accounts/" + account + "/deposits", "{\"amount\":\"10.5\"}"),
+                400,
+                "invalid_request");
+        assertProblem(
+                post(TOKEN_A, key(), "/accounts/" + account + "/deposits", "{\"amount\":\"0.00\"}"),
+                400,
+                "invalid_request");
     }
 
     @Test
@@ -178,12 +190,18 @@ class LedgerHttpTest {
         String bob = openAccount(TOKEN_A, "BRL");
         deposit(TOKEN_A, alice, "100.00");
 
-        Reply moved = post(TOKEN_A, key(), "/transfers", "{\"from\":\"" + alice + "\",\"to\":\"" + bob + "\",\"amount\":\"30.00\"}");
+        Reply moved = post(
+                TOKEN_A,
+                key(),
+                "/transfers",
+                "{\"from\":\"" + alice + "\",\"to\":\"" + bob + "\",\"amount\":\"30.00\"}");
         assertThat(moved.status()).isEqualTo(201);
         assertThat(moved.json().get("amount").asText()).isEqualTo("30.00");
         assertThat(moved.json().get("currency").asText()).isEqualTo("BRL");
-        assertThat(moved.header("Location")).isEqualTo("/transfers/" + moved.json().get("id").asText());
-        assertThat(get(TOKEN_A, moved.header("Location")).json().get("from").asText()).isEqualTo(alice);
+        assertThat(moved.header("Location"))
+                .isEqualTo("/transfers/" + moved.json().get("id").asText());
+        assertThat(get(TOKEN_A, moved.header("Location")).json().get("from").asText())
+                .isEqualTo(alice);
         assertThat(balance(TOKEN_A, alice)).isEqualTo("70.00");
         assertThat(balance(TOKEN_A, bob)).isEqualTo("30.00");
 
@@ -205,14 +223,24 @@ class LedgerHttpTest {
         String brl = openAccount(TOKEN_A, "BRL");
         String usd = openAccount(TOKEN_A, "USD");
         deposit(TOKEN_A, brl, "50.00");
-        assertProblem(post(TOKEN_A, key(), "/transfers", "{\"from\":\"" + brl + "\",\"to\":\"" + usd + "\",\"amount\":\"1.00\"}"),
-                422, "currency_mismatch");
+        assertProblem(
+                post(
+                        TOKEN_A,
+                        key(),
+                        "/transfers",
+                        "{\"from\":\"" + brl + "\",\"to\":\"" + usd + "\",\"amount\":\"1.00\"}"),
+                422,
+                "currency_mismatch");
         String nobody = UUID.randomUUID().toString();
         String key = key();
         String body = "{\"from\":\"" + brl + "\",\"to\":\"" + nobody + "\",\"amount\":\"1.00\"}";
         assertProblem(post(TOKEN_A, key, "/transfers", body), 404, "account_not_found");
-        assertThat(post(TOKEN_A, key, "/transfers", body).header("Idempotent-Replayed")).isEqualTo("true");
-        assertProblem(post(TOKEN_A, key(), "/accounts/" + nobody + "/deposits", "{\"amount\":\"1.00\"}"), 404, "account_not_found");
+        assertThat(post(TOKEN_A, key, "/transfers", body).header("Idempotent-Replayed"))
+                .isEqualTo("true");
+        assertProblem(
+                post(TOKEN_A, key(), "/accounts/" + nobody + "/deposits", "{\"amount\":\"1.00\"}"),
+                404,
+                "account_not_found");
         assertProblem(get(TOKEN_A, "/accounts/not-a-uuid"), 404, null);
     }
 
@@ -221,14 +249,20 @@ class LedgerHttpTest {
         String account = openAccount(TOKEN_A, "BRL");
         deposit(TOKEN_A, account, "10.00");
         assertProblem(get(TOKEN_B, "/accounts/" + account), 404, "account_not_found");
-        assertProblem(post(TOKEN_B, key(), "/accounts/" + account + "/deposits", "{\"amount\":\"1.00\"}"), 404, "account_not_found");
+        assertProblem(
+                post(TOKEN_B, key(), "/accounts/" + account + "/deposits", "{\"amount\":\"1.00\"}"),
+                404,
+                "account_not_found");
 
         String key = key();
         Reply mine = post(TOKEN_A, key, "/accounts", "{\"currency\":\"BRL\"}");
         Reply theirs = post(TOKEN_B, key, "/accounts", "{\"currency\":\"BRL\"}");
         assertThat(theirs.status()).isEqualTo(201);
-        assertThat(theirs.header("Idempotent-Replayed")).as("another tenant's key is another intent").isNull();
-        assertThat(theirs.json().get("id").asText()).isNotEqualTo(mine.json().get("id").asText());
+        assertThat(theirs.header("Idempotent-Replayed"))
+                .as("another tenant's key is another intent")
+                .isNull();
+        assertThat(theirs.json().get("id").asText())
+                .isNotEqualTo(mine.json().get("id").asText());
         assertProblem(get(TOKEN_B, "/transfers/" + UUID.randomUUID()), 404, "transfer_not_found");
     }
 
@@ -260,7 +294,8 @@ class LedgerHttpTest {
             blocker.rollback();
             assertThat(first.get().status()).isEqualTo(201);
         }
-        assertThat(post(TOKEN_A, key, "/transfers", body).header("Idempotent-Replayed")).isEqualTo("true");
+        assertThat(post(TOKEN_A, key, "/transfers", body).header("Idempotent-Replayed"))
+                .isEqualTo("true");
         assertThat(balance(TOKEN_A, alice)).isEqualTo("99.00");
     }
 
@@ -270,17 +305,20 @@ class LedgerHttpTest {
     }
 
     private static int countClaims(String key) throws Exception {
-        try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + server.schema() + ".idempotency_claim WHERE idem_key = '" + key + "'")) {
+        try (Connection c = TestDatabase.get().connect();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + server.schema()
+                        + ".idempotency_claim WHERE idem_key = '" + key + "'")) {
             rs.next();
             return rs.getInt(1);
         }
     }
 
     private static int sumOfBalances(String tenant, String currency) throws Exception {
-        try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT sum(balance) FROM " + server.schema() + ".account WHERE tenant = '"
-                        + tenant + "' AND currency = '" + currency + "'")) {
+        try (Connection c = TestDatabase.get().connect();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT sum(balance) FROM " + server.schema()
+                        + ".account WHERE tenant = '" + tenant + "' AND currency = '" + currency + "'")) {
             rs.next();
             return rs.getBigDecimal(1).signum();
         }
@@ -292,12 +330,20 @@ class LedgerHttpTest {
         String key = key();
         post(TOKEN_A, key, "/accounts/" + account + "/deposits", "{\"amount\":\"5.00\"}");
         post(TOKEN_A, key, "/accounts/" + account + "/deposits", "{\"amount\":\"5.00\"}");
-        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics"))
-                .GET().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> metrics = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics"))
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
-        assertThat(metrics.body()).contains("idemtx_call_seconds_count{").contains("outcome=\"executed\"")
-                .contains("outcome=\"replayed\"").contains("idemtx_call_wait_seconds")
-                .doesNotContain("tenant-a").doesNotContain(key).doesNotContain(account);
+        assertThat(metrics.body())
+                .contains("idemtx_call_seconds_count{")
+                .contains("outcome=\"executed\"")
+                .contains("outcome=\"replayed\"")
+                .contains("idemtx_call_wait_seconds")
+                .doesNotContain("tenant-a")
+                .doesNotContain(key)
+                .doesNotContain(account);
     }
 }

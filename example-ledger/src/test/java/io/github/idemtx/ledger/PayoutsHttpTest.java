@@ -1,8 +1,8 @@
 package io.github.idemtx.ledger;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.ledger.LedgerHttpTest.Reply;
 import io.github.idemtx.ledger.bank.BankServer;
@@ -29,9 +29,17 @@ class PayoutsHttpTest {
     @BeforeAll
     static void start() throws Exception {
         TestDatabase db = TestDatabase.get();
-        bank = BankServer.start("--port=0", "--fresh=true", "--schema=" + db.schema() + "_bank", "--db-url=" + db.serverUrl(),
-                "--db-user=" + (db.user() == null ? "postgres" : db.user()), "--hang-ms=4500");
-        ledger = LedgerServer.startFresh(LedgerFixture.args("payouts", "--port=0", "--tokens=" + TOKEN + "=tenant-p",
+        bank = BankServer.start(
+                "--port=0",
+                "--fresh=true",
+                "--schema=" + db.schema() + "_bank",
+                "--db-url=" + db.serverUrl(),
+                "--db-user=" + (db.user() == null ? "postgres" : db.user()),
+                "--hang-ms=4500");
+        ledger = LedgerServer.startFresh(LedgerFixture.args(
+                "payouts",
+                "--port=0",
+                "--tokens=" + TOKEN + "=tenant-p",
                 "--bank-url=http://127.0.0.1:" + bank.port()));
     }
 
@@ -45,13 +53,24 @@ class PayoutsHttpTest {
 
     @AfterEach
     void calm() {
-        bank.faults().set(Map.of("timeoutAfterApplyRate", "0", "declineRate", "0", "errorBeforeApplyRate", "0",
-                "lookupLagMs", "0", "lookupErrorRate", "0"));
+        bank.faults()
+                .set(Map.of(
+                        "timeoutAfterApplyRate",
+                        "0",
+                        "declineRate",
+                        "0",
+                        "errorBeforeApplyRate",
+                        "0",
+                        "lookupLagMs",
+                        "0",
+                        "lookupErrorRate",
+                        "0"));
     }
 
     private static Reply call(String method, String path, String key, String body) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ledger.port() + path))
-                .header("Authorization", "Bearer " + TOKEN).header("Content-Type", "application/json");
+                .header("Authorization", "Bearer " + TOKEN)
+                .header("Content-Type", "application/json");
         b = body == null ? b.GET() : b.method(method, HttpRequest.BodyPublishers.ofString(body));
         if (key != null) {
             b.header("Idempotency-Key", key);
@@ -63,13 +82,21 @@ class PayoutsHttpTest {
     private static String fundedAccount(String amount) throws Exception {
         Reply opened = call("POST", "/accounts", UUID.randomUUID().toString(), "{\"currency\":\"BRL\"}");
         String account = opened.json().get("id").asText();
-        assertThat(call("POST", "/accounts/" + account + "/deposits", UUID.randomUUID().toString(),
-                "{\"amount\":\"" + amount + "\"}").status()).isEqualTo(201);
+        assertThat(call(
+                                "POST",
+                                "/accounts/" + account + "/deposits",
+                                UUID.randomUUID().toString(),
+                                "{\"amount\":\"" + amount + "\"}")
+                        .status())
+                .isEqualTo(201);
         return account;
     }
 
     private static String balance(String account) throws Exception {
-        return call("GET", "/accounts/" + account, null, null).json().get("balance").asText();
+        return call("GET", "/accounts/" + account, null, null)
+                .json()
+                .get("balance")
+                .asText();
     }
 
     private static String payout(String account, String amount) {
@@ -90,8 +117,11 @@ class PayoutsHttpTest {
         assertThat(again.json().get("chargeId")).isEqualTo(first.json().get("chargeId"));
         assertThat(balance(account)).isEqualTo("70.00");
         String id = first.json().get("id").asText();
-        assertThat(call("GET", "/payouts/" + id, null, null).json().get("state").asText()).isEqualTo("paid");
-        assertThat(call("POST", "/payouts", key, payout(account, "31.00")).status()).as("the key reused").isEqualTo(422);
+        assertThat(call("GET", "/payouts/" + id, null, null).json().get("state").asText())
+                .isEqualTo("paid");
+        assertThat(call("POST", "/payouts", key, payout(account, "31.00")).status())
+                .as("the key reused")
+                .isEqualTo(422);
     }
 
     @Test
@@ -103,7 +133,8 @@ class PayoutsHttpTest {
         assertThat(declined.status()).isEqualTo(422);
         assertThat(declined.json().get("code").asText()).isEqualTo("bank_declined");
         assertThat(balance(account)).isEqualTo("50.00");
-        assertThat(call("GET", "/payouts?state=refused", null, null).json().toString()).contains(account);
+        assertThat(call("GET", "/payouts?state=refused", null, null).json().toString())
+                .contains(account);
         bank.faults().set(Map.of("declineRate", "0"));
         Reply again = call("POST", "/payouts", key, payout(account, "20.00"));
         assertThat(again.status()).isEqualTo(422);
@@ -116,10 +147,18 @@ class PayoutsHttpTest {
         Reply poor = call("POST", "/payouts", UUID.randomUUID().toString(), payout(account, "10.01"));
         assertThat(poor.status()).isEqualTo(422);
         assertThat(poor.json().get("code").asText()).isEqualTo("insufficient_funds");
-        assertThat(call("POST", "/payouts", UUID.randomUUID().toString(), "{\"from\":\"" + account + "\",\"amount\":\"-1\"}").status())
+        assertThat(call(
+                                "POST",
+                                "/payouts",
+                                UUID.randomUUID().toString(),
+                                "{\"from\":\"" + account + "\",\"amount\":\"-1\"}")
+                        .status())
                 .isEqualTo(400);
-        assertThat(call("POST", "/payouts", UUID.randomUUID().toString(), "not json").status()).isEqualTo(400);
-        assertThat(call("POST", "/payouts", null, payout(account, "1.00")).status()).isEqualTo(400);
+        assertThat(call("POST", "/payouts", UUID.randomUUID().toString(), "not json")
+                        .status())
+                .isEqualTo(400);
+        assertThat(call("POST", "/payouts", null, payout(account, "1.00")).status())
+                .isEqualTo(400);
         assertThat(call("GET", "/payouts?state=bogus", null, null).status()).isEqualTo(400);
         assertThat(balance(account)).isEqualTo("10.00");
     }
@@ -146,8 +185,10 @@ class PayoutsHttpTest {
         assertThat(settled.status()).isEqualTo(201);
         assertThat(settled.json().get("state").asText()).isEqualTo("paid");
         assertThat(balance(account)).isEqualTo("55.00");
-        try (var c = TestDatabase.get().connect(); var s = c.createStatement();
-                var rs = s.executeQuery("SELECT count(*) FROM " + TestDatabase.get().schema() + "_bank.charge WHERE amount = 25.00")) {
+        try (var c = TestDatabase.get().connect();
+                var s = c.createStatement();
+                var rs = s.executeQuery(
+                        "SELECT count(*) FROM " + TestDatabase.get().schema() + "_bank.charge WHERE amount = 25.00")) {
             rs.next();
             assertThat(rs.getInt(1)).as("charged once").isEqualTo(1);
         }

@@ -1,7 +1,6 @@
 package io.github.idemtx.http;
 
 import io.github.idemtx.core.IdempotencyKey;
-
 import io.github.idemtx.http.InvalidIdempotencyKeyException.Reason;
 import io.github.idemtx.http.internal.StructuredFieldParser;
 import java.util.List;
@@ -51,7 +50,8 @@ public final class IdempotencyKeyHeader {
             throw new InvalidIdempotencyKeyException(Reason.MISSING, "the " + NAME + " header is missing");
         }
         if (values.size() > 1) {
-            throw new InvalidIdempotencyKeyException(Reason.MULTIPLE,
+            throw new InvalidIdempotencyKeyException(
+                    Reason.MULTIPLE,
                     "the " + NAME + " header must appear once, it appeared " + values.size() + " times");
         }
         return parse(values.get(0));
@@ -77,8 +77,10 @@ public final class IdempotencyKeyHeader {
             throw new InvalidIdempotencyKeyException(Reason.EMPTY, "the " + NAME + " header holds an empty key");
         }
         if (key.length() > IdempotencyKey.MAX_LENGTH) {
-            throw new InvalidIdempotencyKeyException(Reason.TOO_LONG, "the key in the " + NAME + " header must be at most "
-                    + IdempotencyKey.MAX_LENGTH + " characters, was " + key.length());
+            throw new InvalidIdempotencyKeyException(
+                    Reason.TOO_LONG,
+                    "the key in the " + NAME + " header must be at most " + IdempotencyKey.MAX_LENGTH
+                            + " characters, was " + key.length());
         }
         return new IdempotencyKey(key);
     }
@@ -110,19 +112,22 @@ public final class IdempotencyKeyHeader {
             item = StructuredFieldParser.parseItem(value);
         } catch (StructuredFieldParser.ParseException e) {
             Reason reason = nonPrintableAt(value) >= 0 ? Reason.INVALID_CHARACTER : Reason.MALFORMED;
-            throw new InvalidIdempotencyKeyException(reason,
-                    "the " + NAME + " header is not a valid Structured Field string: " + e.getMessage());
+            throw new InvalidIdempotencyKeyException(
+                    reason, "the " + NAME + " header is not a valid Structured Field string: " + e.getMessage());
         }
         if (!item.parameters().isEmpty()) {
-            throw new InvalidIdempotencyKeyException(Reason.PARAMETERS,
-                    "the " + NAME + " header must not carry parameters, found " + item.parameters().keySet());
+            throw new InvalidIdempotencyKeyException(
+                    Reason.PARAMETERS,
+                    "the " + NAME + " header must not carry parameters, found "
+                            + item.parameters().keySet());
         }
         return (String) item.value(); // a value starting with '"' can only parse as a string
     }
 
     private static String unquoted(String value) {
         char first = value.charAt(0);
-        @Nullable String type = switch (first) {
+        @Nullable
+        String type = switch (first) {
             case '?' -> "a boolean";
             case ':' -> "a byte sequence";
             case '@' -> "a date";
@@ -131,27 +136,35 @@ public final class IdempotencyKeyHeader {
             default -> null;
         };
         if (type != null) {
-            throw new InvalidIdempotencyKeyException(Reason.NOT_A_STRING,
+            throw new InvalidIdempotencyKeyException(
+                    Reason.NOT_A_STRING,
                     "the " + NAME + " header must be a string, but starts like " + type + " ('" + first + "')");
         }
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             if (c < 0x21 || c > 0x7E) {
-                throw new InvalidIdempotencyKeyException(Reason.INVALID_CHARACTER, "the " + NAME
-                        + " header must be printable ASCII without spaces unless quoted, found "
-                        + String.format("U+%04X", (int) c) + " at index " + i);
+                throw new InvalidIdempotencyKeyException(
+                        Reason.INVALID_CHARACTER,
+                        "the " + NAME
+                                + " header must be printable ASCII without spaces unless quoted, found "
+                                + String.format("U+%04X", (int) c) + " at index " + i);
             }
             if (c == ';') {
-                throw new InvalidIdempotencyKeyException(Reason.PARAMETERS, "the " + NAME
-                        + " header must not carry parameters (';' at index " + i + "); quote a key that contains ';'");
+                throw new InvalidIdempotencyKeyException(
+                        Reason.PARAMETERS,
+                        "the " + NAME + " header must not carry parameters (';' at index " + i
+                                + "); quote a key that contains ';'");
             }
             if (c == ',') {
-                throw new InvalidIdempotencyKeyException(Reason.MULTIPLE, "the " + NAME
-                        + " header must hold one key, but ',' at index " + i + " joins several; quote a key that contains ','");
+                throw new InvalidIdempotencyKeyException(
+                        Reason.MULTIPLE,
+                        "the " + NAME + " header must hold one key, but ',' at index " + i
+                                + " joins several; quote a key that contains ','");
             }
             if (c == '"' || c == '\\') {
-                throw new InvalidIdempotencyKeyException(Reason.INVALID_CHARACTER, "the " + NAME
-                        + " header must quote a key containing '" + c + "' (index " + i + ")");
+                throw new InvalidIdempotencyKeyException(
+                        Reason.INVALID_CHARACTER,
+                        "the " + NAME + " header must quote a key containing '" + c + "' (index " + i + ")");
             }
         }
         return value;

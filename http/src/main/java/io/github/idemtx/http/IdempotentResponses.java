@@ -53,23 +53,33 @@ public final class IdempotentResponses {
      * @throws NullPointerException if an argument is null, {@code rejection} returned null, or an
      *     executed or replayed call recorded no response (its work returned null)
      */
-    public static StoredResponse toResponse(RemoteOutcome<StoredResponse> outcome, Function<Failure, StoredResponse> rejection) {
+    public static StoredResponse toResponse(
+            RemoteOutcome<StoredResponse> outcome, Function<Failure, StoredResponse> rejection) {
         Objects.requireNonNull(outcome, "outcome must not be null");
         Objects.requireNonNull(rejection, "rejection must not be null");
         return switch (outcome) {
-            case Outcome.Executed<StoredResponse> e -> Objects.requireNonNull(e.value(), "the work recorded no response");
+            case Outcome.Executed<StoredResponse> e ->
+                Objects.requireNonNull(e.value(), "the work recorded no response");
             case Outcome.Replayed<StoredResponse> r ->
-                    Objects.requireNonNull(r.value(), "the work recorded no response").withHeader(REPLAYED_HEADER, "true");
+                Objects.requireNonNull(r.value(), "the work recorded no response")
+                        .withHeader(REPLAYED_HEADER, "true");
             case Outcome.Rejected<StoredResponse> f -> {
-                StoredResponse response = Objects.requireNonNull(rejection.apply(f.failure()), "rejection returned null");
+                StoredResponse response =
+                        Objects.requireNonNull(rejection.apply(f.failure()), "rejection returned null");
                 yield f.replayed() ? response.withHeader(REPLAYED_HEADER, "true") : response;
             }
-            case Outcome.FingerprintMismatch<StoredResponse> m -> Problem.keyReused().toResponse();
-            case Outcome.InProgress<StoredResponse> p -> Problem.inProgress(p.retryAfter()).toResponse()
-                    .withHeader("Retry-After", Long.toString(Problem.retryAfterSeconds(p.retryAfter())));
-            case RemoteOutcome.Unknown<StoredResponse> u -> Problem.outcomeUnknown(u.retryAfter()).toResponse()
-                    .withHeader("Retry-After", Long.toString(Problem.retryAfterSeconds(u.retryAfter())));
-            case RemoteOutcome.NeedsReconciliation<StoredResponse> n -> Problem.needsReconciliation().toResponse();
+            case Outcome.FingerprintMismatch<StoredResponse> m ->
+                Problem.keyReused().toResponse();
+            case Outcome.InProgress<StoredResponse> p ->
+                Problem.inProgress(p.retryAfter())
+                        .toResponse()
+                        .withHeader("Retry-After", Long.toString(Problem.retryAfterSeconds(p.retryAfter())));
+            case RemoteOutcome.Unknown<StoredResponse> u ->
+                Problem.outcomeUnknown(u.retryAfter())
+                        .toResponse()
+                        .withHeader("Retry-After", Long.toString(Problem.retryAfterSeconds(u.retryAfter())));
+            case RemoteOutcome.NeedsReconciliation<StoredResponse> n ->
+                Problem.needsReconciliation().toResponse();
         };
     }
 }

@@ -1,7 +1,6 @@
 package io.github.idemtx.http;
 
 import io.github.idemtx.core.IdempotencyKey;
-
 import java.util.Objects;
 
 /**

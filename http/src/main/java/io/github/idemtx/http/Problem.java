@@ -1,7 +1,6 @@
 package io.github.idemtx.http;
 
 import io.github.idemtx.core.Failure;
-
 import io.github.idemtx.core.internal.JsonText;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -51,7 +50,8 @@ public record Problem(String type, String title, int status, String detail, Map<
             if (!(v instanceof String || v instanceof Number || v instanceof Boolean)) {
                 throw new IllegalArgumentException("extension " + e.getKey() + " must be a string, number or boolean");
             }
-            if (Map.of("type", 0, "title", 0, "status", 0, "detail", 0, "instance", 0).containsKey(e.getKey())) {
+            if (Map.of("type", 0, "title", 0, "status", 0, "detail", 0, "instance", 0)
+                    .containsKey(e.getKey())) {
                 throw new IllegalArgumentException("extension " + e.getKey() + " would shadow a standard member");
             }
         }
@@ -64,13 +64,20 @@ public record Problem(String type, String title, int status, String detail, Map<
      * @throws NullPointerException if {@code e} is null
      */
     public static Problem invalidKey(InvalidIdempotencyKeyException e) {
-        return new Problem(TYPE_PREFIX + "invalid-idempotency-key", "Missing or invalid Idempotency-Key", 400,
-                Objects.requireNonNullElse(e.getMessage(), "invalid Idempotency-Key"), Map.of("reason", e.reason().name()));
+        return new Problem(
+                TYPE_PREFIX + "invalid-idempotency-key",
+                "Missing or invalid Idempotency-Key",
+                400,
+                Objects.requireNonNullElse(e.getMessage(), "invalid Idempotency-Key"),
+                Map.of("reason", e.reason().name()));
     }
 
     /** {@return 401: no authenticated principal, so no scope for the key} */
     public static Problem unauthenticated() {
-        return new Problem(TYPE_PREFIX + "unauthenticated", "Authentication required", 401,
+        return new Problem(
+                TYPE_PREFIX + "unauthenticated",
+                "Authentication required",
+                401,
                 "the request carries no valid credentials, and idempotency keys belong to an authenticated principal",
                 Map.of());
     }
@@ -82,7 +89,10 @@ public record Problem(String type, String title, int status, String detail, Map<
      * @throws NullPointerException if {@code retryAfter} is null
      */
     public static Problem inProgress(Duration retryAfter) {
-        return new Problem(TYPE_PREFIX + "request-in-progress", "Request in progress", 409,
+        return new Problem(
+                TYPE_PREFIX + "request-in-progress",
+                "Request in progress",
+                409,
                 "a request with this Idempotency-Key is still being processed; retry after "
                         + retryAfterSeconds(retryAfter) + " s with the same key",
                 Map.of());
@@ -96,7 +106,10 @@ public record Problem(String type, String title, int status, String detail, Map<
      * @throws NullPointerException if {@code retryAfter} is null
      */
     public static Problem outcomeUnknown(Duration retryAfter) {
-        return new Problem(TYPE_PREFIX + "outcome-unknown", "Outcome not known yet", 503,
+        return new Problem(
+                TYPE_PREFIX + "outcome-unknown",
+                "Outcome not known yet",
+                503,
                 "the request reached a system that has not confirmed whether it was carried out; retry after "
                         + retryAfterSeconds(retryAfter) + " s with the same Idempotency-Key, which never repeats it",
                 Map.of());
@@ -104,7 +117,10 @@ public record Problem(String type, String title, int status, String detail, Map<
 
     /** {@return 502: the remote system never confirmed the outcome; it is being reconciled by hand} */
     public static Problem needsReconciliation() {
-        return new Problem(TYPE_PREFIX + "needs-reconciliation", "Outcome being reconciled", 502,
+        return new Problem(
+                TYPE_PREFIX + "needs-reconciliation",
+                "Outcome being reconciled",
+                502,
                 "the system this request reached never confirmed whether it was carried out; it is being reconciled"
                         + " and a retry with the same Idempotency-Key will answer once it is",
                 Map.of());
@@ -112,7 +128,10 @@ public record Problem(String type, String title, int status, String detail, Map<
 
     /** {@return 422: the key was used before with a different request} */
     public static Problem keyReused() {
-        return new Problem(TYPE_PREFIX + "idempotency-key-reused", "Idempotency-Key reused", 422,
+        return new Problem(
+                TYPE_PREFIX + "idempotency-key-reused",
+                "Idempotency-Key reused",
+                422,
                 "this Idempotency-Key was already used for a different request; use a new key for a new request",
                 Map.of());
     }
@@ -124,8 +143,8 @@ public record Problem(String type, String title, int status, String detail, Map<
      * @throws NullPointerException if {@code failure} is null
      */
     public static Problem rejected(Failure failure) {
-        return new Problem(TYPE_PREFIX + "rejected", "Request rejected", 422, failure.message(),
-                Map.of("code", failure.code()));
+        return new Problem(
+                TYPE_PREFIX + "rejected", "Request rejected", 422, failure.message(), Map.of("code", failure.code()));
     }
 
     /** {@return the problem as UTF-8 JSON: type, title, status, detail, then the extensions} */

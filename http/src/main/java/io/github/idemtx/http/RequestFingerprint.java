@@ -1,7 +1,6 @@
 package io.github.idemtx.http;
 
 import io.github.idemtx.core.Fingerprint;
-
 import io.github.idemtx.http.internal.JsonDepth;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -90,7 +89,8 @@ public final class RequestFingerprint {
         Objects.requireNonNull(json, "json must not be null");
         String text;
         try {
-            text = StandardCharsets.UTF_8.newDecoder()
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(json))
@@ -103,7 +103,8 @@ public final class RequestFingerprint {
         }
         int depth = JsonDepth.of(text);
         if (depth > MAX_JSON_DEPTH) {
-            throw new InvalidJsonException("JSON is nested " + depth + " levels deep, more than " + MAX_JSON_DEPTH, null);
+            throw new InvalidJsonException(
+                    "JSON is nested " + depth + " levels deep, more than " + MAX_JSON_DEPTH, null);
         }
         try {
             return new JsonCanonicalizer(text).getEncodedUTF8();
@@ -150,7 +151,8 @@ public final class RequestFingerprint {
 
     private static byte[] utf8(String s, String name) {
         try {
-            ByteBuffer encoded = StandardCharsets.UTF_8.newEncoder()
+            ByteBuffer encoded = StandardCharsets.UTF_8
+                    .newEncoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .encode(CharBuffer.wrap(s));

@@ -48,7 +48,9 @@ public record StoredResponse(int status, List<Header> headers, byte[] body) {
         }
 
         private static boolean isTchar(int c) {
-            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+            return (c >= 'a' && c <= 'z')
+                    || (c >= 'A' && c <= 'Z')
+                    || (c >= '0' && c <= '9')
                     || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
         }
     }
@@ -112,7 +114,10 @@ public record StoredResponse(int status, List<Header> headers, byte[] body) {
      */
     public Optional<String> header(String name) {
         Objects.requireNonNull(name, "name must not be null");
-        return headers.stream().filter(h -> h.name().equalsIgnoreCase(name)).map(Header::value).findFirst();
+        return headers.stream()
+                .filter(h -> h.name().equalsIgnoreCase(name))
+                .map(Header::value)
+                .findFirst();
     }
 
     /**
@@ -136,7 +141,9 @@ public record StoredResponse(int status, List<Header> headers, byte[] body) {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof StoredResponse other && status == other.status && headers.equals(other.headers)
+        return o instanceof StoredResponse other
+                && status == other.status
+                && headers.equals(other.headers)
                 && Arrays.equals(body, other.body);
     }
 

@@ -1,7 +1,6 @@
 package io.github.idemtx.http;
 
 import io.github.idemtx.core.ResultCodec;
-
 import java.io.ByteArrayOutputStream;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -23,13 +22,23 @@ import java.util.Set;
 public final class StoredResponseCodec implements ResultCodec<StoredResponse> {
 
     /** The headers replayed by default. */
-    public static final Set<String> DEFAULT_HEADERS = Set.of(
-            "content-type", "content-language", "content-location", "location", "etag", "last-modified");
+    public static final Set<String> DEFAULT_HEADERS =
+            Set.of("content-type", "content-language", "content-location", "location", "etag", "last-modified");
 
     /** Headers that describe one transmission or one client, never a result: they cannot be allowed. */
     public static final Set<String> NEVER_REPLAYED = Set.of(
-            "content-length", "transfer-encoding", "connection", "keep-alive", "date", "set-cookie",
-            "authorization", "traceparent", "tracestate", "x-request-id", "idempotent-replayed", "retry-after");
+            "content-length",
+            "transfer-encoding",
+            "connection",
+            "keep-alive",
+            "date",
+            "set-cookie",
+            "authorization",
+            "traceparent",
+            "tracestate",
+            "x-request-id",
+            "idempotent-replayed",
+            "retry-after");
 
     private static final byte VERSION = 1;
     private static final StoredResponseCodec DEFAULT = new StoredResponseCodec(DEFAULT_HEADERS);
@@ -58,7 +67,8 @@ public final class StoredResponseCodec implements ResultCodec<StoredResponse> {
         for (String name : more) {
             String lower = StoredResponse.lower(Objects.requireNonNull(name, "header name must not be null"));
             if (NEVER_REPLAYED.contains(lower)) {
-                throw new IllegalArgumentException("header " + name + " belongs to one request or transmission and is never replayed");
+                throw new IllegalArgumentException(
+                        "header " + name + " belongs to one request or transmission and is never replayed");
             }
             next.add(lower);
         }

@@ -19,6 +19,7 @@ final class ConformanceData {
      */
     static final List<String> STRUCTURED_FIELD_TYPE_FILES = List.of(
             "number.json", "number-generated.json", "binary.json", "boolean.json", "date.json", "display-string.json");
+
     static final List<String> RFC8785_FILES =
             List.of("arrays.json", "french.json", "structures.json", "unicode.json", "values.json", "weird.json");
 

@@ -19,7 +19,8 @@ class ConformanceDataTest {
         ConformanceData.RFC8785_FILES.forEach(f -> files.add("rfc8785/output/" + f));
         if (shared == null) {
             // a checkout without the shared folder beside it: the copies are all there is
-            assertThat(files).allSatisfy(f -> assertThat(ConformanceData.bytes(f)).isNotEmpty());
+            assertThat(files)
+                    .allSatisfy(f -> assertThat(ConformanceData.bytes(f)).isNotEmpty());
             return;
         }
         for (String f : files) {

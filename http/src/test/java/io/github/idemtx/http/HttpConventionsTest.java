@@ -1,14 +1,13 @@
 package io.github.idemtx.http;
 
-import io.github.idemtx.core.Failure;
-import io.github.idemtx.core.Outcome;
-
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.idemtx.core.Failure;
+import io.github.idemtx.core.Outcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -19,23 +18,27 @@ class HttpConventionsTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final StoredResponse created = new StoredResponse(201, List.of(
-            new StoredResponse.Header("Content-Type", "application/json"),
-            new StoredResponse.Header("Location", "/transfers/42"),
-            new StoredResponse.Header("ETag", "\"v1\""),
-            new StoredResponse.Header("Date", "Mon, 30 Nov 2026 20:00:00 GMT"),
-            new StoredResponse.Header("X-Request-Id", "req-123"),
-            new StoredResponse.Header("traceparent", "00-abc-def-01"),
-            new StoredResponse.Header("Set-Cookie", "session=secret")),
+    private final StoredResponse created = new StoredResponse(
+            201,
+            List.of(
+                    new StoredResponse.Header("Content-Type", "application/json"),
+                    new StoredResponse.Header("Location", "/transfers/42"),
+                    new StoredResponse.Header("ETag", "\"v1\""),
+                    new StoredResponse.Header("Date", "Mon, 30 Nov 2026 20:00:00 GMT"),
+                    new StoredResponse.Header("X-Request-Id", "req-123"),
+                    new StoredResponse.Header("traceparent", "00-abc-def-01"),
+                    new StoredResponse.Header("Set-Cookie", "session=secret")),
             "{\"id\":\"42\"}".getBytes(UTF_8));
 
     @Test
     void storesStatusBodyAndOnlyTheAllowedHeaders() {
-        StoredResponse replayed = StoredResponseCodec.defaults().decode(StoredResponseCodec.defaults().encode(created));
+        StoredResponse replayed = StoredResponseCodec.defaults()
+                .decode(StoredResponseCodec.defaults().encode(created));
 
         assertThat(replayed.status()).isEqualTo(201);
         assertThat(replayed.bodyText()).isEqualTo("{\"id\":\"42\"}");
-        assertThat(replayed.headers()).extracting(StoredResponse.Header::name)
+        assertThat(replayed.headers())
+                .extracting(StoredResponse.Header::name)
                 .containsExactly("Content-Type", "Location", "ETag");
     }
 
@@ -43,27 +46,34 @@ class HttpConventionsTest {
     void anAllowListCanGrowButNeverTakeAPerRequestHeader() {
         StoredResponseCodec codec = StoredResponseCodec.defaults().allowing("X-Ledger-Balance");
         StoredResponse response = created.withHeader("X-Ledger-Balance", "10.00");
-        assertThat(codec.decode(codec.encode(response)).header("x-ledger-balance")).contains("10.00");
+        assertThat(codec.decode(codec.encode(response)).header("x-ledger-balance"))
+                .contains("10.00");
 
         for (String header : List.of("Date", "Set-Cookie", "X-Request-Id", "traceparent", "Content-Length")) {
             assertThatThrownBy(() -> StoredResponseCodec.defaults().allowing(header))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("never replayed");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("never replayed");
         }
     }
 
     @Test
     void roundTripsAnEmptyBodyAndNonAsciiHeaderValues() {
-        StoredResponse noContent = new StoredResponse(204, List.of(new StoredResponse.Header("Content-Language", "pt-BR, é")), new byte[0]);
-        assertThat(StoredResponseCodec.defaults().decode(StoredResponseCodec.defaults().encode(noContent))).isEqualTo(noContent);
+        StoredResponse noContent = new StoredResponse(
+                204, List.of(new StoredResponse.Header("Content-Language", "pt-BR, é")), new byte[0]);
+        assertThat(StoredResponseCodec.defaults()
+                        .decode(StoredResponseCodec.defaults().encode(noContent)))
+                .isEqualTo(noContent);
     }
 
     @Test
     void refusesATruncatedOrForeignStoredForm() {
         byte[] stored = StoredResponseCodec.defaults().encode(created);
         assertThatThrownBy(() -> StoredResponseCodec.defaults().decode(java.util.Arrays.copyOf(stored, 6)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("truncated");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("truncated");
         assertThatThrownBy(() -> StoredResponseCodec.defaults().decode(new byte[] {9, 0, 0}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("version");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("version");
     }
 
     @Test
@@ -71,7 +81,8 @@ class HttpConventionsTest {
         assertThatThrownBy(() -> StoredResponse.of(99, "text/plain", "x")).hasMessageContaining("status");
         assertThatThrownBy(() -> StoredResponse.of(600, "text/plain", "x")).hasMessageContaining("status");
         assertThatThrownBy(() -> new StoredResponse.Header("Bad Name", "v")).hasMessageContaining("token");
-        assertThatThrownBy(() -> new StoredResponse.Header("X", "a\r\nInjected: yes")).hasMessageContaining("CR, LF");
+        assertThatThrownBy(() -> new StoredResponse.Header("X", "a\r\nInjected: yes"))
+                .hasMessageContaining("CR, LF");
     }
 
     @Test
@@ -81,7 +92,9 @@ class HttpConventionsTest {
         body[0] = 'X';
         r.body()[1] = 'Y';
         assertThat(r.bodyText()).isEqualTo("abc");
-        assertThat(r).isEqualTo(StoredResponse.of(200, "text/plain", "abc")).hasSameHashCodeAs(StoredResponse.of(200, "text/plain", "abc"));
+        assertThat(r)
+                .isEqualTo(StoredResponse.of(200, "text/plain", "abc"))
+                .hasSameHashCodeAs(StoredResponse.of(200, "text/plain", "abc"));
     }
 
     @Test
@@ -119,15 +132,18 @@ class HttpConventionsTest {
     @Test
     void refusesProblemsThatWouldBeInvalid() {
         assertThatThrownBy(() -> new Problem("t", "x", 200, "d", Map.of())).hasMessageContaining("400 and 599");
-        assertThatThrownBy(() -> new Problem("t", "x", 400, "d", Map.of("status", 1))).hasMessageContaining("shadow");
-        assertThatThrownBy(() -> new Problem("t", "x", 400, "d", Map.of("o", new Object()))).hasMessageContaining("string, number or boolean");
+        assertThatThrownBy(() -> new Problem("t", "x", 400, "d", Map.of("status", 1)))
+                .hasMessageContaining("shadow");
+        assertThatThrownBy(() -> new Problem("t", "x", 400, "d", Map.of("o", new Object())))
+                .hasMessageContaining("string, number or boolean");
     }
 
     @Test
     void mapsEveryOutcomeToTheResponseTheDraftDescribes() throws Exception {
         Instant then = Instant.parse("2026-11-30T20:00:00Z");
 
-        assertThat(IdempotentResponses.toResponse(new Outcome.Executed<>(created))).isEqualTo(created);
+        assertThat(IdempotentResponses.toResponse(new Outcome.Executed<>(created)))
+                .isEqualTo(created);
 
         StoredResponse replay = IdempotentResponses.toResponse(new Outcome.Replayed<>(created, then));
         assertThat(replay.status()).isEqualTo(201);
@@ -152,8 +168,11 @@ class HttpConventionsTest {
         assertThat(again.header("Idempotent-Replayed")).contains("true");
         assertThat(again.body()).isEqualTo(first.body());
 
-        StoredResponse notFound = IdempotentResponses.toResponse(new Outcome.Rejected<>(Failure.of("account_not_found", "x"), then, false),
-                f -> f.code().equals("account_not_found") ? Problem.rejected(f).toResponse().withHeader("X-Status", "404") : null);
+        StoredResponse notFound = IdempotentResponses.toResponse(
+                new Outcome.Rejected<>(Failure.of("account_not_found", "x"), then, false),
+                f -> f.code().equals("account_not_found")
+                        ? Problem.rejected(f).toResponse().withHeader("X-Status", "404")
+                        : null);
         assertThat(notFound.header("X-Status")).contains("404");
     }
 

@@ -1,9 +1,8 @@
 package io.github.idemtx.http;
 
-import io.github.idemtx.core.IdempotencyKey;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.idemtx.core.IdempotencyKey;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -36,7 +35,9 @@ class IdempotencyKeyHeaderProperties {
 
     @Provide
     Arbitrary<String> headerish() {
-        return Arbitraries.strings().withChars("\"\\ ;,=?:@%()abcXYZ019-_.*\t\u0000\u007f\u00e9").ofMaxLength(300);
+        return Arbitraries.strings()
+                .withChars("\"\\ ;,=?:@%()abcXYZ019-_.*\t\u0000\u007f\u00e9")
+                .ofMaxLength(300);
     }
 
     private static void assertParsesOrRefuses(String value) {

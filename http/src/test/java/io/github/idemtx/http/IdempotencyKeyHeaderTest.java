@@ -1,10 +1,9 @@
 package io.github.idemtx.http;
 
-import io.github.idemtx.core.IdempotencyKey;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.http.InvalidIdempotencyKeyException.Reason;
 import java.util.Arrays;
 import java.util.List;
@@ -49,7 +48,8 @@ class IdempotencyKeyHeaderTest {
     @Test
     void acceptsAKeyOfExactly255Characters() {
         assertThat(IdempotencyKeyHeader.parse("k".repeat(255)).value()).hasSize(255);
-        assertThat(IdempotencyKeyHeader.parse("\"" + "k".repeat(255) + "\"").value()).hasSize(255);
+        assertThat(IdempotencyKeyHeader.parse("\"" + "k".repeat(255) + "\"").value())
+                .hasSize(255);
     }
 
     @Test
@@ -84,16 +84,18 @@ class IdempotencyKeyHeaderTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiterString = "|", value = {
-        "clé|U+00E9",
-        "a\tb|U+0009",
-        "a b|U+0020",
-        "\"clé\"|U+00E9",
-        "\"a\u0000b\"|U+0000",
-        "\"a\u007fb\"|U+007F",
-        "a\"b|'\"'",
-        "a\\b|'\\'",
-    })
+    @CsvSource(
+            delimiterString = "|",
+            value = {
+                "clé|U+00E9",
+                "a\tb|U+0009",
+                "a b|U+0020",
+                "\"clé\"|U+00E9",
+                "\"a\u0000b\"|U+0000",
+                "\"a\u007fb\"|U+007F",
+                "a\"b|'\"'",
+                "a\\b|'\\'",
+            })
     void refusesCharactersOutsidePrintableAsciiOrThatNeedQuoting(String value, String named) {
         assertReason(() -> IdempotencyKeyHeader.parse(value), Reason.INVALID_CHARACTER, named);
     }
@@ -105,13 +107,15 @@ class IdempotencyKeyHeaderTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiterString = "|", value = {
-        "?1|a boolean",
-        ":aGVsbG8=:|a byte sequence",
-        "@1659578233|a date",
-        "%\"text\"|a display string",
-        "(a b)|an inner list",
-    })
+    @CsvSource(
+            delimiterString = "|",
+            value = {
+                "?1|a boolean",
+                ":aGVsbG8=:|a byte sequence",
+                "@1659578233|a date",
+                "%\"text\"|a display string",
+                "(a b)|an inner list",
+            })
     void refusesOtherStructuredFieldTypes(String value, String type) {
         assertReason(() -> IdempotencyKeyHeader.parse(value), Reason.NOT_A_STRING, type);
     }
@@ -119,7 +123,8 @@ class IdempotencyKeyHeaderTest {
     @ParameterizedTest
     @ValueSource(strings = {"\"abc", "\"abc\" x", "\"a\\bc\"", "\"abc\\", "'abc'x\""})
     void refusesMalformedQuotedStrings(String value) {
-        assertThatThrownBy(() -> IdempotencyKeyHeader.parse(value)).isInstanceOf(InvalidIdempotencyKeyException.class)
+        assertThatThrownBy(() -> IdempotencyKeyHeader.parse(value))
+                .isInstanceOf(InvalidIdempotencyKeyException.class)
                 .satisfies(e -> assertThat(((InvalidIdempotencyKeyException) e).reason())
                         .isIn(Reason.MALFORMED, Reason.INVALID_CHARACTER));
     }
@@ -149,12 +154,15 @@ class IdempotencyKeyHeaderTest {
         String secretLooking = "\"tok-3f9a" + "\u0001" + "\"";
         assertThatThrownBy(() -> IdempotencyKeyHeader.parse(secretLooking))
                 .isInstanceOf(InvalidIdempotencyKeyException.class)
-                .message().doesNotContain("tok-3f9a");
+                .message()
+                .doesNotContain("tok-3f9a");
     }
 
     private static void assertReason(Runnable call, Reason reason, String messagePart) {
         assertThatThrownBy(call::run)
-                .isInstanceOfSatisfying(InvalidIdempotencyKeyException.class, e -> assertThat(e.reason()).isEqualTo(reason))
+                .isInstanceOfSatisfying(
+                        InvalidIdempotencyKeyException.class,
+                        e -> assertThat(e.reason()).isEqualTo(reason))
                 .hasMessageContaining(messagePart);
     }
 

@@ -43,7 +43,9 @@ class RequestFingerprintProperties {
 
     @Provide
     Arbitrary<String> jsonish() {
-        return Arbitraries.strings().withChars("{}[]\":,.-+eE0123456789 \\ntrufalsu\u00e9\u0000").ofMaxLength(200);
+        return Arbitraries.strings()
+                .withChars("{}[]\":,.-+eE0123456789 \\ntrufalsu\u00e9\u0000")
+                .ofMaxLength(200);
     }
 
     @Provide
@@ -55,7 +57,8 @@ class RequestFingerprintProperties {
                 Arbitraries.of(true, false).map(b -> (Object) b));
         Arbitrary<Object> lists = scalars.list().ofMaxSize(4).map(l -> (Object) l);
         Arbitrary<Object> values = Arbitraries.oneOf(scalars, lists);
-        return Arbitraries.maps(Arbitraries.strings().alpha().ofMinLength(1).ofMaxLength(6), values).ofMaxSize(6);
+        return Arbitraries.maps(Arbitraries.strings().alpha().ofMinLength(1).ofMaxLength(6), values)
+                .ofMaxSize(6);
     }
 
     @SuppressWarnings("unchecked")

@@ -1,11 +1,10 @@
 package io.github.idemtx.http;
 
-import io.github.idemtx.core.Fingerprint;
-
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.idemtx.core.Fingerprint;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
@@ -21,9 +20,13 @@ class RequestFingerprintTest {
 
     @TestFactory
     Stream<DynamicTest> canonicalisesEveryRfc8785ReferenceInputToExactlyItsReferenceOutput() {
-        return ConformanceData.RFC8785_FILES.stream().map(f -> DynamicTest.dynamicTest(f, () ->
-                assertThat(new String(RequestFingerprint.canonicalJson(ConformanceData.bytes("rfc8785/input/" + f)), UTF_8))
-                        .isEqualTo(new String(ConformanceData.bytes("rfc8785/output/" + f), UTF_8))));
+        return ConformanceData.RFC8785_FILES.stream()
+                .map(f -> DynamicTest.dynamicTest(
+                        f,
+                        () -> assertThat(new String(
+                                        RequestFingerprint.canonicalJson(ConformanceData.bytes("rfc8785/input/" + f)),
+                                        UTF_8))
+                                .isEqualTo(new String(ConformanceData.bytes("rfc8785/output/" + f), UTF_8))));
     }
 
     /**
@@ -34,19 +37,28 @@ class RequestFingerprintTest {
      */
     @Test
     void keepsTheDocumentedEncodingSoStoredFingerprintsStillMatch() {
-        assertThat(RequestFingerprint.json("POST", "/transfers", "b=2&a=1",
-                        utf8("{ \"to\": \"bob\", \"amount\": 1e1 }")).hex())
+        assertThat(RequestFingerprint.json(
+                                "POST", "/transfers", "b=2&a=1", utf8("{ \"to\": \"bob\", \"amount\": 1e1 }"))
+                        .hex())
                 .isEqualTo("7f3f0e03ffecea8b9a1e5cfc3b03a7ed5dc48cc6d0049c90bed4b8e1092af007");
-        assertThat(RequestFingerprint.raw("PUT", "/files/1", null, utf8("hello")).hex())
+        assertThat(RequestFingerprint.raw("PUT", "/files/1", null, utf8("hello"))
+                        .hex())
                 .isEqualTo("a08949cc9214c45ede44667f9712cf97a1054873f0361cb8cd32fef2ea370b5d");
     }
 
     @Test
     void treatsReserialisedJsonAsTheSameRequest() {
-        Fingerprint compact = RequestFingerprint.json("POST", "/transfers", null,
+        Fingerprint compact = RequestFingerprint.json(
+                "POST",
+                "/transfers",
+                null,
                 utf8("{\"from\":\"a\",\"to\":\"b\",\"amount\":\"10.00\",\"meta\":{\"x\":1.0,\"y\":[1,2]}}"));
-        Fingerprint reformatted = RequestFingerprint.json("POST", "/transfers", null,
-                utf8("{\n  \"meta\" : { \"y\" : [ 1, 2 ], \"x\" : 1 },\n  \"amount\" : \"10.00\", \"to\":\"b\", \"from\":\"\\u0061\"\n}\n"));
+        Fingerprint reformatted = RequestFingerprint.json(
+                "POST",
+                "/transfers",
+                null,
+                utf8(
+                        "{\n  \"meta\" : { \"y\" : [ 1, 2 ], \"x\" : 1 },\n  \"amount\" : \"10.00\", \"to\":\"b\", \"from\":\"\\u0061\"\n}\n"));
         assertThat(reformatted).isEqualTo(compact);
     }
 
@@ -57,8 +69,10 @@ class RequestFingerprintTest {
         assertThat(RequestFingerprint.json("PUT", "/transfers", "a=1", body)).isNotEqualTo(base);
         assertThat(RequestFingerprint.json("POST", "/transfers/", "a=1", body)).isNotEqualTo(base);
         assertThat(RequestFingerprint.json("POST", "/transfers", "a=2", body)).isNotEqualTo(base);
-        assertThat(RequestFingerprint.json("POST", "/transfers", "a=1", utf8("{\"amount\":\"10.01\"}"))).isNotEqualTo(base);
-        assertThat(RequestFingerprint.raw("POST", "/transfers", "a=1", body)).as("raw and JSON bodies never collide")
+        assertThat(RequestFingerprint.json("POST", "/transfers", "a=1", utf8("{\"amount\":\"10.01\"}")))
+                .isNotEqualTo(base);
+        assertThat(RequestFingerprint.raw("POST", "/transfers", "a=1", body))
+                .as("raw and JSON bodies never collide")
                 .isNotEqualTo(base);
     }
 
@@ -67,7 +81,8 @@ class RequestFingerprintTest {
         byte[] body = utf8("x");
         assertThat(RequestFingerprint.raw("GET", "/p", "b=2&a=1&&c=3&", body))
                 .isEqualTo(RequestFingerprint.raw("GET", "/p", "a=1&c=3&b=2", body));
-        assertThat(RequestFingerprint.raw("GET", "/p", "", body)).isEqualTo(RequestFingerprint.raw("GET", "/p", null, body));
+        assertThat(RequestFingerprint.raw("GET", "/p", "", body))
+                .isEqualTo(RequestFingerprint.raw("GET", "/p", null, body));
     }
 
     @Test
@@ -82,20 +97,23 @@ class RequestFingerprintTest {
     void takesARawBodyByteForByte() {
         assertThat(RequestFingerprint.raw("POST", "/p", null, utf8("{\"a\":1}")))
                 .isNotEqualTo(RequestFingerprint.raw("POST", "/p", null, utf8("{ \"a\":1}")));
-        assertThat(RequestFingerprint.raw("POST", "/p", null, null)).isEqualTo(RequestFingerprint.raw("POST", "/p", null, new byte[0]));
+        assertThat(RequestFingerprint.raw("POST", "/p", null, null))
+                .isEqualTo(RequestFingerprint.raw("POST", "/p", null, new byte[0]));
     }
 
     @ParameterizedTest
-    @CsvSource(delimiterString = "|", value = {
-        "|empty",
-        "   |empty",
-        "{\"a\":1,\"a\":2}|Duplicate property",
-        "{\"a\":1} x|not acceptable JSON",
-        "{\"a\":1e400}|not acceptable JSON",
-        "{\"a\":|not acceptable JSON",
-        "nul|not acceptable JSON",
-        "42|not acceptable JSON",
-    })
+    @CsvSource(
+            delimiterString = "|",
+            value = {
+                "|empty",
+                "   |empty",
+                "{\"a\":1,\"a\":2}|Duplicate property",
+                "{\"a\":1} x|not acceptable JSON",
+                "{\"a\":1e400}|not acceptable JSON",
+                "{\"a\":|not acceptable JSON",
+                "nul|not acceptable JSON",
+                "42|not acceptable JSON",
+            })
     void refusesInvalidJsonNamingTheProblem(String body, String problem) {
         assertThatThrownBy(() -> RequestFingerprint.json("POST", "/p", null, utf8(body == null ? "" : body)))
                 .isInstanceOf(InvalidJsonException.class)
@@ -104,15 +122,18 @@ class RequestFingerprintTest {
 
     @Test
     void refusesBytesThatAreNotUtf8() {
-        assertThatThrownBy(() -> RequestFingerprint.json("POST", "/p", null, new byte[] {'{', '"', (byte) 0xC3, '"', '}'}))
-                .isInstanceOf(InvalidJsonException.class).hasMessageContaining("UTF-8");
+        assertThatThrownBy(
+                        () -> RequestFingerprint.json("POST", "/p", null, new byte[] {'{', '"', (byte) 0xC3, '"', '}'}))
+                .isInstanceOf(InvalidJsonException.class)
+                .hasMessageContaining("UTF-8");
     }
 
     @Test
     void refusesJsonNestedDeeperThanTheLimitInsteadOfOverflowingTheStack() {
         String deep = "[".repeat(100_000) + "]".repeat(100_000);
         assertThatThrownBy(() -> RequestFingerprint.json("POST", "/p", null, utf8(deep)))
-                .isInstanceOf(InvalidJsonException.class).hasMessageContaining("nested");
+                .isInstanceOf(InvalidJsonException.class)
+                .hasMessageContaining("nested");
         String fine = "[".repeat(RequestFingerprint.MAX_JSON_DEPTH) + "]".repeat(RequestFingerprint.MAX_JSON_DEPTH);
         assertThat(RequestFingerprint.json("POST", "/p", null, utf8(fine))).isNotNull();
     }
@@ -121,7 +142,9 @@ class RequestFingerprintTest {
     void refusesNullsAndBlankMethodNamingThem() {
         assertThatThrownBy(() -> RequestFingerprint.raw(null, "/p", null, null)).hasMessageContaining("method");
         assertThatThrownBy(() -> RequestFingerprint.raw(" ", "/p", null, null)).hasMessageContaining("method");
-        assertThatThrownBy(() -> RequestFingerprint.raw("GET", null, null, null)).hasMessageContaining("path");
-        assertThatThrownBy(() -> RequestFingerprint.json("GET", "/p", null, null)).hasMessageContaining("body");
+        assertThatThrownBy(() -> RequestFingerprint.raw("GET", null, null, null))
+                .hasMessageContaining("path");
+        assertThatThrownBy(() -> RequestFingerprint.json("GET", "/p", null, null))
+                .hasMessageContaining("body");
     }
 }

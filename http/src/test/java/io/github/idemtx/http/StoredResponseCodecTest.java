@@ -15,7 +15,9 @@ class StoredResponseCodecTest {
     void roundTripsEveryStatusIncludingThoseAboveOneByte() {
         for (int status = 100; status <= 599; status++) {
             StoredResponse r = StoredResponse.of(status, "text/plain", "s");
-            assertThat(codec.decode(codec.encode(r)).status()).as("status %d", status).isEqualTo(status);
+            assertThat(codec.decode(codec.encode(r)).status())
+                    .as("status %d", status)
+                    .isEqualTo(status);
         }
     }
 
@@ -49,7 +51,8 @@ class StoredResponseCodecTest {
     void allowingAddsHeadersInLowerCaseAndLeavesTheOriginalAlone() {
         StoredResponseCodec more = codec.allowing("X-Balance", "Preference-Applied");
 
-        assertThat(more.allowedHeaders()).containsAll(StoredResponseCodec.DEFAULT_HEADERS)
+        assertThat(more.allowedHeaders())
+                .containsAll(StoredResponseCodec.DEFAULT_HEADERS)
                 .contains("x-balance", "preference-applied")
                 .hasSize(StoredResponseCodec.DEFAULT_HEADERS.size() + 2);
         assertThat(codec.allowedHeaders()).isEqualTo(StoredResponseCodec.DEFAULT_HEADERS);
@@ -61,14 +64,26 @@ class StoredResponseCodecTest {
 
     @Test
     void theStoredFormIsVersionStatusHeaderCountHeadersThenBody() {
-        StoredResponse r = new StoredResponse(503, List.of(new StoredResponse.Header("ETag", "e")), "ok".getBytes(UTF_8));
+        StoredResponse r =
+                new StoredResponse(503, List.of(new StoredResponse.Header("ETag", "e")), "ok".getBytes(UTF_8));
 
-        assertThat(codec.encode(r)).containsExactly(
-                1, // version
-                0x01, 0xF7 - 256, // 503
-                0, 1, // one header
-                0, 4, 'E', 'T', 'a', 'g',
-                0, 1, 'e',
-                'o', 'k');
+        assertThat(codec.encode(r))
+                .containsExactly(
+                        1, // version
+                        0x01,
+                        0xF7 - 256, // 503
+                        0,
+                        1, // one header
+                        0,
+                        4,
+                        'E',
+                        'T',
+                        'a',
+                        'g',
+                        0,
+                        1,
+                        'e',
+                        'o',
+                        'k');
     }
 }

@@ -19,9 +19,11 @@ class StoredResponseTest {
     void acceptsEveryStatusFrom100To599AndNothingOutside() {
         assertThat(StoredResponse.of(100, "text/plain", "").status()).isEqualTo(100);
         assertThat(StoredResponse.of(599, "text/plain", "").status()).isEqualTo(599);
-        assertThatIllegalArgumentException().isThrownBy(() -> StoredResponse.of(99, "text/plain", ""))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> StoredResponse.of(99, "text/plain", ""))
                 .withMessage("status must be between 100 and 599, was 99");
-        assertThatIllegalArgumentException().isThrownBy(() -> StoredResponse.of(600, "text/plain", ""))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> StoredResponse.of(600, "text/plain", ""))
                 .withMessage("status must be between 100 and 599, was 600");
     }
 
@@ -36,14 +38,16 @@ class StoredResponseTest {
     @ParameterizedTest
     @ValueSource(strings = {"", " ", "X-A b", "X:", "X/", "@", "[", "{", "\"", "é", "X\u007f", "a\u0000"})
     void refusesAHeaderNameThatIsNotAToken(String name) {
-        assertThatIllegalArgumentException().isThrownBy(() -> new StoredResponse.Header(name, "v"))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new StoredResponse.Header(name, "v"))
                 .withMessage("header name must be an HTTP token, was '" + name + "'");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"\r", "\n", "\u0000", "\rx", "\nx", "\u0000x", "x\r", "a\r\nInjected: yes"})
     void refusesCrLfOrNulAnywhereInAHeaderValue(String value) {
-        assertThatIllegalArgumentException().isThrownBy(() -> new StoredResponse.Header("X-Note", value))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new StoredResponse.Header("X-Note", value))
                 .withMessage("header value of X-Note must not contain CR, LF or NUL");
     }
 
@@ -52,7 +56,8 @@ class StoredResponseTest {
         StoredResponse r = response(201, "/a", "body");
 
         assertThat(r).isEqualTo(response(201, "/a", "body")).hasSameHashCodeAs(response(201, "/a", "body"));
-        assertThat(r).isNotEqualTo(response(202, "/a", "body"))
+        assertThat(r)
+                .isNotEqualTo(response(202, "/a", "body"))
                 .isNotEqualTo(response(201, "/b", "body"))
                 .isNotEqualTo(response(201, "/a", "bodY"))
                 .isNotEqualTo("201")
@@ -67,20 +72,23 @@ class StoredResponseTest {
     void toStringGivesTheBodysSizeNotItsContent() {
         StoredResponse r = response(201, "/a", "secret");
 
-        assertThat(r).hasToString("StoredResponse[status=201, headers=[Header[name=Location, value=/a]], body=6 bytes]");
+        assertThat(r)
+                .hasToString("StoredResponse[status=201, headers=[Header[name=Location, value=/a]], body=6 bytes]");
     }
 
     @Test
     void withHeaderReplacesAHeaderOfTheSameNameInAnyCase() {
         StoredResponse r = response(201, "/a", "").withHeader("ETag", "\"1\"").withHeader("location", "/b");
 
-        assertThat(r.headers()).containsExactly(
-                new StoredResponse.Header("ETag", "\"1\""), new StoredResponse.Header("location", "/b"));
+        assertThat(r.headers())
+                .containsExactly(
+                        new StoredResponse.Header("ETag", "\"1\""), new StoredResponse.Header("location", "/b"));
         assertThat(r.header("LOCATION")).contains("/b");
         assertThat(r.header("Retry-After")).isEmpty();
     }
 
     private static StoredResponse response(int status, String location, String body) {
-        return new StoredResponse(status, List.of(new StoredResponse.Header("Location", location)), body.getBytes(UTF_8));
+        return new StoredResponse(
+                status, List.of(new StoredResponse.Header("Location", location)), body.getBytes(UTF_8));
     }
 }

@@ -1,12 +1,11 @@
 package io.github.idemtx.http;
 
-import io.github.idemtx.core.IdempotencyKey;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.http.internal.StructuredFieldParser;
 import io.github.idemtx.http.internal.StructuredFieldParser.Item;
 import io.github.idemtx.http.internal.StructuredFieldParser.Token;
@@ -67,7 +66,8 @@ class StructuredFieldConformanceTest {
     @TestFactory
     Stream<DynamicTest> theItemParserReadsEveryOtherBareItemTypeAsTheWorkingGroupsCasesSay() {
         assertThat(itemCases(ConformanceData.STRUCTURED_FIELD_TYPE_FILES).count())
-                .as("number, binary, boolean, date and display string cases").isGreaterThan(280);
+                .as("number, binary, boolean, date and display string cases")
+                .isGreaterThan(280);
         return parserCases(itemCases(ConformanceData.STRUCTURED_FIELD_TYPE_FILES));
     }
 
@@ -102,7 +102,8 @@ class StructuredFieldConformanceTest {
 
     @TestFactory
     Stream<DynamicTest> theHeaderTakesEveryValidStringCaseAsItsKeyAndRefusesEveryInvalidQuotedOne() {
-        return itemCases().filter(c -> c.raw().stripLeading().startsWith("\"") && !c.canFail())
+        return itemCases()
+                .filter(c -> c.raw().stripLeading().startsWith("\"") && !c.canFail())
                 .map(c -> DynamicTest.dynamicTest(c.name(), () -> {
                     if (c.mustFail()) {
                         assertThatThrownBy(() -> IdempotencyKeyHeader.parse(c.raw()))
@@ -112,12 +113,16 @@ class StructuredFieldConformanceTest {
                     String expected = c.node().get("expected").get(0).asText();
                     if (expected.isBlank()) {
                         assertThatThrownBy(() -> IdempotencyKeyHeader.parse(c.raw()))
-                                .isInstanceOfSatisfying(InvalidIdempotencyKeyException.class,
-                                        e -> assertThat(e.reason()).isEqualTo(InvalidIdempotencyKeyException.Reason.EMPTY));
+                                .isInstanceOfSatisfying(
+                                        InvalidIdempotencyKeyException.class,
+                                        e -> assertThat(e.reason())
+                                                .isEqualTo(InvalidIdempotencyKeyException.Reason.EMPTY));
                     } else if (expected.length() > IdempotencyKey.MAX_LENGTH) {
                         assertThatThrownBy(() -> IdempotencyKeyHeader.parse(c.raw()))
-                                .isInstanceOfSatisfying(InvalidIdempotencyKeyException.class,
-                                        e -> assertThat(e.reason()).isEqualTo(InvalidIdempotencyKeyException.Reason.TOO_LONG));
+                                .isInstanceOfSatisfying(
+                                        InvalidIdempotencyKeyException.class,
+                                        e -> assertThat(e.reason())
+                                                .isEqualTo(InvalidIdempotencyKeyException.Reason.TOO_LONG));
                     } else {
                         assertThat(IdempotencyKeyHeader.parse(c.raw()).value()).isEqualTo(expected);
                     }
@@ -126,16 +131,25 @@ class StructuredFieldConformanceTest {
 
     @TestFactory
     Stream<DynamicTest> theHeaderTakesEveryValidTokenCaseLiterallyAsItsKeyAndRefusesParameters() {
-        return itemCases().filter(c -> !c.mustFail() && c.node().get("expected").get(0).isObject()
-                        && c.node().get("expected").get(0).path("__type").asText().equals("token"))
+        return itemCases()
+                .filter(c -> !c.mustFail()
+                        && c.node().get("expected").get(0).isObject()
+                        && c.node()
+                                .get("expected")
+                                .get(0)
+                                .path("__type")
+                                .asText()
+                                .equals("token"))
                 .map(c -> DynamicTest.dynamicTest(c.name(), () -> {
                     String token = c.node().get("expected").get(0).get("value").asText();
                     if (c.node().get("expected").get(1).isEmpty()) {
                         assertThat(IdempotencyKeyHeader.parse(c.raw()).value()).isEqualTo(token);
                     } else {
                         assertThatThrownBy(() -> IdempotencyKeyHeader.parse(c.raw()))
-                                .isInstanceOfSatisfying(InvalidIdempotencyKeyException.class,
-                                        e -> assertThat(e.reason()).isEqualTo(InvalidIdempotencyKeyException.Reason.PARAMETERS));
+                                .isInstanceOfSatisfying(
+                                        InvalidIdempotencyKeyException.class,
+                                        e -> assertThat(e.reason())
+                                                .isEqualTo(InvalidIdempotencyKeyException.Reason.PARAMETERS));
                     }
                 }));
     }
@@ -152,11 +166,16 @@ class StructuredFieldConformanceTest {
         } else if (expected.isObject() && expected.path("__type").asText().equals("token")) {
             assertThat(actual).isEqualTo(new Token(expected.get("value").asText()));
         } else if (expected.isObject() && expected.path("__type").asText().equals("binary")) {
-            assertThat((byte[]) actual).containsExactly(base32(expected.get("value").asText()));
+            assertThat((byte[]) actual)
+                    .containsExactly(base32(expected.get("value").asText()));
         } else if (expected.isObject() && expected.path("__type").asText().equals("date")) {
-            assertThat(actual).isEqualTo(new StructuredFieldParser.Date(expected.get("value").asLong()));
+            assertThat(actual)
+                    .isEqualTo(
+                            new StructuredFieldParser.Date(expected.get("value").asLong()));
         } else if (expected.isObject() && expected.path("__type").asText().equals("displaystring")) {
-            assertThat(actual).isEqualTo(new StructuredFieldParser.DisplayString(expected.get("value").asText()));
+            assertThat(actual)
+                    .isEqualTo(new StructuredFieldParser.DisplayString(
+                            expected.get("value").asText()));
         } else {
             fail("the suite expects a value of a kind this test does not compare: " + expected);
         }

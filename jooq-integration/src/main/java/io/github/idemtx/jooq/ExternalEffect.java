@@ -8,8 +8,8 @@ import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.IdempotencySchema;
-import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
 import io.github.idemtx.jooq.internal.flow.Timings;
+import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.ClaimTable;
 import io.github.idemtx.jooq.internal.store.EffectStatements;
@@ -87,11 +87,22 @@ public final class ExternalEffect<R, T> {
     private ExternalEffect(Builder<R, T> b) {
         this.name = b.name;
         this.listeners = new io.github.idemtx.core.internal.Listeners(b.listeners);
-        this.flow = new EffectFlow<>(b.dsl.configuration(), b.policy,
-                TransactionOwnership.ownOnly(b.detectors, "an external effect commits its claim before the remote call"
-                        + " and its result after it, in transactions of its own,", "call it outside the transaction"),
-                new EffectStatements(new ClaimTable(b.schema)), b.name,
-                b.requests, b.results, b.remote, b.lease, b.lookupSchedule, b.readAfterWrite);
+        this.flow = new EffectFlow<>(
+                b.dsl.configuration(),
+                b.policy,
+                TransactionOwnership.ownOnly(
+                        b.detectors,
+                        "an external effect commits its claim before the remote call"
+                                + " and its result after it, in transactions of its own,",
+                        "call it outside the transaction"),
+                new EffectStatements(new ClaimTable(b.schema)),
+                b.name,
+                b.requests,
+                b.results,
+                b.remote,
+                b.lease,
+                b.lookupSchedule,
+                b.readAfterWrite);
     }
 
     /**
@@ -109,8 +120,8 @@ public final class ExternalEffect<R, T> {
      * @throws NullPointerException if an argument is null
      * @throws IllegalArgumentException if {@code name} is not 1 to 64 such characters starting with a letter
      */
-    public static <R, T> Builder<R, T> builder(DSLContext dsl, String name, ResultCodec<R> requests,
-            ResultCodec<T> results, Remote<R, T> remote) {
+    public static <R, T> Builder<R, T> builder(
+            DSLContext dsl, String name, ResultCodec<R> requests, ResultCodec<T> results, Remote<R, T> remote) {
         return new Builder<>(dsl, name, requests, results, remote);
     }
 
@@ -200,41 +211,49 @@ public final class ExternalEffect<R, T> {
      * @throws NullPointerException if {@code every} is null
      * @throws IllegalArgumentException if {@code every} or {@code limit} is out of range
      */
-    public AutoCloseable scheduleRecovery(Duration every, int limit,
-            java.util.function.@Nullable Consumer<Recovery> onPass) {
+    public AutoCloseable scheduleRecovery(
+            Duration every, int limit, java.util.function.@Nullable Consumer<Recovery> onPass) {
         Objects.requireNonNull(every, "every must not be null");
         if (every.compareTo(SHORTEST_RECOVERY_INTERVAL) < 0 || every.compareTo(LONGEST_RECOVERY_INTERVAL) > 0) {
             throw new IllegalArgumentException("every must be between 1 ms and 1 day, was " + every);
         }
         checkLimit(limit);
         java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.ScheduledExecutorService scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "idemtx-recover-" + name);
-            t.setDaemon(true);
-            return t;
-        });
+        java.util.concurrent.ScheduledExecutorService scheduler =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "idemtx-recover-" + name);
+                    t.setDaemon(true);
+                    return t;
+                });
         // the task catches all but a VirtualMachineError, so its Future has nothing to report;
         // the handle below stops it through the scheduler
-        java.util.concurrent.Future<?> unused = scheduler.scheduleWithFixedDelay(() -> {
-            try {
-                Recovery pass;
-                do {
-                    pass = recover(limit, closed::get);
-                    if (onPass != null && pass.total() > 0) {
-                        onPass.accept(pass);
+        java.util.concurrent.Future<?> unused = scheduler.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        Recovery pass;
+                        do {
+                            pass = recover(limit, closed::get);
+                            if (onPass != null && pass.total() > 0) {
+                                onPass.accept(pass);
+                            }
+                            // again at once only while whole batches were taken: each claim of one is settled,
+                            // or counted and scheduled later, or held by someone else, so a next batch holds
+                            // other claims; failures wait for the next tick
+                        } while (pass.total() == limit && pass.count("failed") == 0 && !closed.get());
+                    } catch (VirtualMachineError e) {
+                        throw e;
+                    } catch (Throwable e) {
+                        // a scheduled task that throws is never run again: log and go on
+                        System.getLogger("io.github.idemtx")
+                                .log(
+                                        System.Logger.Level.WARNING,
+                                        "idemtx: a recovery pass of " + name + " failed; the next tick tries again",
+                                        e);
                     }
-                    // again at once only while whole batches were taken: each claim of one is settled,
-                    // or counted and scheduled later, or held by someone else, so a next batch holds
-                    // other claims; failures wait for the next tick
-                } while (pass.total() == limit && pass.count("failed") == 0 && !closed.get());
-            } catch (VirtualMachineError e) {
-                throw e;
-            } catch (Throwable e) {
-                // a scheduled task that throws is never run again: log and go on
-                System.getLogger("io.github.idemtx").log(System.Logger.Level.WARNING,
-                        "idemtx: a recovery pass of " + name + " failed; the next tick tries again", e);
-            }
-        }, 0, every.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                },
+                0,
+                every.toMillis(),
+                java.util.concurrent.TimeUnit.MILLISECONDS);
         return () -> {
             closed.set(true);
             scheduler.shutdown();
@@ -277,8 +296,15 @@ public final class ExternalEffect<R, T> {
         for (EffectStatements.Stuck s : flow.unsettled(state, limit)) {
             // a row whose request no longer decodes is listed as such, not an error for the whole list
             EffectFlow.DecodedRequest<R> request = flow.decodeRequest(s.scope(), s.key(), s.request());
-            out.add(new Unsettled<>(s.scope(), s.key(), request.request(), s.fence(), s.lookups(),
-                    state == ClaimState.NEEDS_RECONCILIATION ? s.since() : null, s.nextLookupAt(), request.problem()));
+            out.add(new Unsettled<>(
+                    s.scope(),
+                    s.key(),
+                    request.request(),
+                    s.fence(),
+                    s.lookups(),
+                    state == ClaimState.NEEDS_RECONCILIATION ? s.since() : null,
+                    s.nextLookupAt(),
+                    request.problem()));
         }
         return out;
     }
@@ -310,7 +336,10 @@ public final class ExternalEffect<R, T> {
      * @return false if the claim does not need reconciliation (nothing changed)
      */
     public boolean resolveRefused(Scope scope, IdempotencyKey key, Failure failure) {
-        return flow.resolve(Objects.requireNonNull(scope, "scope"), Objects.requireNonNull(key, "key"), null,
+        return flow.resolve(
+                Objects.requireNonNull(scope, "scope"),
+                Objects.requireNonNull(key, "key"),
+                null,
                 Objects.requireNonNull(failure, "failure"));
     }
 
@@ -362,8 +391,15 @@ public final class ExternalEffect<R, T> {
      *     operator can resolve it
      * @param <R> the request type
      */
-    public record Unsettled<R>(Scope scope, IdempotencyKey key, @Nullable R request, long fence, int lookups,
-            @Nullable Instant since, @Nullable Instant nextLookupAt, @Nullable String undecodable) {}
+    public record Unsettled<R>(
+            Scope scope,
+            IdempotencyKey key,
+            @Nullable R request,
+            long fence,
+            int lookups,
+            @Nullable Instant since,
+            @Nullable Instant nextLookupAt,
+            @Nullable String undecodable) {}
 
     /**
      * Builds an {@link ExternalEffect}. Not thread-safe; each setter validates at once.
@@ -385,7 +421,8 @@ public final class ExternalEffect<R, T> {
         private final List<TransactionDetector> detectors = new ArrayList<>();
         private final List<io.github.idemtx.core.IdempotencyListener<?>> listeners = new ArrayList<>();
 
-        private Builder(DSLContext dsl, String name, ResultCodec<R> requests, ResultCodec<T> results, Remote<R, T> remote) {
+        private Builder(
+                DSLContext dsl, String name, ResultCodec<R> requests, ResultCodec<T> results, Remote<R, T> remote) {
             this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
             Objects.requireNonNull(name, "name must not be null");
             if (!NAME.matcher(name).matches()) {
@@ -459,8 +496,9 @@ public final class ExternalEffect<R, T> {
             }
             for (Duration d : schedule) {
                 if (d == null || d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(LONGEST_LOOKUP_PAUSE) > 0) {
-                    throw new IllegalArgumentException("every pause of the lookup schedule must be between 1 ms and 30 days"
-                            + " (ExternalEffect.LONGEST_LOOKUP_PAUSE), was " + d);
+                    throw new IllegalArgumentException(
+                            "every pause of the lookup schedule must be between 1 ms and 30 days"
+                                    + " (ExternalEffect.LONGEST_LOOKUP_PAUSE), was " + d);
                 }
             }
             this.lookupSchedule = List.copyOf(schedule);

@@ -3,21 +3,25 @@ package io.github.idemtx.jooq;
 import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.WorkFailedException;
+import io.github.idemtx.core.internal.Listeners;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.jooq.internal.flow.Timings;
 import io.github.idemtx.jooq.internal.flow.claim.ClaimFlow;
 import io.github.idemtx.jooq.internal.flow.claim.ClaimFlow.Call;
 import io.github.idemtx.jooq.internal.store.ClaimStatements;
 import io.github.idemtx.jooq.internal.store.ClaimTable;
-import io.github.idemtx.jooq.internal.tx.Jdbc;
 import io.github.idemtx.jooq.internal.store.SqlStates;
+import io.github.idemtx.jooq.internal.tx.Jdbc;
 import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
 import io.github.idemtx.jooq.internal.tx.TransactionOwnership.Decision;
 import io.github.idemtx.jooq.internal.tx.Units;
@@ -29,11 +33,6 @@ import java.util.Objects;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
-import io.github.idemtx.core.CallEvent;
-import io.github.idemtx.core.IdempotencyListener;
-import io.github.idemtx.core.PurgeEvent;
-import io.github.idemtx.core.internal.Listeners;
-import io.github.idemtx.jooq.internal.flow.Timings;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -226,16 +225,27 @@ public final class IdempotentTransaction<T> {
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(work, "work must not be null");
         Timings timings = listeners.any() ? Timings.measured() : Timings.NONE;
-        return timings.observe(listeners, OPERATION, scope,
+        return timings.observe(
+                listeners,
+                OPERATION,
+                scope,
                 () -> runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, timings)));
     }
 
     private static final String OPERATION = "transaction";
 
     private Outcome<T> runOnce(Call call) {
-        return withConnection(call.scope(), call.key(), (connection, decision, flush) -> decision == Decision.OWN
-                ? Units.retrying(connection, policy, call.scope(), call.key(), own -> flow.attempt(connection, call, own))
-                : Units.inSavepoint(connection, flush, savepoint -> flow.attempt(connection, call, savepoint)));
+        return withConnection(
+                call.scope(),
+                call.key(),
+                (connection, decision, flush) -> decision == Decision.OWN
+                        ? Units.retrying(
+                                connection,
+                                policy,
+                                call.scope(),
+                                call.key(),
+                                own -> flow.attempt(connection, call, own))
+                        : Units.inSavepoint(connection, flush, savepoint -> flow.attempt(connection, call, savepoint)));
     }
 
     /**
@@ -264,7 +274,11 @@ public final class IdempotentTransaction<T> {
         try {
             deleted = purgeOnce(limit);
         } catch (RuntimeException | Error e) {
-            listeners.purged(PurgeEvent.of(0, limit, java.time.Duration.ofNanos(System.nanoTime() - start), e.getClass().getName()));
+            listeners.purged(PurgeEvent.of(
+                    0,
+                    limit,
+                    java.time.Duration.ofNanos(System.nanoTime() - start),
+                    e.getClass().getName()));
             throw e;
         }
         listeners.purged(PurgeEvent.of(deleted, limit, java.time.Duration.ofNanos(System.nanoTime() - start), null));
@@ -272,17 +286,20 @@ public final class IdempotentTransaction<T> {
     }
 
     private int purgeOnce(int limit) {
-        return withConnection(null, null, (connection, decision, flush) -> decision == Decision.OWN
-                ? Units.inOwnTransaction(connection, null, null, () -> {
-                    int deleted = purge(connection, limit);
-                    Jdbc.commit(connection);
-                    return deleted;
-                })
-                : Units.inSavepoint(connection, flush, savepoint -> {
-                    int deleted = purge(connection, limit);
-                    savepoint.keep();
-                    return deleted;
-                }));
+        return withConnection(
+                null,
+                null,
+                (connection, decision, flush) -> decision == Decision.OWN
+                        ? Units.inOwnTransaction(connection, null, null, () -> {
+                            int deleted = purge(connection, limit);
+                            Jdbc.commit(connection);
+                            return deleted;
+                        })
+                        : Units.inSavepoint(connection, flush, savepoint -> {
+                            int deleted = purge(connection, limit);
+                            savepoint.keep();
+                            return deleted;
+                        }));
     }
 
     private int purge(Connection connection, int limit) {
@@ -320,18 +337,20 @@ public final class IdempotentTransaction<T> {
 
     private static @Nullable FailureTranslator discoveredTranslator() {
         return java.util.ServiceLoader.load(FailureTranslator.class, IdempotentTransaction.class.getClassLoader())
-                .findFirst().orElse(null);
+                .findFirst()
+                .orElse(null);
     }
 
     private <R> R onConnection(@Nullable Scope scope, @Nullable IdempotencyKey key, OnConnection<R> body) {
         Configuration configuration = dsl.configuration();
         TransactionOwnership.Detected detected = ownership.detect(configuration); // before a connection is taken
-        return Jdbc.onConnection(configuration,
-                connection -> {
-                    serverCheck.check(connection);
-                    return body.apply(connection, ownership.decide(configuration, detected, connection, scope, key),
-                        detected.flusher(configuration));
-                });
+        return Jdbc.onConnection(configuration, connection -> {
+            serverCheck.check(connection);
+            return body.apply(
+                    connection,
+                    ownership.decide(configuration, detected, connection, scope, key),
+                    detected.flusher(configuration));
+        });
     }
 
     /**

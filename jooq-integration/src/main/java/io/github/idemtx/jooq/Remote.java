@@ -114,7 +114,12 @@ public interface Remote<R, T> {
      * @param fence the holder's fencing token (grows on every takeover); for logs
      * @param <R> the request type
      */
-    record Intent<R>(Scope scope, IdempotencyKey key, String downstreamKey, @Nullable R request, long fence) {
+    record Intent<R>(
+            Scope scope,
+            IdempotencyKey key,
+            String downstreamKey,
+            @Nullable R request,
+            long fence) {
         /**
          * Checks the components that are never null.
          *

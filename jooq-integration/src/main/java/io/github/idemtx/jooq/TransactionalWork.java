@@ -49,5 +49,6 @@ public interface TransactionalWork<T> {
      * @throws Exception to fail the call: recorded if the policy calls it deterministic, else the
      *     call is rolled back and the exception reaches the caller
      */
-    @Nullable T execute(DSLContext tx) throws Exception;
+    @Nullable
+    T execute(DSLContext tx) throws Exception;
 }

@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -9,6 +8,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
@@ -55,7 +55,8 @@ class AmbiguousCommitTest {
             config.addDataSourceProperty("prepareThreshold", "0");
         });
         idem = Db.builder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
-                .schema(Db.SCHEMA).build();
+                .schema(Db.SCHEMA)
+                .build();
     }
 
     @AfterAll
@@ -86,9 +87,13 @@ class AmbiguousCommitTest {
         } catch (RuntimeException e) {
             failure = e;
         }
-        assertThat(proxy.armed()).as("iteration %d: the proxy saw the COMMIT", iteration).isFalse();
+        assertThat(proxy.armed())
+                .as("iteration %d: the proxy saw the COMMIT", iteration)
+                .isFalse();
         assertThat(proxy.cuts()).isEqualTo(cutsBefore + 1);
-        assertThat(outcome).as("iteration %d: the first call has no answer", iteration).isNull();
+        assertThat(outcome)
+                .as("iteration %d: the first call has no answer", iteration)
+                .isNull();
         assertThat(failure).as("iteration %d", iteration).matches(Faults::isConnectionError, "is a connection error");
         return Faults.connectionErrorState(failure);
     }
@@ -102,19 +107,24 @@ class AmbiguousCommitTest {
 
             states.merge(cutCall(CuttingProxy.Cut.AFTER_COMMIT, key, runs, i), 1, Integer::sum);
 
-            assertThat(Db.claims(scope, key)).as("iteration %d: the server committed", i).isEqualTo(1);
+            assertThat(Db.claims(scope, key))
+                    .as("iteration %d: the server committed", i)
+                    .isEqualTo(1);
             assertThat(Db.effects(scope, key)).isEqualTo(1);
             String committed = "effect-" + effectId(key);
 
             Outcome<String> retry = call(key, runs);
 
-            assertThat(retry).as("iteration %d", i)
-                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(committed));
+            assertThat(retry)
+                    .as("iteration %d", i)
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(committed));
             assertThat(runs).hasValue(Db.workFirst() ? 2 : 1); // WORK_FIRST: the replay ran the work, rolled back
             assertThat(Db.effects(scope, key)).isEqualTo(1);
             assertThat(Db.claims(scope, key)).isEqualTo(1);
         }
-        System.out.printf("ambiguous commit: %d cuts after COMMIT, client errors %s, %d replays, one effect each%n",
+        System.out.printf(
+                "ambiguous commit: %d cuts after COMMIT, client errors %s, %d replays, one effect each%n",
                 ITERATIONS, states, ITERATIONS);
     }
 
@@ -127,7 +137,9 @@ class AmbiguousCommitTest {
 
             states.merge(cutCall(CuttingProxy.Cut.BEFORE_COMMIT, key, runs, i), 1, Integer::sum);
 
-            assertThat(Db.claims(scope, key)).as("iteration %d: nothing committed", i).isZero();
+            assertThat(Db.claims(scope, key))
+                    .as("iteration %d: nothing committed", i)
+                    .isZero();
             assertThat(Db.effects(scope, key)).isZero();
 
             Outcome<String> retry = call(key, runs);
@@ -137,14 +149,22 @@ class AmbiguousCommitTest {
             assertThat(Db.effects(scope, key)).isEqualTo(1);
             assertThat(Db.claims(scope, key)).isEqualTo(1);
             String executed = ((Outcome.Executed<String>) retry).value();
-            assertThat(call(key, runs)).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(executed));
+            assertThat(call(key, runs))
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(executed));
         }
-        System.out.printf("mirror case: %d cuts before COMMIT, client errors %s, %d executions on retry, one effect each%n",
+        System.out.printf(
+                "mirror case: %d cuts before COMMIT, client errors %s, %d executions on retry, one effect each%n",
                 ITERATIONS, states, ITERATIONS);
     }
 
     private long effectId(IdempotencyKey key) {
-        return Db.dsl().resultQuery("SELECT id FROM " + Db.SCHEMA + ".effect WHERE scope = ? AND idem_key = ?",
-                scope.value(), key.value()).fetchSingle().get(0, Long.class);
+        return Db.dsl()
+                .resultQuery(
+                        "SELECT id FROM " + Db.SCHEMA + ".effect WHERE scope = ? AND idem_key = ?",
+                        scope.value(),
+                        key.value())
+                .fetchSingle()
+                .get(0, Long.class);
     }
 }

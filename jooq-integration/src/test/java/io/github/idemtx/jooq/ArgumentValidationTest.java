@@ -17,20 +17,22 @@ import org.junit.jupiter.api.Test;
 /** Bad input is refused before any connection is taken, let alone any SQL sent. */
 class ArgumentValidationTest {
 
-    private static final DSLContext NO_DATABASE = DSL.using(new ConnectionProvider() {
-        @Override
-        public Connection acquire() {
-            throw new AssertionError("no connection may be taken for invalid input");
-        }
+    private static final DSLContext NO_DATABASE = DSL.using(
+            new ConnectionProvider() {
+                @Override
+                public Connection acquire() {
+                    throw new AssertionError("no connection may be taken for invalid input");
+                }
 
-        @Override
-        public void release(Connection connection) {
-            throw new AssertionError("no connection may be taken for invalid input");
-        }
-    }, SQLDialect.POSTGRES);
+                @Override
+                public void release(Connection connection) {
+                    throw new AssertionError("no connection may be taken for invalid input");
+                }
+            },
+            SQLDialect.POSTGRES);
 
-    private final IdempotentTransaction<String> idem = IdempotentTransaction.create(NO_DATABASE,
-            IdempotencyPolicy.defaults(), ResultCodec.utf8());
+    private final IdempotentTransaction<String> idem =
+            IdempotentTransaction.create(NO_DATABASE, IdempotencyPolicy.defaults(), ResultCodec.utf8());
     private final Scope scope = Scope.of("tenant");
     private final IdempotencyKey key = IdempotencyKey.of("key-1");
     private final Fingerprint fingerprint = Fingerprint.sha256("request");
@@ -38,38 +40,56 @@ class ArgumentValidationTest {
     @Test
     void refusesNullArgumentsNamingThemBeforeTakingAConnection() {
         assertThatThrownBy(() -> idem.run(null, key, fingerprint, tx -> "x"))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("scope");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("scope");
         assertThatThrownBy(() -> idem.run(scope, null, fingerprint, tx -> "x"))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("key");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("key");
         assertThatThrownBy(() -> idem.run(scope, key, null, tx -> "x"))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("fingerprint");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("fingerprint");
         assertThatThrownBy(() -> idem.run(scope, key, fingerprint, null))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("work");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("work");
     }
 
     @Test
     void refusesMalformedScopesKeysAndFingerprintsWhenTheyAreMade() {
-        assertThatThrownBy(() -> Scope.of(" ")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("scope");
-        assertThatThrownBy(() -> Scope.of("a\u0000b")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("scope");
-        assertThatThrownBy(() -> IdempotencyKey.of("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key");
-        assertThatThrownBy(() -> IdempotencyKey.of("k".repeat(256))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Scope.of(" "))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("scope");
+        assertThatThrownBy(() -> Scope.of("a\u0000b"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("scope");
+        assertThatThrownBy(() -> IdempotencyKey.of(""))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key");
+        assertThatThrownBy(() -> IdempotencyKey.of("k".repeat(256)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("255");
-        assertThatThrownBy(() -> IdempotencyKey.of("clé")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> IdempotencyKey.of("clé"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("printable ASCII");
         assertThatThrownBy(() -> IdempotencyKey.of("a\u0000")).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> Fingerprint.of(new byte[20])).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Fingerprint.of(new byte[20]))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("SHA-256");
     }
 
     @Test
     void refusesNullOrInvalidConfiguration() {
         assertThatThrownBy(() -> IdempotentTransaction.create(null, IdempotencyPolicy.defaults(), ResultCodec.utf8()))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("dsl");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("dsl");
         assertThatThrownBy(() -> IdempotentTransaction.create(NO_DATABASE, null, ResultCodec.utf8()))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("policy");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("policy");
         assertThatThrownBy(() -> IdempotentTransaction.create(NO_DATABASE, IdempotencyPolicy.defaults(), null))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("codec");
-        assertThatThrownBy(() -> IdempotentTransaction.builder(NO_DATABASE, ResultCodec.utf8()).schema("public; drop"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("schema");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("codec");
+        assertThatThrownBy(() -> IdempotentTransaction.builder(NO_DATABASE, ResultCodec.utf8())
+                        .schema("public; drop"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("schema");
     }
 }

@@ -1,7 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.Backends;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -9,6 +7,8 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.Backends;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -39,10 +39,19 @@ class BackendTerminationTest {
     private static final int ITERATIONS = 80;
     private static final int ITERATIONS_IN_FLIGHT = 200;
 
-    enum Point { BEFORE_CLAIM, AFTER_CLAIM, AFTER_WORK, COMMIT_IN_FLIGHT }
+    enum Point {
+        BEFORE_CLAIM,
+        AFTER_CLAIM,
+        AFTER_WORK,
+        COMMIT_IN_FLIGHT
+    }
 
     /** Where a kill during the completion landed, as the client and the database tell afterwards. */
-    enum Landed { BEFORE_COMMIT, AFTER_COMMIT_ANSWER_LOST, AFTER_THE_ANSWER }
+    enum Landed {
+        BEFORE_COMMIT,
+        AFTER_COMMIT_ANSWER_LOST,
+        AFTER_THE_ANSWER
+    }
 
     private static Backends killer;
     private static ExecutorService killerThread;
@@ -51,6 +60,7 @@ class BackendTerminationTest {
     /** The retries: the shared pool, as a client's next attempt would come through a healthy connection. */
     private static final IdempotentTransaction<String> RETRY =
             Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+
     private static long completionNanos;
 
     private final Scope scope = Db.freshScope();
@@ -113,7 +123,8 @@ class BackendTerminationTest {
             t.setDaemon(true);
             return t;
         });
-        DSLContext dsl = SqlHook.around(DSL.using(Faults.unpooled(Faults.applicationName("kill")), SQLDialect.POSTGRES), TRAP);
+        DSLContext dsl =
+                SqlHook.around(DSL.using(Faults.unpooled(Faults.applicationName("kill")), SQLDialect.POSTGRES), TRAP);
         idem = Db.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
         // how long the completion and its COMMIT take here, to spread the in-flight kills over it
@@ -121,7 +132,11 @@ class BackendTerminationTest {
         long[] samples = new long[30];
         for (int i = 0; i < samples.length; i++) {
             IdempotencyKey key = Db.freshKey();
-            idem.run(warmUp, key, Db.fingerprint("warm-up"), tx -> "effect-" + Db.writeEffect(tx, warmUp, key, "warm-up"));
+            idem.run(
+                    warmUp,
+                    key,
+                    Db.fingerprint("warm-up"),
+                    tx -> "effect-" + Db.writeEffect(tx, warmUp, key, "warm-up"));
             samples[i] = TRAP.completionEnded - TRAP.completionStarted;
         }
         java.util.Arrays.sort(samples);
@@ -164,8 +179,10 @@ class BackendTerminationTest {
             }
 
             assertThat(TRAP.armed.get()).as("the trap fired").isNull();
-            assertThat(failure).as("iteration %d: the killed call fails with a connection error", i)
-                    .isNotNull().matches(Faults::isConnectionError, "is a connection error");
+            assertThat(failure)
+                    .as("iteration %d: the killed call fails with a connection error", i)
+                    .isNotNull()
+                    .matches(Faults::isConnectionError, "is a connection error");
             states.merge(Faults.connectionErrorState(failure), 1, Integer::sum);
             assertThat(Db.claims(scope, key)).as("nothing committed").isZero();
             assertThat(Db.effects(scope, key)).isZero();
@@ -178,8 +195,8 @@ class BackendTerminationTest {
             assertThat(runs).hasValue(expectedRuns);
             assertThat(retry(key, runs)).as("and it replays from then on").isInstanceOf(Outcome.Replayed.class);
         }
-        System.out.printf("%s: %d kills, each a connection error (%s), each retry executed once%n",
-                point, ITERATIONS, states);
+        System.out.printf(
+                "%s: %d kills, each a connection error (%s), each retry executed once%n", point, ITERATIONS, states);
     }
 
     @Test
@@ -225,7 +242,8 @@ class BackendTerminationTest {
 
             int claims = Db.claims(scope, key);
             int effects = Db.effects(scope, key);
-            assertThat(effects).as("iteration %d: the claim and the effect commit together or not at all", i)
+            assertThat(effects)
+                    .as("iteration %d: the claim and the effect commit together or not at all", i)
                     .isEqualTo(claims);
             Landed where;
             if (failure == null) {
@@ -246,12 +264,17 @@ class BackendTerminationTest {
             Outcome<String> retry = retry(key, runs);
 
             if (claims == 0) {
-                assertThat(retry).as("iteration %d: nothing committed, so the retry runs", i).isInstanceOf(Outcome.Executed.class);
+                assertThat(retry)
+                        .as("iteration %d: nothing committed, so the retry runs", i)
+                        .isInstanceOf(Outcome.Executed.class);
                 assertThat(runs).hasValue(2);
             } else {
                 String committed = "effect-" + effectId(key);
-                assertThat(retry).as("iteration %d: committed, so the retry replays", i)
-                        .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(committed));
+                assertThat(retry)
+                        .as("iteration %d: committed, so the retry replays", i)
+                        .isInstanceOfSatisfying(
+                                Outcome.Replayed.class,
+                                r -> assertThat(r.value()).isEqualTo(committed));
                 assertThat(runs).hasValue(Db.workFirst() ? 2 : 1); // WORK_FIRST: the retry ran, rolled back, replayed
                 if (first != null) {
                     assertThat(first).isEqualTo(new Outcome.Executed<>(committed));
@@ -260,14 +283,20 @@ class BackendTerminationTest {
             assertThat(Db.effects(scope, key)).isEqualTo(1);
             assertThat(Db.claims(scope, key)).isEqualTo(1);
         }
-        System.out.printf("COMMIT_IN_FLIGHT: %d kills at random delays after the completion started (window %d us at first,"
-                        + " %d us at last; the completion took ~%d us unhindered): %s%n", ITERATIONS_IN_FLIGHT,
-                initialSpread / 1000, spread / 1000, completionNanos / 1000, landed);
+        System.out.printf(
+                "COMMIT_IN_FLIGHT: %d kills at random delays after the completion started (window %d us at first,"
+                        + " %d us at last; the completion took ~%d us unhindered): %s%n",
+                ITERATIONS_IN_FLIGHT, initialSpread / 1000, spread / 1000, completionNanos / 1000, landed);
         assertThat(landed.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(ITERATIONS_IN_FLIGHT);
     }
 
     private long effectId(IdempotencyKey key) {
-        return Db.dsl().resultQuery("SELECT id FROM " + Db.SCHEMA + ".effect WHERE scope = ? AND idem_key = ?",
-                scope.value(), key.value()).fetchSingle().get(0, Long.class);
+        return Db.dsl()
+                .resultQuery(
+                        "SELECT id FROM " + Db.SCHEMA + ".effect WHERE scope = ? AND idem_key = ?",
+                        scope.value(),
+                        key.value())
+                .fetchSingle()
+                .get(0, Long.class);
     }
 }

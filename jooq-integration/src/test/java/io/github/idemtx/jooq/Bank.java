@@ -23,13 +23,16 @@ final class Bank {
     static final String POSTING = Db.SCHEMA + ".bank_posting";
 
     static {
-        Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + ACCOUNT + " ("
-                + " scope text NOT NULL, id int NOT NULL, balance bigint NOT NULL, PRIMARY KEY (scope, id))");
-        Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + TRANSFER + " ("
-                + " id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL,"
-                + " from_account int NOT NULL, to_account int NOT NULL, amount bigint NOT NULL)");
-        Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + POSTING + " ("
-                + " transfer_id bigint NOT NULL, account int NOT NULL, amount bigint NOT NULL)");
+        Db.dsl()
+                .execute("CREATE TABLE IF NOT EXISTS " + ACCOUNT + " ("
+                        + " scope text NOT NULL, id int NOT NULL, balance bigint NOT NULL, PRIMARY KEY (scope, id))");
+        Db.dsl()
+                .execute("CREATE TABLE IF NOT EXISTS " + TRANSFER + " ("
+                        + " id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL,"
+                        + " from_account int NOT NULL, to_account int NOT NULL, amount bigint NOT NULL)");
+        Db.dsl()
+                .execute("CREATE TABLE IF NOT EXISTS " + POSTING + " ("
+                        + " transfer_id bigint NOT NULL, account int NOT NULL, amount bigint NOT NULL)");
     }
 
     private Bank() {}
@@ -38,7 +41,12 @@ final class Bank {
     static Map<Integer, Long> open(Scope scope, int n, long balance) {
         Map<Integer, Long> initial = new TreeMap<>();
         for (int i = 0; i < n; i++) {
-            Db.dsl().execute("INSERT INTO " + ACCOUNT + " (scope, id, balance) VALUES (?, ?, ?)", scope.value(), i, balance);
+            Db.dsl()
+                    .execute(
+                            "INSERT INTO " + ACCOUNT + " (scope, id, balance) VALUES (?, ?, ?)",
+                            scope.value(),
+                            i,
+                            balance);
             initial.put(i, balance);
         }
         return initial;
@@ -51,15 +59,28 @@ final class Bank {
      */
     static String transfer(DSLContext tx, Scope scope, IdempotencyKey key, int from, int to, long amount) {
         Map<Integer, Long> balances = new HashMap<>();
-        for (Record r : tx.resultQuery("SELECT id, balance FROM " + ACCOUNT + " WHERE scope = ? AND id IN (?, ?)"
-                + " ORDER BY id FOR UPDATE", scope.value(), from, to).fetch()) {
+        for (Record r : tx.resultQuery(
+                        "SELECT id, balance FROM " + ACCOUNT + " WHERE scope = ? AND id IN (?, ?)"
+                                + " ORDER BY id FOR UPDATE",
+                        scope.value(),
+                        from,
+                        to)
+                .fetch()) {
             balances.put(r.get(0, Integer.class), r.get(1, Long.class));
         }
         if (balances.get(from) < amount) {
-            throw new Rejection("insufficient_funds", "account " + from + " holds " + balances.get(from) + ", needs " + amount);
+            throw new Rejection(
+                    "insufficient_funds", "account " + from + " holds " + balances.get(from) + ", needs " + amount);
         }
-        tx.execute("UPDATE " + ACCOUNT + " SET balance = balance + CASE WHEN id = ? THEN -?::bigint ELSE ?::bigint END"
-                + " WHERE scope = ? AND id IN (?, ?)", from, amount, amount, scope.value(), from, to);
+        tx.execute(
+                "UPDATE " + ACCOUNT + " SET balance = balance + CASE WHEN id = ? THEN -?::bigint ELSE ?::bigint END"
+                        + " WHERE scope = ? AND id IN (?, ?)",
+                from,
+                amount,
+                amount,
+                scope.value(),
+                from,
+                to);
         return record(tx, scope, key, from, to, amount);
     }
 
@@ -73,24 +94,47 @@ final class Bank {
         long fromBalance = balance(tx, scope, from);
         long toBalance = balance(tx, scope, to);
         if (fromBalance < amount) {
-            throw new Rejection("insufficient_funds", "account " + from + " holds " + fromBalance + ", needs " + amount);
+            throw new Rejection(
+                    "insufficient_funds", "account " + from + " holds " + fromBalance + ", needs " + amount);
         }
-        tx.execute("UPDATE " + ACCOUNT + " SET balance = ? WHERE scope = ? AND id = ?", fromBalance - amount, scope.value(), from);
-        tx.execute("UPDATE " + ACCOUNT + " SET balance = ? WHERE scope = ? AND id = ?", toBalance + amount, scope.value(), to);
+        tx.execute(
+                "UPDATE " + ACCOUNT + " SET balance = ? WHERE scope = ? AND id = ?",
+                fromBalance - amount,
+                scope.value(),
+                from);
+        tx.execute(
+                "UPDATE " + ACCOUNT + " SET balance = ? WHERE scope = ? AND id = ?",
+                toBalance + amount,
+                scope.value(),
+                to);
         return record(tx, scope, key, from, to, amount);
     }
 
     private static long balance(DSLContext tx, Scope scope, int account) {
         return tx.resultQuery("SELECT balance FROM " + ACCOUNT + " WHERE scope = ? AND id = ?", scope.value(), account)
-                .fetchSingle().get(0, Long.class);
+                .fetchSingle()
+                .get(0, Long.class);
     }
 
     private static String record(DSLContext tx, Scope scope, IdempotencyKey key, int from, int to, long amount) {
-        long id = tx.resultQuery("INSERT INTO " + TRANSFER + " (scope, idem_key, from_account, to_account, amount)"
-                + " VALUES (?, ?, ?, ?, ?) RETURNING id", scope.value(), key.value(), from, to, amount)
-                .fetchSingle().get(0, Long.class);
-        tx.execute("INSERT INTO " + POSTING + " (transfer_id, account, amount) VALUES (?, ?, ?), (?, ?, ?)",
-                id, from, -amount, id, to, amount);
+        long id = tx.resultQuery(
+                        "INSERT INTO " + TRANSFER + " (scope, idem_key, from_account, to_account, amount)"
+                                + " VALUES (?, ?, ?, ?, ?) RETURNING id",
+                        scope.value(),
+                        key.value(),
+                        from,
+                        to,
+                        amount)
+                .fetchSingle()
+                .get(0, Long.class);
+        tx.execute(
+                "INSERT INTO " + POSTING + " (transfer_id, account, amount) VALUES (?, ?, ?), (?, ?, ?)",
+                id,
+                from,
+                -amount,
+                id,
+                to,
+                amount);
         return "transfer-" + id;
     }
 
@@ -101,8 +145,12 @@ final class Bank {
     record ClaimRow(String key, short state, byte[] fingerprint) {}
 
     /** What the database holds for one scope, read in one transaction. */
-    record Snapshot(Map<Integer, Long> initial, Map<Integer, Long> balances, List<TransferRow> transfers,
-            List<PostingRow> postings, Map<String, ClaimRow> claims) {}
+    record Snapshot(
+            Map<Integer, Long> initial,
+            Map<Integer, Long> balances,
+            List<TransferRow> transfers,
+            List<PostingRow> postings,
+            Map<String, ClaimRow> claims) {}
 
     static Snapshot snapshot(Scope scope, Map<Integer, Long> initial) {
         // the checker's own read must survive the faults the storm injected: a connection the chaos
@@ -127,16 +175,30 @@ final class Bank {
             tx.resultQuery("SELECT id, balance FROM " + ACCOUNT + " WHERE scope = ?", scope.value())
                     .forEach(r -> balances.put(r.get(0, Integer.class), r.get(1, Long.class)));
             List<TransferRow> transfers = new ArrayList<>();
-            tx.resultQuery("SELECT id, idem_key, from_account, to_account, amount FROM " + TRANSFER + " WHERE scope = ?",
-                    scope.value()).forEach(r -> transfers.add(new TransferRow(r.get(0, Long.class), r.get(1, String.class),
-                            r.get(2, Integer.class), r.get(3, Integer.class), r.get(4, Long.class))));
+            tx.resultQuery(
+                            "SELECT id, idem_key, from_account, to_account, amount FROM " + TRANSFER
+                                    + " WHERE scope = ?",
+                            scope.value())
+                    .forEach(r -> transfers.add(new TransferRow(
+                            r.get(0, Long.class),
+                            r.get(1, String.class),
+                            r.get(2, Integer.class),
+                            r.get(3, Integer.class),
+                            r.get(4, Long.class))));
             List<PostingRow> postings = new ArrayList<>();
-            tx.resultQuery("SELECT p.transfer_id, p.account, p.amount FROM " + POSTING + " p JOIN " + TRANSFER
-                    + " t ON t.id = p.transfer_id WHERE t.scope = ?", scope.value()).forEach(r -> postings.add(
+            tx.resultQuery(
+                            "SELECT p.transfer_id, p.account, p.amount FROM " + POSTING + " p JOIN " + TRANSFER
+                                    + " t ON t.id = p.transfer_id WHERE t.scope = ?",
+                            scope.value())
+                    .forEach(r -> postings.add(
                             new PostingRow(r.get(0, Long.class), r.get(1, Integer.class), r.get(2, Long.class))));
             Map<String, ClaimRow> claims = new HashMap<>();
-            tx.resultQuery("SELECT idem_key, state, fingerprint FROM " + Db.SCHEMA + ".idempotency_claim WHERE scope = ?",
-                    scope.value()).forEach(r -> claims.put(r.get(0, String.class),
+            tx.resultQuery(
+                            "SELECT idem_key, state, fingerprint FROM " + Db.SCHEMA
+                                    + ".idempotency_claim WHERE scope = ?",
+                            scope.value())
+                    .forEach(r -> claims.put(
+                            r.get(0, String.class),
                             new ClaimRow(r.get(0, String.class), r.get(1, Short.class), r.get(2, byte[].class))));
             return new Snapshot(Map.copyOf(initial), balances, transfers, postings, claims);
         });

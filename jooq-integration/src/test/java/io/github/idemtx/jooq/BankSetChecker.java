@@ -56,8 +56,17 @@ final class BankSetChecker {
      * as an exception, which the contract never allows (it was a bug once: a rejection whose rollback
      * met a dead connection, see {@code RejectionOnDeadConnectionTest}); it counts as a violation.
      */
-    enum Kind { EXECUTED, REPLAYED, REJECTED, FINGERPRINT_MISMATCH, IN_PROGRESS, RETRIES_EXHAUSTED, CONNECTION_LOST,
-        REJECTION_THROWN, OTHER_ERROR }
+    enum Kind {
+        EXECUTED,
+        REPLAYED,
+        REJECTED,
+        FINGERPRINT_MISMATCH,
+        IN_PROGRESS,
+        RETRIES_EXHAUSTED,
+        CONNECTION_LOST,
+        REJECTION_THROWN,
+        OTHER_ERROR
+    }
 
     /** One call: what it asked, how it ended, and the value it acknowledged (Executed, Replayed). */
     record Call(Intent intent, Kind kind, String value, Throwable error) {
@@ -84,7 +93,8 @@ final class BankSetChecker {
         Call call = switch (outcome) {
             case Outcome.Executed<String> e -> new Call(intent, Kind.EXECUTED, e.value(), null);
             case Outcome.Replayed<String> r -> new Call(intent, Kind.REPLAYED, r.value(), null);
-            case Outcome.Rejected<String> r -> new Call(intent, Kind.REJECTED, r.failure().code(), null);
+            case Outcome.Rejected<String> r ->
+                new Call(intent, Kind.REJECTED, r.failure().code(), null);
             case Outcome.FingerprintMismatch<String> m -> new Call(intent, Kind.FINGERPRINT_MISMATCH, null, null);
             case Outcome.InProgress<String> p -> new Call(intent, Kind.IN_PROGRESS, null, null);
         };
@@ -94,10 +104,11 @@ final class BankSetChecker {
 
     /** Records a call that threw. */
     Call record(Intent intent, Throwable error) {
-        Kind kind = error instanceof RetriesExhaustedException ? Kind.RETRIES_EXHAUSTED
-                : Faults.involvesConnectionError(error) ? Kind.CONNECTION_LOST
-                : error instanceof Rejection ? Kind.REJECTION_THROWN
-                : Kind.OTHER_ERROR;
+        Kind kind = error instanceof RetriesExhaustedException
+                ? Kind.RETRIES_EXHAUSTED
+                : Faults.involvesConnectionError(error)
+                        ? Kind.CONNECTION_LOST
+                        : error instanceof Rejection ? Kind.REJECTION_THROWN : Kind.OTHER_ERROR;
         if (kind == Kind.OTHER_ERROR) {
             System.err.println("BankSetChecker: unexpected error for " + intent + ", with its causes and suppressed:");
             error.printStackTrace(); // the violation names it; the trace says where it came from
@@ -132,7 +143,8 @@ final class BankSetChecker {
             long balance = db.balances().getOrDefault(account.getKey(), Long.MIN_VALUE);
             long expected = account.getValue() + posted.getOrDefault(account.getKey(), 0L);
             if (balance != expected) {
-                violations.add("account " + account.getKey() + " holds " + balance + "; opening balance and postings say " + expected);
+                violations.add("account " + account.getKey() + " holds " + balance
+                        + "; opening balance and postings say " + expected);
             }
             if (balance < 0) {
                 violations.add("account " + account.getKey() + " is overdrawn: " + balance);
@@ -140,7 +152,8 @@ final class BankSetChecker {
         }
         for (Bank.TransferRow t : db.transfers()) {
             List<Bank.PostingRow> ps = postingsOf.getOrDefault(t.id(), List.of());
-            Set<Bank.PostingRow> expected = Set.of(new Bank.PostingRow(t.id(), t.from(), -t.amount()),
+            Set<Bank.PostingRow> expected = Set.of(
+                    new Bank.PostingRow(t.id(), t.from(), -t.amount()),
                     new Bank.PostingRow(t.id(), t.to(), t.amount()));
             if (ps.size() != 2 || !new HashSet<>(ps).equals(expected)) {
                 violations.add("transfer " + t.id() + " has postings " + ps);
@@ -150,8 +163,8 @@ final class BankSetChecker {
         // ---- set
         Map<String, List<Call>> callsByKey = calls.stream()
                 .collect(Collectors.groupingBy(c -> c.intent().key().value(), LinkedHashMap::new, Collectors.toList()));
-        Map<String, List<Bank.TransferRow>> rowsByKey = db.transfers().stream()
-                .collect(Collectors.groupingBy(Bank.TransferRow::key));
+        Map<String, List<Bank.TransferRow>> rowsByKey =
+                db.transfers().stream().collect(Collectors.groupingBy(Bank.TransferRow::key));
         int acknowledgedKeys = 0;
         int recovered = 0;
         int absentUnknown = 0;
@@ -167,23 +180,29 @@ final class BankSetChecker {
                 violations.add("key " + key + " applied " + rows.size() + " times: " + rows);
             }
             List<Call> acks = ofKey.stream().filter(Call::acknowledged).toList();
-            long executions = ofKey.stream().filter(c -> c.kind() == Kind.EXECUTED).count();
+            long executions =
+                    ofKey.stream().filter(c -> c.kind() == Kind.EXECUTED).count();
             if (executions > 1) {
                 violations.add("key " + key + " was answered Executed " + executions + " times");
             }
             if (!acks.isEmpty()) {
                 acknowledgedKeys++;
                 if (rows.isEmpty()) {
-                    violations.add("key " + key + " was acknowledged (" + acks.get(0).kind() + ") but is absent");
+                    violations.add(
+                            "key " + key + " was acknowledged (" + acks.get(0).kind() + ") but is absent");
                 }
                 for (Call ack : acks) {
                     if (row != null && !ack.intent().matches(row)) {
                         violations.add("key " + key + ": acknowledged " + ack.intent() + " but applied " + row);
                     }
                     if (row != null && !("transfer-" + row.id()).equals(ack.value())) {
-                        violations.add("key " + key + ": answered " + ack.value() + " (" + ack.kind() + ") but applied transfer " + row.id());
+                        violations.add("key " + key + ": answered " + ack.value() + " (" + ack.kind()
+                                + ") but applied transfer " + row.id());
                     }
-                    if (claim == null || !Arrays.equals(claim.fingerprint(), ack.intent().fingerprint().bytes())) {
+                    if (claim == null
+                            || !Arrays.equals(
+                                    claim.fingerprint(),
+                                    ack.intent().fingerprint().bytes())) {
                         violations.add("key " + key + ": acknowledged a request its claim does not hold");
                     }
                 }
@@ -191,8 +210,11 @@ final class BankSetChecker {
                 if (ofKey.stream().allMatch(Call::definitelyFailed)) {
                     violations.add("key " + key + " is present although every call failed definitely: "
                             + ofKey.stream().map(Call::kind).toList());
-                } else if (ofKey.stream().anyMatch(c -> c.kind() == Kind.CONNECTION_LOST || c.kind() == Kind.OTHER_ERROR
-                        || c.kind() == Kind.IN_PROGRESS || c.kind() == Kind.REJECTION_THROWN)) {
+                } else if (ofKey.stream()
+                        .anyMatch(c -> c.kind() == Kind.CONNECTION_LOST
+                                || c.kind() == Kind.OTHER_ERROR
+                                || c.kind() == Kind.IN_PROGRESS
+                                || c.kind() == Kind.REJECTION_THROWN)) {
                     recovered++;
                 }
             } else if (ofKey.stream().allMatch(Call::definitelyFailed)) {
@@ -203,14 +225,23 @@ final class BankSetChecker {
             } else if (ofKey.stream().noneMatch(c -> c.kind() == Kind.REJECTED)) {
                 absentUnknown++;
             }
-            if (!rows.isEmpty() && ofKey.stream().noneMatch(c -> rows.stream().anyMatch(r -> c.intent().matches(r)))) {
+            if (!rows.isEmpty()
+                    && ofKey.stream()
+                            .noneMatch(
+                                    c -> rows.stream().anyMatch(r -> c.intent().matches(r)))) {
                 violations.add("key " + key + " applied " + rows + ", which no caller asked for with this key");
             }
-            if (row != null && claim != null && ofKey.stream().filter(c -> c.intent().matches(row)).noneMatch(
-                    c -> Arrays.equals(claim.fingerprint(), c.intent().fingerprint().bytes()))) {
+            if (row != null
+                    && claim != null
+                    && ofKey.stream()
+                            .filter(c -> c.intent().matches(row))
+                            .noneMatch(c -> Arrays.equals(
+                                    claim.fingerprint(),
+                                    c.intent().fingerprint().bytes()))) {
                 violations.add("key " + key + ": applied " + row + " under the claim of another request");
             }
-            List<Call> rejections = ofKey.stream().filter(c -> c.kind() == Kind.REJECTED).toList();
+            List<Call> rejections =
+                    ofKey.stream().filter(c -> c.kind() == Kind.REJECTED).toList();
             if (!rejections.isEmpty()) {
                 rejectedKeys++;
                 if (!rows.isEmpty()) {
@@ -222,15 +253,20 @@ final class BankSetChecker {
             }
             for (Call c : ofKey) {
                 if (c.kind() == Kind.FINGERPRINT_MISMATCH
-                        && (claim == null || Arrays.equals(claim.fingerprint(), c.intent().fingerprint().bytes()))) {
-                    violations.add("key " + key + ": " + c.intent() + " was refused as another request, but the claim is its own");
+                        && (claim == null
+                                || Arrays.equals(
+                                        claim.fingerprint(),
+                                        c.intent().fingerprint().bytes()))) {
+                    violations.add("key " + key + ": " + c.intent()
+                            + " was refused as another request, but the claim is its own");
                 }
                 if (c.kind() == Kind.OTHER_ERROR) {
                     violations.add("key " + key + ": unexpected error " + c.error());
                 }
                 if (c.kind() == Kind.REJECTION_THROWN) {
                     violations.add("key " + key + ": run threw the work's " + c.error() + " (recorded: "
-                            + (claim == null ? "nothing" : "state " + claim.state()) + ", applied: " + rows.size() + ")");
+                            + (claim == null ? "nothing" : "state " + claim.state()) + ", applied: " + rows.size()
+                            + ")");
                 }
             }
             if (claim != null && claim.state() == 1 && rows.isEmpty()) {
@@ -243,17 +279,30 @@ final class BankSetChecker {
             }
         }
 
-        Map<Kind, Long> byKind = new TreeMap<>(calls.stream().collect(Collectors.groupingBy(Call::kind, Collectors.counting())));
+        Map<Kind, Long> byKind =
+                new TreeMap<>(calls.stream().collect(Collectors.groupingBy(Call::kind, Collectors.counting())));
         String summary = String.format(
                 "bank/set check: %d calls over %d keys; outcomes %s%n"
                         + "  keys: %d acknowledged, %d rejected, %d present after unknown outcomes (recovered),"
                         + " %d absent after unknown outcomes, %d absent after definite failures%n"
                         + "  money: %d opened, %d now, %d transfers applied; faults: %s%n"
                         + "  %s",
-                calls.size(), callsByKey.size(), byKind, acknowledgedKeys, rejectedKeys, recovered, absentUnknown,
-                absentDefinite, opened, total, db.transfers().size(), faults,
-                violations.isEmpty() ? "no violations" : violations.size() + " VIOLATIONS, first: "
-                        + violations.subList(0, Math.min(10, violations.size())));
+                calls.size(),
+                callsByKey.size(),
+                byKind,
+                acknowledgedKeys,
+                rejectedKeys,
+                recovered,
+                absentUnknown,
+                absentDefinite,
+                opened,
+                total,
+                db.transfers().size(),
+                faults,
+                violations.isEmpty()
+                        ? "no violations"
+                        : violations.size() + " VIOLATIONS, first: "
+                                + violations.subList(0, Math.min(10, violations.size())));
         return new Report(summary, List.copyOf(violations));
     }
 }

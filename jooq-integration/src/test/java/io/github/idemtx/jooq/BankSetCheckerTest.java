@@ -38,7 +38,10 @@ class BankSetCheckerTest {
         postings.add(new Bank.PostingRow(id, intent.to(), intent.amount()));
         balances.merge(intent.from(), -intent.amount(), Long::sum);
         balances.merge(intent.to(), intent.amount(), Long::sum);
-        claims.put(intent.key().value(), new Bank.ClaimRow(intent.key().value(), (short) 1, intent.fingerprint().bytes()));
+        claims.put(
+                intent.key().value(),
+                new Bank.ClaimRow(
+                        intent.key().value(), (short) 1, intent.fingerprint().bytes()));
     }
 
     private static Outcome<String> executed(long id) {
@@ -50,11 +53,13 @@ class BankSetCheckerTest {
     }
 
     private static RuntimeException connectionLost() {
-        return new DataAccessException("I/O error", new SQLException("An I/O error occurred", "08006", new SocketException("reset")));
+        return new DataAccessException(
+                "I/O error", new SQLException("An I/O error occurred", "08006", new SocketException("reset")));
     }
 
     private static RuntimeException exhausted(BankSetChecker.Intent intent) {
-        return new RetriesExhaustedException(Scope.of("s"), intent.key(), 3, new SQLException("could not serialize", "40001"));
+        return new RetriesExhaustedException(
+                Scope.of("s"), intent.key(), 3, new SQLException("could not serialize", "40001"));
     }
 
     private BankSetChecker.Report check() {
@@ -83,8 +88,12 @@ class BankSetCheckerTest {
         BankSetChecker.Report report = check();
 
         assertThat(report.violations()).isEmpty();
-        assertThat(report.summary()).contains("2 acknowledged", "1 present after unknown outcomes", "1 absent after unknown outcomes",
-                "1 absent after definite failures");
+        assertThat(report.summary())
+                .contains(
+                        "2 acknowledged",
+                        "1 present after unknown outcomes",
+                        "1 absent after unknown outcomes",
+                        "1 absent after definite failures");
     }
 
     @Test
@@ -98,7 +107,8 @@ class BankSetCheckerTest {
         checker.record(a, executed(2));
         checker.record(b, replayed(7));
 
-        assertThat(check().violations()).anyMatch(v -> v.contains("key a applied 2 times"))
+        assertThat(check().violations())
+                .anyMatch(v -> v.contains("key a applied 2 times"))
                 .anyMatch(v -> v.contains("key a was answered Executed 2 times"))
                 .anyMatch(v -> v.contains("key b was acknowledged (REPLAYED) but is absent"))
                 .anyMatch(v -> v.contains("transfer under key nobody, which no caller sent"));
@@ -111,7 +121,8 @@ class BankSetCheckerTest {
         checker.record(a, executed(1));
         balances.put(1, balances.get(1) + 10); // a lost update in reverse: money from nowhere
 
-        assertThat(check().violations()).anyMatch(v -> v.startsWith("total balance 210, opened with 200"))
+        assertThat(check().violations())
+                .anyMatch(v -> v.startsWith("total balance 210, opened with 200"))
                 .anyMatch(v -> v.startsWith("account 1 holds 120; opening balance and postings say 110"));
     }
 
@@ -128,7 +139,8 @@ class BankSetCheckerTest {
         checker.record(b, executed(2));
         checker.record(c, exhausted(c));
 
-        assertThat(check().violations()).anyMatch(v -> v.contains("key a: answered transfer-9 (REPLAYED) but applied transfer 1"))
+        assertThat(check().violations())
+                .anyMatch(v -> v.contains("key a: answered transfer-9 (REPLAYED) but applied transfer 1"))
                 .anyMatch(v -> v.contains("key b: acknowledged") && v.contains("but applied"))
                 .anyMatch(v -> v.contains("which no caller asked for with this key"))
                 .anyMatch(v -> v.contains("key c is present although every call failed definitely"));
@@ -144,7 +156,8 @@ class BankSetCheckerTest {
         checker.record(b, new Outcome.FingerprintMismatch<>());
         checker.record(b, new IllegalStateException("the completion updated 0 claim rows instead of 1"));
 
-        assertThat(check().violations()).anyMatch(v -> v.contains("key a was rejected but applied"))
+        assertThat(check().violations())
+                .anyMatch(v -> v.contains("key a was rejected but applied"))
                 .anyMatch(v -> v.contains("was refused as another request, but the claim is its own"))
                 .anyMatch(v -> v.contains("unexpected error java.lang.IllegalStateException"));
     }

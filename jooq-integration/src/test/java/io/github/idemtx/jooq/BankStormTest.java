@@ -1,8 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.Backends;
-import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -10,10 +7,9 @@ import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
+import io.github.idemtx.db.testing.Backends;
+import io.github.idemtx.db.testing.Concurrently;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -24,9 +20,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -68,8 +61,12 @@ class BankStormTest {
         })) {
             DSLContext dsl = SqlHook.around(DSL.using(pool, SQLDialect.POSTGRES), injected);
             IdempotentTransaction<String> idem = Db.builder(dsl, ResultCodec.utf8())
-                    .policy(IdempotencyPolicy.builder().maxAttempts(4).backoff(Duration.ofMillis(1), Duration.ofMillis(10)).build())
-                    .schema(Db.SCHEMA).build();
+                    .policy(IdempotencyPolicy.builder()
+                            .maxAttempts(4)
+                            .backoff(Duration.ofMillis(1), Duration.ofMillis(10))
+                            .build())
+                    .schema(Db.SCHEMA)
+                    .build();
 
             List<BankSetChecker.Intent> intents = new ArrayList<>();
             List<Callable<Void>> clients = new ArrayList<>();
@@ -77,10 +74,11 @@ class BankStormTest {
                 ThreadLocalRandom random = ThreadLocalRandom.current();
                 int from = random.nextInt(ACCOUNTS);
                 int to = (from + 1 + random.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
-                BankSetChecker.Intent intent = new BankSetChecker.Intent(Db.freshKey(), from, to, 1 + random.nextInt(100));
+                BankSetChecker.Intent intent =
+                        new BankSetChecker.Intent(Db.freshKey(), from, to, 1 + random.nextInt(100));
                 intents.add(intent);
                 boolean persistent = random.nextInt(10) != 0; // one client in ten tries once and walks away
-                int copies = random.nextInt(4) == 0 ? 2 : 1;    // a quarter are sent twice, concurrently
+                int copies = random.nextInt(4) == 0 ? 2 : 1; // a quarter are sent twice, concurrently
                 for (int c = 0; c < copies; c++) {
                     clients.add(() -> {
                         send(idem, scope, intent, persistent, checker, misuses);
@@ -93,9 +91,14 @@ class BankStormTest {
             AtomicBoolean storming = new AtomicBoolean(true);
             // every 40-120 ms, one session of the storm's pool: a busy one, an idle one now and then
             Backends backends = new Backends(Db.DATABASE.connect());
-            Thread killer = new Thread(() -> backends.killRepeatedly(application, 0.1,
-                    () -> 40 + ThreadLocalRandom.current().nextInt(80), storming::get,
-                    state -> kills.merge(state, 1, Integer::sum)), "bank-storm-killer");
+            Thread killer = new Thread(
+                    () -> backends.killRepeatedly(
+                            application,
+                            0.1,
+                            () -> 40 + ThreadLocalRandom.current().nextInt(80),
+                            storming::get,
+                            state -> kills.merge(state, 1, Integer::sum)),
+                    "bank-storm-killer");
             killer.start();
             long started = System.nanoTime();
             try {
@@ -113,12 +116,15 @@ class BankStormTest {
             faults.put("injected", injected.total());
             faults.put("keys reused for another request", misuses.get());
             BankSetChecker.Report report = checker.check(Bank.snapshot(scope, initial), faults);
-            System.out.println("bank storm, " + CLIENTS + " clients, " + INTENTS + " intents, " + seconds + " s:\n" + report.summary());
+            System.out.println("bank storm, " + CLIENTS + " clients, " + INTENTS + " intents, " + seconds + " s:\n"
+                    + report.summary());
             assertThat(report.violations()).as(report.summary()).isEmpty();
 
             // the clients that walked away come back, as clients do: every intent gets its final answer
             Set<String> answered = ConcurrentHashMap.newKeySet();
-            checker.history().stream().filter(BankStormTest::isFinal).forEach(c -> answered.add(c.intent().key().value()));
+            checker.history().stream()
+                    .filter(BankStormTest::isFinal)
+                    .forEach(c -> answered.add(c.intent().key().value()));
             List<Callable<Void>> laggards = new ArrayList<>();
             for (BankSetChecker.Intent intent : intents) {
                 if (!answered.contains(intent.key().value())) {
@@ -130,7 +136,8 @@ class BankStormTest {
             }
             Concurrently.onThreads(4, laggards);
             BankSetChecker.Report settled = checker.check(Bank.snapshot(scope, initial), faults);
-            System.out.println("after " + laggards.size() + " unanswered intents were sent again, without faults:\n" + settled.summary());
+            System.out.println("after " + laggards.size() + " unanswered intents were sent again, without faults:\n"
+                    + settled.summary());
             assertThat(settled.violations()).as(settled.summary()).isEmpty();
             Set<BankSetChecker.Intent> finallyAnswered = new HashSet<>();
             checker.history().stream().filter(BankStormTest::isFinal).forEach(c -> finallyAnswered.add(c.intent()));
@@ -143,14 +150,21 @@ class BankStormTest {
     }
 
     /** One client: sends the intent until it has an answer (or once), then now and then misuses the key. */
-    private static void send(IdempotentTransaction<String> idem, Scope scope, BankSetChecker.Intent intent, boolean persistent,
-            BankSetChecker checker, AtomicInteger misuses) throws InterruptedException {
+    private static void send(
+            IdempotentTransaction<String> idem,
+            Scope scope,
+            BankSetChecker.Intent intent,
+            boolean persistent,
+            BankSetChecker checker,
+            AtomicInteger misuses)
+            throws InterruptedException {
         for (int attempt = 0; attempt < 20; attempt++) {
             BankSetChecker.Call call = call(idem, scope, intent, checker);
             if (isFinal(call)) {
                 if (ThreadLocalRandom.current().nextInt(30) == 0) {
                     misuses.incrementAndGet();
-                    BankSetChecker.Intent other = new BankSetChecker.Intent(intent.key(), intent.from(), intent.to(), intent.amount() + 1);
+                    BankSetChecker.Intent other =
+                            new BankSetChecker.Intent(intent.key(), intent.from(), intent.to(), intent.amount() + 1);
                     call(idem, scope, other, checker);
                 }
                 return;
@@ -162,11 +176,14 @@ class BankStormTest {
         }
     }
 
-    private static BankSetChecker.Call call(IdempotentTransaction<String> idem, Scope scope, BankSetChecker.Intent intent,
-            BankSetChecker checker) {
+    private static BankSetChecker.Call call(
+            IdempotentTransaction<String> idem, Scope scope, BankSetChecker.Intent intent, BankSetChecker checker) {
         Outcome<String> outcome;
         try {
-            outcome = idem.run(scope, intent.key(), intent.fingerprint(),
+            outcome = idem.run(
+                    scope,
+                    intent.key(),
+                    intent.fingerprint(),
                     tx -> Bank.transfer(tx, scope, intent.key(), intent.from(), intent.to(), intent.amount()));
         } catch (RuntimeException e) {
             return checker.record(intent, e);

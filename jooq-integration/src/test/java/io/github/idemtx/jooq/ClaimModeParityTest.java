@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
@@ -15,6 +14,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.Backends;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -48,17 +48,22 @@ class ClaimModeParityTest {
     private final IdempotencyKey key = Db.freshKey();
 
     private static IdempotentTransaction.Builder<String> in(ClaimMode mode, DSLContext dsl) {
-        return IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).claimMode(mode);
+        return IdempotentTransaction.builder(dsl, ResultCodec.utf8())
+                .schema(Db.SCHEMA)
+                .claimMode(mode);
     }
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(ClaimMode.class)
     void aRetryReplaysEvenIfTodaysResultWouldBeTooLargeToStore(ClaimMode mode) {
-        IdempotentTransaction<String> idem = in(mode, Db.dsl()).policy(IdempotencyPolicy.builder().maxResultBytes(64).build()).build();
+        IdempotentTransaction<String> idem = in(mode, Db.dsl())
+                .policy(IdempotencyPolicy.builder().maxResultBytes(64).build())
+                .build();
         idem.run(scope, key, fingerprint, tx -> "small");
 
         assertThat(idem.run(scope, key, fingerprint, tx -> "x".repeat(100)))
-                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("small"));
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("small"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -68,8 +73,10 @@ class ClaimModeParityTest {
         idem.run(scope, key, fingerprint, tx -> "done");
 
         assertThat(idem.run(scope, key, fingerprint, tx -> {
-            throw new DataAccessException("conflict", new SQLException("could not serialize access", "40001"));
-        })).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("done"));
+                    throw new DataAccessException("conflict", new SQLException("could not serialize access", "40001"));
+                }))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("done"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -89,7 +96,8 @@ class ClaimModeParityTest {
         idem.run(scope, key, fingerprint, work);
 
         assertThat(idem.run(scope, key, fingerprint, work))
-                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("placed"));
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("placed"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -112,16 +120,23 @@ class ClaimModeParityTest {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(ClaimMode.class)
-    void noDuplicateNoInProgressWhenTheWorksDeferredConstraintWaitsLongerThanTheBoundAtCommit(ClaimMode mode) throws Exception {
-        assumeThat(Db.DATABASE.throughPgBouncer()).as("a side session holds a row for 1.5 s").isFalse();
+    void noDuplicateNoInProgressWhenTheWorksDeferredConstraintWaitsLongerThanTheBoundAtCommit(ClaimMode mode)
+            throws Exception {
+        assumeThat(Db.DATABASE.throughPgBouncer())
+                .as("a side session holds a row for 1.5 s")
+                .isFalse();
         String parent = Db.SCHEMA + ".parity_parent_" + mode.name().toLowerCase();
         String child = Db.SCHEMA + ".parity_child_" + mode.name().toLowerCase();
         Db.dsl().execute("create table if not exists " + parent + " (id int primary key)");
-        Db.dsl().execute("create table if not exists " + child + " (id serial primary key, parent int references "
-                + parent + " deferrable initially deferred)");
+        Db.dsl()
+                .execute("create table if not exists " + child + " (id serial primary key, parent int references "
+                        + parent + " deferrable initially deferred)");
         Db.dsl().execute("insert into " + parent + " values (1) on conflict do nothing");
         IdempotentTransaction<String> idem = in(mode, Db.dsl())
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(300)).build()).build();
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(300))
+                        .build())
+                .build();
         CountDownLatch locked = new CountDownLatch(1);
         ExecutorService other = Executors.newSingleThreadExecutor();
         try (Connection side = Db.DATABASE.connect()) {
@@ -137,10 +152,16 @@ class ClaimModeParityTest {
             });
             assertThat(locked.await(10, TimeUnit.SECONDS)).isTrue();
 
-            Outcome<String> outcome = idem.run(scope, key, fingerprint,
-                    tx -> "child-" + tx.resultQuery("insert into " + child + " (parent) values (1) returning id").fetchOne(0));
+            Outcome<String> outcome = idem.run(
+                    scope,
+                    key,
+                    fingerprint,
+                    tx -> "child-"
+                            + tx.resultQuery("insert into " + child + " (parent) values (1) returning id")
+                                    .fetchOne(0));
 
-            assertThat(outcome).as("the commit's FK check waited as the caller set it, not within duplicateWait")
+            assertThat(outcome)
+                    .as("the commit's FK check waited as the caller set it, not within duplicateWait")
                     .isInstanceOf(Outcome.Executed.class);
             assertThat(Db.claims(scope, key)).isEqualTo(1);
             holder.get(10, TimeUnit.SECONDS);
@@ -163,14 +184,17 @@ class ClaimModeParityTest {
                     }
                 }
             };
-            DSLContext dsl = SqlHook.around(DSL.using(Faults.unpooled(Faults.applicationName("parity")), SQLDialect.POSTGRES), kill);
+            DSLContext dsl = SqlHook.around(
+                    DSL.using(Faults.unpooled(Faults.applicationName("parity")), SQLDialect.POSTGRES), kill);
             IdempotentTransaction<String> idem = in(mode, dsl).build();
 
             assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-                Db.writeEffect(tx, scope, key, "x");
-                armed.set(true);
-                throw new IllegalStateException("the work's own failure");
-            })).isInstanceOf(IllegalStateException.class).hasMessage("the work's own failure");
+                        Db.writeEffect(tx, scope, key, "x");
+                        armed.set(true);
+                        throw new IllegalStateException("the work's own failure");
+                    }))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessage("the work's own failure");
             assertThat(Db.effects(scope, key)).isZero();
         }
     }
@@ -183,10 +207,17 @@ class ClaimModeParityTest {
      * same. Found by BankStormTest through PgBouncer, where it lost 1 call in 3 runs.
      */
     @ParameterizedTest(name = "{0}, pooled {1}")
-    @org.junit.jupiter.params.provider.CsvSource({"READ_FIRST, true", "WORK_FIRST, true", "READ_FIRST, false", "WORK_FIRST, false"})
+    @org.junit.jupiter.params.provider.CsvSource({
+        "READ_FIRST, true",
+        "WORK_FIRST, true",
+        "READ_FIRST, false",
+        "WORK_FIRST, false"
+    })
     void aRetryWhoseConnectionDiesRightAfterTheKeysReadStillGetsTheStoredAnswer(ClaimMode mode, boolean pooled)
             throws Exception {
-        assumeThat(pooled || !Db.DATABASE.throughPgBouncer()).as("the unpooled data source connects directly").isTrue();
+        assumeThat(pooled || !Db.DATABASE.throughPgBouncer())
+                .as("the unpooled data source connects directly")
+                .isTrue();
         String application = Faults.applicationName("parity");
         try (Backends killer = new Backends(Db.DATABASE.connect());
                 HikariDataSource pool = Db.DATABASE.newPool(1)) {
@@ -199,7 +230,8 @@ class ClaimModeParityTest {
                     }
                 }
             };
-            DSLContext dsl = SqlHook.around(DSL.using(pooled ? pool : Faults.unpooled(application), SQLDialect.POSTGRES), kill);
+            DSLContext dsl =
+                    SqlHook.around(DSL.using(pooled ? pool : Faults.unpooled(application), SQLDialect.POSTGRES), kill);
             IdempotentTransaction<String> idem = in(mode, dsl).build();
             idem.run(scope, key, fingerprint, tx -> "done");
             armed.set(true);
@@ -209,10 +241,15 @@ class ClaimModeParityTest {
                 throw new IllegalStateException("today's work fails");
             });
 
-            assertThat(armed).as("the connection was killed after the key's read").isFalse();
-            assertThat(retry).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("done"));
+            assertThat(armed)
+                    .as("the connection was killed after the key's read")
+                    .isFalse();
+            assertThat(retry)
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("done"));
             assertThat(idem.run(scope, key, fingerprint, tx -> "again"))
-                    .as("the pool gave a fresh connection").isInstanceOf(Outcome.Replayed.class);
+                    .as("the pool gave a fresh connection")
+                    .isInstanceOf(Outcome.Replayed.class);
         }
     }
 
@@ -220,12 +257,14 @@ class ClaimModeParityTest {
     @EnumSource(ClaimMode.class)
     void aTakeoverOfAnExpiredKeyIsOneAttempt(ClaimMode mode) {
         List<CallEvent> events = new CopyOnWriteArrayList<>();
-        IdempotentTransaction<String> idem = in(mode, Db.dsl()).listener(new IdempotencyListener<Object>() {
-            @Override
-            public void callFinished(CallEvent event, Object context) {
-                events.add(event);
-            }
-        }).build();
+        IdempotentTransaction<String> idem = in(mode, Db.dsl())
+                .listener(new IdempotencyListener<Object>() {
+                    @Override
+                    public void callFinished(CallEvent event, Object context) {
+                        events.add(event);
+                    }
+                })
+                .build();
         idem.run(scope, key, fingerprint, tx -> "a");
         Db.expire(scope, key);
 
@@ -236,11 +275,14 @@ class ClaimModeParityTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(ClaimMode.class)
     void pgjdbcsStringtypeUnspecifiedChangesNothing(ClaimMode mode) {
-        try (HikariDataSource pool = Db.DATABASE.newPool(2, c -> c.addDataSourceProperty("stringtype", "unspecified"))) {
-            IdempotentTransaction<String> idem = in(mode, DSL.using(pool, SQLDialect.POSTGRES)).build();
+        try (HikariDataSource pool =
+                Db.DATABASE.newPool(2, c -> c.addDataSourceProperty("stringtype", "unspecified"))) {
+            IdempotentTransaction<String> idem =
+                    in(mode, DSL.using(pool, SQLDialect.POSTGRES)).build();
             assertThat(idem.run(scope, key, fingerprint, tx -> "a")).isEqualTo(new Outcome.Executed<>("a"));
             assertThat(idem.run(scope, key, fingerprint, tx -> "b"))
-                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("a"));
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("a"));
             Db.expire(scope, key);
             assertThat(idem.run(scope, key, fingerprint, tx -> "c")).isEqualTo(new Outcome.Executed<>("c"));
         }

@@ -1,7 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -10,6 +8,8 @@ import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.Concurrently;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Test;
 @DatabaseTest
 class ConcurrencyTest {
 
-    private final IdempotentTransaction<String> idem = Db.builder(Db.dsl(), ResultCodec.utf8())
-            .schema(Db.SCHEMA).build();
+    private final IdempotentTransaction<String> idem =
+            Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
     private final Scope scope = Db.freshScope();
     private final Fingerprint fingerprint = Db.fingerprint("the one request");
 
@@ -39,27 +39,39 @@ class ConcurrencyTest {
         IdempotencyKey key = Db.freshKey();
         AtomicInteger runs = new AtomicInteger();
 
-        List<Concurrently.Result<Outcome<String>>> results = Concurrently.times(32, () -> idem.run(scope, key, fingerprint, tx -> {
-            long id = Db.writeEffect(tx, scope, key, Thread.currentThread().getName());
-            runs.incrementAndGet();
-            Thread.sleep(50); // keep the claim held while the others pile up on it
-            return "effect-" + id;
-        }));
+        List<Concurrently.Result<Outcome<String>>> results = Concurrently.times(
+                32,
+                () -> idem.run(scope, key, fingerprint, tx -> {
+                    long id = Db.writeEffect(
+                            tx, scope, key, Thread.currentThread().getName());
+                    runs.incrementAndGet();
+                    Thread.sleep(50); // keep the claim held while the others pile up on it
+                    return "effect-" + id;
+                }));
 
         assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
-        List<Outcome<String>> outcomes = results.stream().map(Concurrently.Result::value).toList();
-        assertThat(outcomes).allMatch(o -> o instanceof Outcome.Executed || o instanceof Outcome.Replayed
-                || o instanceof Outcome.InProgress);
-        List<String> executed = outcomes.stream().filter(o -> o instanceof Outcome.Executed)
-                .map(o -> ((Outcome.Executed<String>) o).value()).toList();
+        List<Outcome<String>> outcomes =
+                results.stream().map(Concurrently.Result::value).toList();
+        assertThat(outcomes)
+                .allMatch(o -> o instanceof Outcome.Executed
+                        || o instanceof Outcome.Replayed
+                        || o instanceof Outcome.InProgress);
+        List<String> executed = outcomes.stream()
+                .filter(o -> o instanceof Outcome.Executed)
+                .map(o -> ((Outcome.Executed<String>) o).value())
+                .toList();
         assertThat(executed).hasSize(1);
-        assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Replayed)
-                .allSatisfy(o -> assertThat(((Outcome.Replayed<String>) o).value()).isEqualTo(executed.get(0)));
+        assertThat(outcomes)
+                .filteredOn(o -> o instanceof Outcome.Replayed)
+                .allSatisfy(
+                        o -> assertThat(((Outcome.Replayed<String>) o).value()).isEqualTo(executed.get(0)));
         if (Db.workFirst()) {
             // each caller ran the work speculatively; one insert won, every other attempt rolled back
             assertThat(runs.get()).isBetween(1, 32 * 5);
         } else {
-            assertThat(runs).as("the duplicates waited on the holder's lock instead of running").hasValue(1);
+            assertThat(runs)
+                    .as("the duplicates waited on the holder's lock instead of running")
+                    .hasValue(1);
         }
         assertThat(Db.effects(scope, key)).isEqualTo(1);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
@@ -87,7 +99,8 @@ class ConcurrencyTest {
         List<Concurrently.Result<List<Outcome<String>>>> results = Concurrently.run(clients);
 
         assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
-        Map<Class<?>, Long> byKind = results.stream().flatMap(r -> r.value().stream())
+        Map<Class<?>, Long> byKind = results.stream()
+                .flatMap(r -> r.value().stream())
                 .collect(Collectors.groupingBy(Object::getClass, Collectors.counting()));
         assertThat(byKind.get(Outcome.Executed.class)).isEqualTo(150L);
         assertThat(byKind.keySet()).containsOnly(Outcome.Executed.class, Outcome.Replayed.class);
@@ -102,8 +115,12 @@ class ConcurrencyTest {
     void aDuplicateGetsInProgressPastTheWaitBoundAndReplaysOnceTheHolderCommits() throws Exception {
         Duration retryAfter = Duration.ofSeconds(3);
         IdempotentTransaction<String> impatient = Db.readFirst(Db.dsl(), ResultCodec.utf8())
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(200)).retryAfter(retryAfter).build())
-                .schema(Db.SCHEMA).build();
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(200))
+                        .retryAfter(retryAfter)
+                        .build())
+                .schema(Db.SCHEMA)
+                .build();
         IdempotencyKey key = Db.freshKey();
         CountDownLatch claimed = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
@@ -126,7 +143,8 @@ class ConcurrencyTest {
             release.countDown();
             assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo(new Outcome.Executed<>("holder's result"));
             assertThat(impatient.run(scope, key, fingerprint, tx -> "again"))
-                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("holder's result"));
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("holder's result"));
             assertThat(Db.effects(scope, key)).isEqualTo(1);
         } finally {
             release.countDown();
@@ -137,7 +155,8 @@ class ConcurrencyTest {
     @Test
     void aDuplicateWaitingOnAHolderThatFailsRunsTheWorkItself() throws Exception {
         // READ_FIRST's wait on the holder; in WORK_FIRST the duplicate does not wait (WorkFirstTest)
-        IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        IdempotentTransaction<String> idem =
+                Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
         IdempotencyKey key = Db.freshKey();
         CountDownLatch claimed = new CountDownLatch(1);
         ExecutorService holder = Executors.newSingleThreadExecutor();
@@ -170,21 +189,27 @@ class ConcurrencyTest {
         Db.expire(scope, key);
         Fingerprint later = Db.fingerprint("a request long after the TTL");
 
-        List<Concurrently.Result<Outcome<String>>> results = Concurrently.times(24, () -> idem.run(scope, key, later, tx -> {
-            long id = Db.writeEffect(tx, scope, key, "takeover");
-            Thread.sleep(20);
-            return "takeover-" + id;
-        }));
+        List<Concurrently.Result<Outcome<String>>> results = Concurrently.times(
+                24,
+                () -> idem.run(scope, key, later, tx -> {
+                    long id = Db.writeEffect(tx, scope, key, "takeover");
+                    Thread.sleep(20);
+                    return "takeover-" + id;
+                }));
 
         assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
-        Map<Class<?>, List<Outcome<String>>> byKind = results.stream().map(Concurrently.Result::value)
-                .collect(Collectors.groupingBy(Object::getClass));
+        Map<Class<?>, List<Outcome<String>>> byKind =
+                results.stream().map(Concurrently.Result::value).collect(Collectors.groupingBy(Object::getClass));
         assertThat(byKind.get(Outcome.Executed.class)).hasSize(1);
-        String winner = ((Outcome.Executed<String>) byKind.get(Outcome.Executed.class).get(0)).value();
+        String winner =
+                ((Outcome.Executed<String>) byKind.get(Outcome.Executed.class).get(0)).value();
         assertThat(byKind.getOrDefault(Outcome.Replayed.class, List.of()))
-                .allSatisfy(o -> assertThat(((Outcome.Replayed<String>) o).value()).isEqualTo(winner));
+                .allSatisfy(
+                        o -> assertThat(((Outcome.Replayed<String>) o).value()).isEqualTo(winner));
         assertThat(byKind.keySet()).containsOnly(Outcome.Executed.class, Outcome.Replayed.class);
-        assertThat(Db.effects(scope, key)).as("the original and exactly one takeover").isEqualTo(2);
+        assertThat(Db.effects(scope, key))
+                .as("the original and exactly one takeover")
+                .isEqualTo(2);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
     }
 
@@ -221,7 +246,9 @@ class ConcurrencyTest {
         assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
         for (int i = 0; i < keys.size(); i++) {
             int expected = i % 2 == 0 ? 2 : 1; // an expired key runs once more, a live one never
-            assertThat(Db.effects(scope, keys.get(i))).as("effects of key %d", i).isEqualTo(expected);
+            assertThat(Db.effects(scope, keys.get(i)))
+                    .as("effects of key %d", i)
+                    .isEqualTo(expected);
         }
     }
 
@@ -246,7 +273,9 @@ class ConcurrencyTest {
     @Test
     void aRejectionWhoseKeyWasTakenMeanwhileByAWaitingDuplicateGetsTheDuplicatesOutcome() throws Exception {
         IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8())
-                .policy(slowToRecord().build()).schema(Db.SCHEMA).build();
+                .policy(slowToRecord().build())
+                .schema(Db.SCHEMA)
+                .build();
         IdempotencyKey key = Db.freshKey();
         CountDownLatch claimed = new CountDownLatch(1);
         ExecutorService threads = Executors.newFixedThreadPool(2);
@@ -268,8 +297,10 @@ class ConcurrencyTest {
 
             assertThat(outcomeOfB).isInstanceOf(Outcome.Executed.class);
             String value = ((Outcome.Executed<String>) outcomeOfB).value();
-            assertThat(outcomeOfA).as("one key, one answer").isInstanceOfSatisfying(Outcome.Replayed.class,
-                    r -> assertThat(r.value()).isEqualTo(value));
+            assertThat(outcomeOfA)
+                    .as("one key, one answer")
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(value));
             assertThat(Db.effects(scope, key)).isEqualTo(1);
         } finally {
             threads.shutdownNow();
@@ -280,7 +311,8 @@ class ConcurrencyTest {
     void aRejectionThatCannotBeRecordedWithinTheWaitBoundReportsInProgress() throws Exception {
         IdempotentTransaction<String> impatient = Db.readFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(slowToRecord().duplicateWait(Duration.ofMillis(100)).build())
-                .schema(Db.SCHEMA).build();
+                .schema(Db.SCHEMA)
+                .build();
         IdempotencyKey key = Db.freshKey();
         CountDownLatch claimed = new CountDownLatch(1);
         CountDownLatch releaseB = new CountDownLatch(1);
@@ -293,7 +325,8 @@ class ConcurrencyTest {
             }));
             assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
             // B waits with the default bound (5 s), so it is still waiting when A rolls back
-            IdempotentTransaction<String> waiting = Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+            IdempotentTransaction<String> waiting =
+                    Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
             Future<Outcome<String>> b = threads.submit(() -> waiting.run(scope, key, fingerprint, tx -> {
                 releaseB.await();
                 return "B-" + Db.writeEffect(tx, scope, key, "B");

@@ -30,25 +30,36 @@ class ConnectionCheckTest {
         Failure failure = ConnectionCheck.check(url, "postgres", null, SETTINGS).orElseThrow();
 
         assertThat(failure.problem()).isEqualTo(Problem.UNREACHABLE);
-        assertThat(failure.message()).contains(url).contains("connection refused").contains("LEDGER_DB_URL")
+        assertThat(failure.message())
+                .contains(url)
+                .contains("connection refused")
+                .contains("LEDGER_DB_URL")
                 .doesNotContain("password");
     }
 
     @Test
     void aRefusedPasswordNamesTheUserAndTheSettingsToChange() throws Exception {
-        try (FakePostgres server = FakePostgres.refusing("28P01", "password authentication failed for user \"alice\"")) {
-            Failure failure = ConnectionCheck.check(server.url(), "alice", "wrong", SETTINGS).orElseThrow();
+        try (FakePostgres server =
+                FakePostgres.refusing("28P01", "password authentication failed for user \"alice\"")) {
+            Failure failure = ConnectionCheck.check(server.url(), "alice", "wrong", SETTINGS)
+                    .orElseThrow();
 
             assertThat(failure.problem()).isEqualTo(Problem.AUTHENTICATION);
-            assertThat(failure.message()).contains("user 'alice'").contains("password authentication failed")
-                    .contains("28P01").contains("LEDGER_DB_USER").contains("LEDGER_DB_PASSWORD");
+            assertThat(failure.message())
+                    .contains("user 'alice'")
+                    .contains("password authentication failed")
+                    .contains("28P01")
+                    .contains("LEDGER_DB_USER")
+                    .contains("LEDGER_DB_PASSWORD");
         }
     }
 
     @Test
     void anUnsetUserIsSaidToBeTheOperatingSystemUser() throws Exception {
-        try (FakePostgres server = FakePostgres.refusing("28000", "role \"" + System.getProperty("user.name") + "\" does not exist")) {
-            Failure failure = ConnectionCheck.check(server.url(), null, null, SETTINGS).orElseThrow();
+        try (FakePostgres server =
+                FakePostgres.refusing("28000", "role \"" + System.getProperty("user.name") + "\" does not exist")) {
+            Failure failure =
+                    ConnectionCheck.check(server.url(), null, null, SETTINGS).orElseThrow();
 
             assertThat(failure.problem()).isEqualTo(Problem.AUTHENTICATION);
             assertThat(failure.message()).contains("LEDGER_DB_USER is unset").contains("operating-system user");
@@ -59,16 +70,21 @@ class ConnectionCheckTest {
     void aMissingDatabaseIsNamedAsSuch() {
         String url = Db.DATABASE.serverUrl().replaceAll("/[^/?]*(\\?.*)?$", "/idemtx_no_such_database");
 
-        Failure failure = ConnectionCheck.check(url, Db.DATABASE.user(), Db.DATABASE.password(), SETTINGS).orElseThrow();
+        Failure failure = ConnectionCheck.check(url, Db.DATABASE.user(), Db.DATABASE.password(), SETTINGS)
+                .orElseThrow();
 
         assertThat(failure.problem()).isEqualTo(Problem.DATABASE_MISSING);
-        assertThat(failure.message()).contains("idemtx_no_such_database").contains("3D000").contains("LEDGER_DB_URL");
+        assertThat(failure.message())
+                .contains("idemtx_no_such_database")
+                .contains("3D000")
+                .contains("LEDGER_DB_URL");
     }
 
     @Test
     void aServerOlderThanFourteenIsRefusedWithItsVersion() throws Exception {
         try (FakePostgres server = FakePostgres.reporting("13.4")) {
-            Failure failure = ConnectionCheck.check(server.url(), "postgres", null, SETTINGS).orElseThrow();
+            Failure failure = ConnectionCheck.check(server.url(), "postgres", null, SETTINGS)
+                    .orElseThrow();
 
             assertThat(failure.problem()).isEqualTo(Problem.UNSUPPORTED_SERVER);
             assertThat(failure.message()).contains("13.4").contains("PostgreSQL 14 or newer");
@@ -114,16 +130,21 @@ class ConnectionCheckTest {
             url = embedded.url();
             String version = LocalPostgres.binariesVersion().orElseThrow();
             assertThat(embedded.embedded()).isTrue();
-            assertThat(embedded.describe()).doesNotContain("\n")
-                    .contains("embedded PostgreSQL " + version).contains(url)
-                    .contains("nothing answers at 127.0.0.1:").contains("Set LEDGER_DB_URL");
-            try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, embedded.user(), embedded.password());
+            assertThat(embedded.describe())
+                    .doesNotContain("\n")
+                    .contains("embedded PostgreSQL " + version)
+                    .contains(url)
+                    .contains("nothing answers at 127.0.0.1:")
+                    .contains("Set LEDGER_DB_URL");
+            try (java.sql.Connection c =
+                            java.sql.DriverManager.getConnection(url, embedded.user(), embedded.password());
                     java.sql.ResultSet rs = c.createStatement().executeQuery("show server_version")) {
                 rs.next();
                 assertThat(rs.getString(1)).startsWith(version.substring(0, version.indexOf('.')) + ".");
             }
         }
-        assertThat(ConnectionCheck.check(url, "postgres", null, SETTINGS)).as("stopped when closed")
+        assertThat(ConnectionCheck.check(url, "postgres", null, SETTINGS))
+                .as("stopped when closed")
                 .hasValueSatisfying(f -> assertThat(f.problem()).isEqualTo(Problem.UNREACHABLE));
     }
 

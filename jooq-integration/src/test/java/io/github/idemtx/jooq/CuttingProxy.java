@@ -37,7 +37,10 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class CuttingProxy implements AutoCloseable {
 
-    enum Cut { BEFORE_COMMIT, AFTER_COMMIT }
+    enum Cut {
+        BEFORE_COMMIT,
+        AFTER_COMMIT
+    }
 
     private final ServerSocket listener;
     private final InetSocketAddress target;
@@ -216,7 +219,8 @@ final class CuttingProxy implements AutoCloseable {
         int nameEnd = indexOfNul(payload, 0);
         int queryEnd = indexOfNul(payload, nameEnd + 1);
         return new String(payload, nameEnd + 1, queryEnd - nameEnd - 1, StandardCharsets.UTF_8)
-                .strip().toLowerCase(Locale.ROOT);
+                .strip()
+                .toLowerCase(Locale.ROOT);
     }
 
     private static int indexOfNul(byte[] bytes, int from) {

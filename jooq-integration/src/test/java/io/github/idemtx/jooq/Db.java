@@ -1,12 +1,12 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.jooq.internal.store.StatementKind;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.db.testing.TestDatabase;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.util.UUID;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -58,7 +58,9 @@ final class Db {
     }
 
     /** {@link IdempotentTransaction#create} in this run's claim mode. */
-    static <T> IdempotentTransaction<T> create(DSLContext dsl, io.github.idemtx.core.IdempotencyPolicy policy,
+    static <T> IdempotentTransaction<T> create(
+            DSLContext dsl,
+            io.github.idemtx.core.IdempotencyPolicy policy,
             io.github.idemtx.core.ResultCodec<T> codec) {
         return builder(dsl, codec).policy(policy).build();
     }
@@ -86,12 +88,20 @@ final class Db {
 
     /** The work's business write: one row in the effect table. */
     static long writeEffect(DSLContext tx, Scope scope, IdempotencyKey key, String note) {
-        return tx.resultQuery("INSERT INTO " + SCHEMA + ".effect (scope, idem_key, note) VALUES (?, ?, ?) RETURNING id",
-                scope.value(), key.value(), note).fetchSingle().get(0, Long.class);
+        return tx.resultQuery(
+                        "INSERT INTO " + SCHEMA + ".effect (scope, idem_key, note) VALUES (?, ?, ?) RETURNING id",
+                        scope.value(),
+                        key.value(),
+                        note)
+                .fetchSingle()
+                .get(0, Long.class);
     }
 
     static int effects(Scope scope, IdempotencyKey key) {
-        return count("SELECT count(*)::int FROM " + SCHEMA + ".effect WHERE scope = ? AND idem_key = ?", scope.value(), key.value());
+        return count(
+                "SELECT count(*)::int FROM " + SCHEMA + ".effect WHERE scope = ? AND idem_key = ?",
+                scope.value(),
+                key.value());
     }
 
     static int effects(Scope scope) {
@@ -99,7 +109,10 @@ final class Db {
     }
 
     static int claims(Scope scope, IdempotencyKey key) {
-        return count("SELECT count(*)::int FROM " + SCHEMA + ".idempotency_claim WHERE scope = ? AND idem_key = ?", scope.value(), key.value());
+        return count(
+                "SELECT count(*)::int FROM " + SCHEMA + ".idempotency_claim WHERE scope = ? AND idem_key = ?",
+                scope.value(),
+                key.value());
     }
 
     static int claims(Scope scope) {
@@ -112,7 +125,9 @@ final class Db {
     }
 
     static String lockTimeout(DSLContext ctx) {
-        return ctx.resultQuery("select current_setting('lock_timeout')").fetchSingle().get(0, String.class);
+        return ctx.resultQuery("select current_setting('lock_timeout')")
+                .fetchSingle()
+                .get(0, String.class);
     }
 
     private static int count(String sql, Object... bindings) {
@@ -121,7 +136,10 @@ final class Db {
 
     /** Moves a claim's expiry into the past. */
     static void expire(Scope scope, IdempotencyKey key) {
-        DSL_CONTEXT.execute("UPDATE " + SCHEMA + ".idempotency_claim SET expires_at = clock_timestamp() - interval '1 second'"
-                + " WHERE scope = ? AND idem_key = ?", scope.value(), key.value());
+        DSL_CONTEXT.execute(
+                "UPDATE " + SCHEMA + ".idempotency_claim SET expires_at = clock_timestamp() - interval '1 second'"
+                        + " WHERE scope = ? AND idem_key = ?",
+                scope.value(),
+                key.value());
     }
 }

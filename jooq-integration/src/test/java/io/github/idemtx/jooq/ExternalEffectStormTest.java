@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -11,6 +10,7 @@ import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.Concurrently;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,14 +57,19 @@ class ExternalEffectStormTest {
         bank.limit = 900; // amounts above are declined
         // a few intents whose lookups never answer: they must end in reconciliation, and only they
         Set<String> silent = bank.silentKeys;
-        ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "storm-charge", ExternalEffectTest.LONGS,
-                        ResultCodec.utf8(), withHolds ? bank : bank.withoutHolds())
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(
+                        Db.dsl(),
+                        "storm-charge",
+                        ExternalEffectTest.LONGS,
+                        ResultCodec.utf8(),
+                        withHolds ? bank : bank.withoutHolds())
                 .schema(Db.SCHEMA)
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(50)).build())
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(50))
+                        .build())
                 .lease(Duration.ofMillis(150))
                 .lookupSchedule(List.of(Duration.ofMillis(10), Duration.ofMillis(20), Duration.ofMillis(40)))
                 .readAfterWrite(true)
-
                 .build();
 
         List<IdempotencyKey> keys = new ArrayList<>();
@@ -94,13 +99,16 @@ class ExternalEffectStormTest {
                             continue; // a new process retries
                         }
                         switch (o) {
-                            case Outcome.Executed<String> e -> toldCharged.merge(key.value(), e.value(), ExternalEffectStormTest::same);
-                            case Outcome.Replayed<String> r -> toldCharged.merge(key.value(), r.value(), ExternalEffectStormTest::same);
+                            case Outcome.Executed<String> e ->
+                                toldCharged.merge(key.value(), e.value(), ExternalEffectStormTest::same);
+                            case Outcome.Replayed<String> r ->
+                                toldCharged.merge(key.value(), r.value(), ExternalEffectStormTest::same);
                             case Outcome.Rejected<String> r -> toldDeclined.add(key.value());
-                            case Outcome.FingerprintMismatch<String> m -> throw new AssertionError("mismatch for " + key);
-                            case Outcome.InProgress<String> p -> { }
-                            case RemoteOutcome.Unknown<String> u -> { }
-                            case RemoteOutcome.NeedsReconciliation<String> n -> { }
+                            case Outcome.FingerprintMismatch<String> m ->
+                                throw new AssertionError("mismatch for " + key);
+                            case Outcome.InProgress<String> p -> {}
+                            case RemoteOutcome.Unknown<String> u -> {}
+                            case RemoteOutcome.NeedsReconciliation<String> n -> {}
                         }
                         if (!(o instanceof Outcome.InProgress || o instanceof RemoteOutcome.Unknown)) {
                             return null;
@@ -116,16 +124,18 @@ class ExternalEffectStormTest {
         AtomicBoolean storming = new AtomicBoolean(true);
         List<Thread> recoverers = new ArrayList<>();
         for (int r = 0; r < 2; r++) {
-            Thread t = new Thread(() -> {
-                while (storming.get()) {
-                    try {
-                        charges.recover(20);
-                    } catch (FakeBank.Death d) {
-                        deaths.incrementAndGet(); // the recoverer's process died mid-pass; it restarts
-                    }
-                    sleep(5);
-                }
-            }, "recoverer-" + r);
+            Thread t = new Thread(
+                    () -> {
+                        while (storming.get()) {
+                            try {
+                                charges.recover(20);
+                            } catch (FakeBank.Death d) {
+                                deaths.incrementAndGet(); // the recoverer's process died mid-pass; it restarts
+                            }
+                            sleep(5);
+                        }
+                    },
+                    "recoverer-" + r);
             t.start();
             recoverers.add(t);
         }
@@ -150,53 +160,94 @@ class ExternalEffectStormTest {
             }
             sleep(20);
         }
-        assertThat(charges.inFlight(1000)).as("nothing stays in flight after the recoverer's last pass").isEmpty();
+        assertThat(charges.inFlight(1000))
+                .as("nothing stays in flight after the recoverer's last pass")
+                .isEmpty();
 
         // what the database and the bank say
         Map<String, Integer> postings = new ConcurrentHashMap<>();
-        Db.DSL_CONTEXT.resultQuery("select idem_key, count(*)::int from " + Db.SCHEMA + ".effect_posting where scope = ?"
-                + " group by idem_key", scope.value()).forEach(r -> postings.put(r.get(0, String.class), r.get(1, Integer.class)));
+        Db.DSL_CONTEXT
+                .resultQuery(
+                        "select idem_key, count(*)::int from " + Db.SCHEMA + ".effect_posting where scope = ?"
+                                + " group by idem_key",
+                        scope.value())
+                .forEach(r -> postings.put(r.get(0, String.class), r.get(1, Integer.class)));
         Map<String, Short> states = new ConcurrentHashMap<>();
-        Db.DSL_CONTEXT.resultQuery("select idem_key, state from " + Db.SCHEMA + ".idempotency_claim where scope = ?", scope.value())
+        Db.DSL_CONTEXT
+                .resultQuery(
+                        "select idem_key, state from " + Db.SCHEMA + ".idempotency_claim where scope = ?",
+                        scope.value())
                 .forEach(r -> states.put(r.get(0, String.class), r.get(1, Short.class)));
-        int holds = Db.DSL_CONTEXT.resultQuery("select count(*)::int from " + Db.SCHEMA + ".effect_hold h where scope = ?"
-                + " and not exists (select 1 from " + Db.SCHEMA + ".idempotency_claim c where c.scope = h.scope"
-                + " and c.idem_key = h.idem_key and c.state in (3, 4))", scope.value()).fetchOne(0, Integer.class);
+        int holds = Db.DSL_CONTEXT
+                .resultQuery(
+                        "select count(*)::int from " + Db.SCHEMA + ".effect_hold h where scope = ?"
+                                + " and not exists (select 1 from " + Db.SCHEMA
+                                + ".idempotency_claim c where c.scope = h.scope"
+                                + " and c.idem_key = h.idem_key and c.state in (3, 4))",
+                        scope.value())
+                .fetchOne(0, Integer.class);
 
-        assertThat(bank.applications.values()).allSatisfy(n -> assertThat(n.get()).as("applied at most once").isLessThanOrEqualTo(1));
-        assertThat(holds).as("no hold without a claim in flight or awaiting reconciliation").isZero();
+        assertThat(bank.applications.values())
+                .allSatisfy(n -> assertThat(n.get()).as("applied at most once").isLessThanOrEqualTo(1));
+        assertThat(holds)
+                .as("no hold without a claim in flight or awaiting reconciliation")
+                .isZero();
         Set<String> reconciliation = ConcurrentHashMap.newKeySet();
         for (IdempotencyKey key : keys) {
             String k = key.value();
             Short state = states.get(k);
             if (toldCharged.containsKey(k)) {
                 assertThat(state).as("told charged, recorded: " + k).isEqualTo((short) 1);
-                assertThat(postings.getOrDefault(k, 0)).as("told charged, posted once: " + k).isEqualTo(1);
-                assertThat(bank.charges.values().stream().filter(c -> c.id().equals(toldCharged.get(k))).count())
-                        .as("told charged, charged once: " + k).isEqualTo(1);
+                assertThat(postings.getOrDefault(k, 0))
+                        .as("told charged, posted once: " + k)
+                        .isEqualTo(1);
+                assertThat(bank.charges.values().stream()
+                                .filter(c -> c.id().equals(toldCharged.get(k)))
+                                .count())
+                        .as("told charged, charged once: " + k)
+                        .isEqualTo(1);
             }
             if (toldDeclined.contains(k)) {
-                assertThat(postings.getOrDefault(k, 0)).as("declined, never posted: " + k).isZero();
+                assertThat(postings.getOrDefault(k, 0))
+                        .as("declined, never posted: " + k)
+                        .isZero();
             }
             if (state != null && state == 1) {
-                assertThat(postings.getOrDefault(k, 0)).as("recorded as charged, posted once: " + k).isEqualTo(1);
+                assertThat(postings.getOrDefault(k, 0))
+                        .as("recorded as charged, posted once: " + k)
+                        .isEqualTo(1);
             }
             if (state != null && state == 4) {
                 reconciliation.add(k);
             }
             if (state == null || state == 2) {
-                assertThat(postings.getOrDefault(k, 0)).as("not charged, not posted: " + k).isZero();
+                assertThat(postings.getOrDefault(k, 0))
+                        .as("not charged, not posted: " + k)
+                        .isZero();
             }
         }
-        assertThat(reconciliation).as("only intents whose lookups never answered wait for reconciliation")
+        assertThat(reconciliation)
+                .as("only intents whose lookups never answered wait for reconciliation")
                 .isSubsetOf(silent);
         // a resend happens only after a lookup answered absent, and with read-after-write that means
         // the bank never had it: no request reaches the bank twice, deduplication or not
-        assertThat(bank.duplicateSends).as("requests the bank had already applied").hasValue(0);
-        System.out.printf("external-effect storm (holds " + withHolds + "): %d intents, %d told charged, %d declined, %d to reconcile (of %d silent),"
-                + " %d deaths, %d bank calls, %d lookups, %d charges, %d duplicate sends%n", INTENTS, toldCharged.size(),
-                toldDeclined.size(), reconciliation.size(), silent.size(), deaths.get(), bank.calls.get(), bank.lookups.get(),
-                bank.charges.size(), bank.duplicateSends.get());
+        assertThat(bank.duplicateSends)
+                .as("requests the bank had already applied")
+                .hasValue(0);
+        System.out.printf(
+                "external-effect storm (holds " + withHolds
+                        + "): %d intents, %d told charged, %d declined, %d to reconcile (of %d silent),"
+                        + " %d deaths, %d bank calls, %d lookups, %d charges, %d duplicate sends%n",
+                INTENTS,
+                toldCharged.size(),
+                toldDeclined.size(),
+                reconciliation.size(),
+                silent.size(),
+                deaths.get(),
+                bank.calls.get(),
+                bank.lookups.get(),
+                bank.charges.size(),
+                bank.duplicateSends.get());
     }
 
     private static String same(String a, String b) {

@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,11 +8,12 @@ import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
-import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.core.WorkEndedTransactionException;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.jooq.FakeBank.Fault;
 import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.nio.ByteBuffer;
@@ -68,20 +68,33 @@ class ExternalEffectTest {
     }
 
     /** An effect of its own name: its recoverer and its lists see only the claims of the test that made it. */
-    private ExternalEffect<Long, String> effect(DSLContext dsl, String name, boolean readAfterWrite, List<Duration> schedule) {
+    private ExternalEffect<Long, String> effect(
+            DSLContext dsl, String name, boolean readAfterWrite, List<Duration> schedule) {
         return ExternalEffect.builder(dsl, name, LONGS, ResultCodec.utf8(), bank)
                 .schema(Db.SCHEMA)
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
-                .lease(LEASE).lookupSchedule(schedule).readAfterWrite(readAfterWrite).build();
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(100))
+                        .build())
+                .lease(LEASE)
+                .lookupSchedule(schedule)
+                .readAfterWrite(readAfterWrite)
+                .build();
     }
 
     private int count(String table, IdempotencyKey key) {
-        return Db.DSL_CONTEXT.resultQuery("select count(*)::int from " + Db.SCHEMA + "." + table
-                + " where scope = ? and idem_key = ?", scope.value(), key.value()).fetchOne(0, Integer.class);
+        return Db.DSL_CONTEXT
+                .resultQuery(
+                        "select count(*)::int from " + Db.SCHEMA + "." + table + " where scope = ? and idem_key = ?",
+                        scope.value(),
+                        key.value())
+                .fetchOne(0, Integer.class);
     }
 
     private int applications() {
-        return bank.applications.values().stream().mapToInt(java.util.concurrent.atomic.AtomicInteger::get).max().orElse(0);
+        return bank.applications.values().stream()
+                .mapToInt(java.util.concurrent.atomic.AtomicInteger::get)
+                .max()
+                .orElse(0);
     }
 
     private static void pastTheLease() throws InterruptedException {
@@ -95,9 +108,11 @@ class ExternalEffectTest {
         RemoteOutcome<String> first = charges.run(scope, key, fingerprint, 1250L);
         assertThat(first).isInstanceOf(Outcome.Executed.class);
         String charge = ((Outcome.Executed<String>) first).value();
-        assertThat(charges.run(scope, key, fingerprint, 1250L)).isInstanceOfSatisfying(Outcome.Replayed.class,
-                r -> assertThat(r.value()).isEqualTo(charge));
-        assertThat(charges.run(scope, key, Db.fingerprint("other"), 99L)).isInstanceOf(Outcome.FingerprintMismatch.class);
+        assertThat(charges.run(scope, key, fingerprint, 1250L))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(charge));
+        assertThat(charges.run(scope, key, Db.fingerprint("other"), 99L))
+                .isInstanceOf(Outcome.FingerprintMismatch.class);
         assertThat(bank.calls).hasValue(1);
         assertThat(count("effect_posting", key)).isEqualTo(1);
         assertThat(count("effect_hold", key)).isZero();
@@ -114,8 +129,9 @@ class ExternalEffectTest {
             assertThat(r.replayed()).isFalse();
         });
         assertThat(count("effect_hold", key)).isZero();
-        assertThat(charges.run(scope, key, fingerprint, 500L)).isInstanceOfSatisfying(Outcome.Rejected.class,
-                r -> assertThat(r.replayed()).isTrue());
+        assertThat(charges.run(scope, key, fingerprint, 500L))
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
         assertThat(bank.calls).hasValue(1);
     }
 
@@ -135,11 +151,17 @@ class ExternalEffectTest {
                     // a before() that swallows the refusal is refused all the same
                 }
             };
-            assertThatThrownBy(() -> charges.run(scope, key, fingerprint, 10L)).as(how)
-                    .isInstanceOfSatisfying(WorkEndedTransactionException.class,
+            assertThatThrownBy(() -> charges.run(scope, key, fingerprint, 10L))
+                    .as(how)
+                    .isInstanceOfSatisfying(
+                            WorkEndedTransactionException.class,
                             e -> assertThat(e.committedByWork()).isFalse());
-            assertThat(count("effect_hold", key)).as(how + ": the hold went with the claim").isZero();
-            assertThat(Db.claims(scope, key)).as(how + ": no claim in flight for a request never sent").isZero();
+            assertThat(count("effect_hold", key))
+                    .as(how + ": the hold went with the claim")
+                    .isZero();
+            assertThat(Db.claims(scope, key))
+                    .as(how + ": no claim in flight for a request never sent")
+                    .isZero();
         }
         bank.inBefore = null;
         assertThat(bank.calls).as("the bank was never called").hasValue(0);
@@ -149,8 +171,10 @@ class ExternalEffectTest {
     void aRejectionOfTheLocalWritesNeverCallsTheBank() {
         ExternalEffect<Long, String> charges = effect(false);
         IdempotencyKey key = Db.freshKey();
-        assertThat(charges.run(scope, key, fingerprint, -5L)).isInstanceOfSatisfying(Outcome.Rejected.class,
-                r -> assertThat(r.failure().code()).isEqualTo("invalid-amount"));
+        assertThat(charges.run(scope, key, fingerprint, -5L))
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class,
+                        r -> assertThat(r.failure().code()).isEqualTo("invalid-amount"));
         assertThat(bank.calls).hasValue(0);
         assertThat(count("effect_hold", key)).isZero();
         assertThat(charges.run(scope, key, fingerprint, -5L)).isInstanceOf(Outcome.Rejected.class);
@@ -162,7 +186,9 @@ class ExternalEffectTest {
         IdempotencyKey key = Db.freshKey();
         bank.fault = Fault.TIMEOUT_AFTER_APPLY;
         assertThat(charges.run(scope, key, fingerprint, 700L)).isInstanceOf(RemoteOutcome.Unknown.class);
-        assertThat(count("effect_hold", key)).as("the hold stays while the outcome is unknown").isEqualTo(1);
+        assertThat(count("effect_hold", key))
+                .as("the hold stays while the outcome is unknown")
+                .isEqualTo(1);
         bank.fault = Fault.NONE;
         assertThat(charges.run(scope, key, fingerprint, 700L)).isInstanceOf(Outcome.Executed.class);
         assertThat(bank.calls).as("looked up, not sent again").hasValue(1);
@@ -177,7 +203,8 @@ class ExternalEffectTest {
         bank.fault = Fault.ERROR_BEFORE_APPLY;
         assertThat(effect(false).run(scope, key, fingerprint, 300L)).isInstanceOf(RemoteOutcome.Unknown.class);
         bank.fault = Fault.NONE;
-        assertThat(effect(false).run(scope, key, fingerprint, 300L)).as("absent is unknown without read-after-write")
+        assertThat(effect(false).run(scope, key, fingerprint, 300L))
+                .as("absent is unknown without read-after-write")
                 .isInstanceOf(RemoteOutcome.Unknown.class);
         assertThat(bank.charges).isEmpty();
         assertThat(effect(true).run(scope, key, fingerprint, 300L)).isInstanceOf(Outcome.Executed.class);
@@ -186,13 +213,16 @@ class ExternalEffectTest {
     }
 
     @Test
-    void aProcessThatDiesAfterTheClaimBlocksDuplicatesUntilItsLeasePassesThenTheRetryLooksUpAndSends() throws Exception {
+    void aProcessThatDiesAfterTheClaimBlocksDuplicatesUntilItsLeasePassesThenTheRetryLooksUpAndSends()
+            throws Exception {
         ExternalEffect<Long, String> charges = effect(true);
         IdempotencyKey key = Db.freshKey();
         bank.fault = Fault.DIE_BEFORE_CALL;
         assertThatThrownBy(() -> charges.run(scope, key, fingerprint, 40L)).isInstanceOf(FakeBank.Death.class);
         bank.fault = Fault.NONE;
-        assertThat(charges.run(scope, key, fingerprint, 40L)).as("its lease is live").isInstanceOf(Outcome.InProgress.class);
+        assertThat(charges.run(scope, key, fingerprint, 40L))
+                .as("its lease is live")
+                .isInstanceOf(Outcome.InProgress.class);
         pastTheLease();
         assertThat(charges.run(scope, key, fingerprint, 40L)).isInstanceOf(Outcome.Executed.class);
         assertThat(bank.lookups.get()).isEqualTo(1);
@@ -206,7 +236,9 @@ class ExternalEffectTest {
             ExternalEffect<Long, String> charges = effect(true);
             IdempotencyKey key = Db.freshKey();
             bank.fault = f;
-            assertThatThrownBy(() -> charges.run(scope, key, fingerprint, 55L)).as(f.name()).isInstanceOf(FakeBank.Death.class);
+            assertThatThrownBy(() -> charges.run(scope, key, fingerprint, 55L))
+                    .as(f.name())
+                    .isInstanceOf(FakeBank.Death.class);
             bank.fault = Fault.NONE;
             assertThat(count("effect_posting", key)).as(f.name()).isZero();
             pastTheLease();
@@ -267,17 +299,25 @@ class ExternalEffectTest {
         String charge = bank.charges.values().iterator().next().id();
         assertThat(charges.resolveApplied(scope, key, charge)).isTrue();
         assertThat(charges.resolveApplied(scope, key, charge)).as("only once").isFalse();
-        assertThat(charges.run(scope, key, fingerprint, 65L)).isInstanceOfSatisfying(Outcome.Replayed.class,
-                r -> assertThat(r.value()).isEqualTo(charge));
+        assertThat(charges.run(scope, key, fingerprint, 65L))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(charge));
         assertThat(count("effect_posting", key)).isEqualTo(1);
         assertThat(count("effect_hold", key)).isZero();
         assertThat(charges.needingReconciliation(10)).isEmpty();
-        assertThat(storedRequestBytes(key)).as("cleared, as the holder's own record clears it").isZero();
+        assertThat(storedRequestBytes(key))
+                .as("cleared, as the holder's own record clears it")
+                .isZero();
     }
 
     private int storedRequestBytes(IdempotencyKey key) {
-        return Db.DSL_CONTEXT.resultQuery("select coalesce(length(request), 0)::int from " + Db.SCHEMA
-                + ".idempotency_claim where scope = ? and idem_key = ?", scope.value(), key.value()).fetchOne(0, Integer.class);
+        return Db.DSL_CONTEXT
+                .resultQuery(
+                        "select coalesce(length(request), 0)::int from " + Db.SCHEMA
+                                + ".idempotency_claim where scope = ? and idem_key = ?",
+                        scope.value(),
+                        key.value())
+                .fetchOne(0, Integer.class);
     }
 
     @Test
@@ -295,8 +335,10 @@ class ExternalEffectTest {
             assertThat(newHolder).isInstanceOf(Outcome.Executed.class);
             gate.countDown(); // the old holder's call now reaches the bank, which deduplicates it
             RemoteOutcome<String> old = late.get(10, TimeUnit.SECONDS);
-            assertThat(old).isInstanceOfSatisfying(Outcome.Replayed.class,
-                    r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) newHolder).value()));
+            assertThat(old)
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class,
+                            r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) newHolder).value()));
         } finally {
             slow.shutdownNow();
         }
@@ -314,11 +356,19 @@ class ExternalEffectTest {
         pastTheLease();
         List<io.github.idemtx.db.testing.Concurrently.Result<RemoteOutcome<String>>> results =
                 io.github.idemtx.db.testing.Concurrently.times(12, () -> charges.run(scope, key, fingerprint, 77L));
-        assertThat(results).extracting(io.github.idemtx.db.testing.Concurrently.Result::error).containsOnlyNulls();
-        List<RemoteOutcome<String>> outcomes = results.stream().map(io.github.idemtx.db.testing.Concurrently.Result::value).toList();
-        assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Executed).as("one takeover settles it").hasSize(1);
-        assertThat(outcomes).allSatisfy(o -> assertThat(o).isInstanceOfAny(Outcome.Executed.class, Outcome.Replayed.class,
-                Outcome.InProgress.class));
+        assertThat(results)
+                .extracting(io.github.idemtx.db.testing.Concurrently.Result::error)
+                .containsOnlyNulls();
+        List<RemoteOutcome<String>> outcomes = results.stream()
+                .map(io.github.idemtx.db.testing.Concurrently.Result::value)
+                .toList();
+        assertThat(outcomes)
+                .filteredOn(o -> o instanceof Outcome.Executed)
+                .as("one takeover settles it")
+                .hasSize(1);
+        assertThat(outcomes)
+                .allSatisfy(o -> assertThat(o)
+                        .isInstanceOfAny(Outcome.Executed.class, Outcome.Replayed.class, Outcome.InProgress.class));
         assertThat(bank.lookups.get()).as("only the winner looked it up").isEqualTo(1);
         assertThat(applications()).isEqualTo(1);
         assertThat(count("effect_posting", key)).isEqualTo(1);
@@ -331,7 +381,8 @@ class ExternalEffectTest {
         bank.fault = Fault.TIMEOUT_AFTER_APPLY;
         assertThat(charges.run(scope, key, fingerprint, 88L)).isInstanceOf(RemoteOutcome.Unknown.class);
         bank.fault = Fault.NONE;
-        java.util.concurrent.LinkedBlockingQueue<ExternalEffect.Recovery> passes = new java.util.concurrent.LinkedBlockingQueue<>();
+        java.util.concurrent.LinkedBlockingQueue<ExternalEffect.Recovery> passes =
+                new java.util.concurrent.LinkedBlockingQueue<>();
         try (AutoCloseable recovering = charges.scheduleRecovery(Duration.ofMillis(20), 10, passes::add)) {
             ExternalEffect.Recovery pass = passes.poll(10, TimeUnit.SECONDS);
             assertThat(pass).isNotNull();
@@ -339,12 +390,18 @@ class ExternalEffectTest {
         }
         assertThat(count("effect_posting", key)).isEqualTo(1);
         assertThat(charges.run(scope, key, fingerprint, 88L)).isInstanceOf(Outcome.Replayed.class);
-        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ZERO, 10, null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ZERO, 10, null))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     private long postedAmount(IdempotencyKey key) {
-        return Db.DSL_CONTEXT.resultQuery("select coalesce(sum(amount), -1)::bigint from " + Db.SCHEMA
-                + ".effect_posting where scope = ? and idem_key = ?", scope.value(), key.value()).fetchOne(0, Long.class);
+        return Db.DSL_CONTEXT
+                .resultQuery(
+                        "select coalesce(sum(amount), -1)::bigint from " + Db.SCHEMA
+                                + ".effect_posting where scope = ? and idem_key = ?",
+                        scope.value(),
+                        key.value())
+                .fetchOne(0, Long.class);
     }
 
     @Test
@@ -368,7 +425,9 @@ class ExternalEffectTest {
         IdempotencyKey key = Db.freshKey();
         bank.afterThrows = true;
         RemoteOutcome<String> first = charges.run(scope, key, fingerprint, 61L);
-        assertThat(first).as("not an exception: the bank charged, the ledger could not post yet").isInstanceOf(RemoteOutcome.Unknown.class);
+        assertThat(first)
+                .as("not an exception: the bank charged, the ledger could not post yet")
+                .isInstanceOf(RemoteOutcome.Unknown.class);
         assertThat(count("effect_hold", key)).isEqualTo(1);
         bank.afterThrows = false;
         Thread.sleep(SCHEDULE.get(0).toMillis() + 10);
@@ -380,12 +439,18 @@ class ExternalEffectTest {
 
     @Test
     void aResultThatCanNeverBeStoredGoesToAnOperatorInsteadOfBeingLookedUpForever() {
-        ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
-                .schema(Db.SCHEMA).lease(LEASE).lookupSchedule(SCHEDULE)
-                .policy(IdempotencyPolicy.builder().maxResultBytes(8).build()).build(); // the request fits (8 bytes), no charge id does
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(
+                        Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA)
+                .lease(LEASE)
+                .lookupSchedule(SCHEDULE)
+                .policy(IdempotencyPolicy.builder().maxResultBytes(8).build())
+                .build(); // the request fits (8 bytes), no charge id does
         IdempotencyKey key = Db.freshKey();
         assertThat(charges.run(scope, key, fingerprint, 12L)).isInstanceOf(RemoteOutcome.NeedsReconciliation.class);
-        assertThat(charges.needingReconciliation(10)).extracting(ExternalEffect.Unsettled::key).contains(key);
+        assertThat(charges.needingReconciliation(10))
+                .extracting(ExternalEffect.Unsettled::key)
+                .contains(key);
         assertThat(charges.recover(10).total()).as("never taken over again").isZero();
     }
 
@@ -395,7 +460,10 @@ class ExternalEffectTest {
         IdempotencyKey key = Db.freshKey();
         String first = ((Outcome.Executed<String>) charges.run(scope, key, fingerprint, 70L)).value();
         Db.expire(scope, key);
-        Db.DSL_CONTEXT.execute("delete from " + Db.SCHEMA + ".effect_posting where scope = ? and idem_key = ?", scope.value(), key.value());
+        Db.DSL_CONTEXT.execute(
+                "delete from " + Db.SCHEMA + ".effect_posting where scope = ? and idem_key = ?",
+                scope.value(),
+                key.value());
         RemoteOutcome<String> second = charges.run(scope, key, fingerprint, 70L);
         assertThat(second).isInstanceOf(Outcome.Executed.class);
         assertThat(((Outcome.Executed<String>) second).value()).isNotEqualTo(first);
@@ -406,8 +474,11 @@ class ExternalEffectTest {
     void aKeyOfAnotherEffectOrOfATransactionIsNotThisEffectsAnswer() {
         IdempotencyKey key = Db.freshKey();
         assertThat(effect(false).run(scope, key, fingerprint, 5L)).isInstanceOf(Outcome.Executed.class);
-        ExternalEffect<Long, String> refunds = ExternalEffect.builder(Db.dsl(), "refund", LONGS, ResultCodec.utf8(), bank)
-                .schema(Db.SCHEMA).lease(LEASE).build();
+        ExternalEffect<Long, String> refunds = ExternalEffect.builder(
+                        Db.dsl(), "refund", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA)
+                .lease(LEASE)
+                .build();
         assertThat(refunds.run(scope, key, fingerprint, 5L)).isInstanceOf(Outcome.FingerprintMismatch.class);
         IdempotencyKey txKey = Db.freshKey();
         Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build().run(scope, txKey, fingerprint, tx -> "tx");
@@ -417,10 +488,13 @@ class ExternalEffectTest {
     @Test
     void insideACallersTransactionItIsRefusedBeforeAnything() {
         IdempotencyKey key = Db.freshKey();
-        assertThatThrownBy(() -> Db.dsl().transaction(cfg ->
-                ExternalEffect.builder(cfg.dsl(), "charge", LONGS, ResultCodec.utf8(), bank).schema(Db.SCHEMA).build()
-                        .run(scope, key, fingerprint, 10L)))
-                .isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("external effect");
+        assertThatThrownBy(() -> Db.dsl()
+                        .transaction(cfg -> ExternalEffect.builder(cfg.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                                .schema(Db.SCHEMA)
+                                .build()
+                                .run(scope, key, fingerprint, 10L)))
+                .isInstanceOf(TransactionOwnershipException.class)
+                .hasMessageContaining("external effect");
         assertThat(bank.calls).hasValue(0);
         assertThat(count("effect_hold", key)).isZero();
     }
@@ -428,30 +502,42 @@ class ExternalEffectTest {
     @Test
     void badInputIsRefusedBeforeAnySql() {
         assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "Charge Card", LONGS, ResultCodec.utf8(), bank))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
-        assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank).lease(Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("name");
         assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
-                .lookupSchedule(List.of(Duration.ofSeconds(-1)))).isInstanceOf(IllegalArgumentException.class);
+                        .lease(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lease");
+        assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                        .lookupSchedule(List.of(Duration.ofSeconds(-1))))
+                .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> effect(false).run(scope, Db.freshKey(), fingerprint, null))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("request");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("request");
         assertThatThrownBy(() -> effect(false).recover(0)).isInstanceOf(IllegalArgumentException.class);
         assertThat(Db.claims(scope)).isZero();
     }
 
     @Test
     void aResolvedRefusalReleasesTheHoldAndIsReplayedAsRejected() throws Exception {
-        ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
-                .schema(Db.SCHEMA).lease(LEASE).lookupSchedule(List.of()).build();
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(
+                        Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA)
+                .lease(LEASE)
+                .lookupSchedule(List.of())
+                .build();
         IdempotencyKey key = Db.freshKey();
         bank.fault = Fault.ERROR_BEFORE_APPLY;
         bank.lookupUnknownRate = 1.0;
         assertThat(charges.run(scope, key, fingerprint, 30L)).isInstanceOf(RemoteOutcome.Unknown.class);
         assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
-        assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows no charge"))).isTrue();
+        assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows no charge")))
+                .isTrue();
         assertThat(count("effect_hold", key)).isZero();
-        assertThat(charges.run(scope, key, fingerprint, 30L)).isInstanceOfSatisfying(Outcome.Rejected.class,
-                r -> assertThat(r.failure().code()).isEqualTo("not-charged"));
+        assertThat(charges.run(scope, key, fingerprint, 30L))
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class,
+                        r -> assertThat(r.failure().code()).isEqualTo("not-charged"));
         assertThat(storedRequestBytes(key)).isZero();
     }
 
@@ -459,17 +545,27 @@ class ExternalEffectTest {
     void settingsOutsideTheirLimitsAreRefusedAtOnceNamingTheSettingAndTheLimit() {
         ExternalEffect<Long, String> charges = effect(false);
         assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ofNanos(500_000), 10, null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("every").hasMessageContaining("1 ms");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("every")
+                .hasMessageContaining("1 ms");
         assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ofSeconds(Long.MAX_VALUE), 10, null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("every").hasMessageContaining("1 day");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("every")
+                .hasMessageContaining("1 day");
         assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
-                .lookupSchedule(List.of(Duration.ofDays(400_000_000))))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lookup schedule").hasMessageContaining("30 days");
+                        .lookupSchedule(List.of(Duration.ofDays(400_000_000))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lookup schedule")
+                .hasMessageContaining("30 days");
         assertThatThrownBy(() -> ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
-                .lookupSchedule(java.util.Arrays.asList(Duration.ofSeconds(1), null)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lookup schedule").hasMessageContaining("null");
+                        .lookupSchedule(java.util.Arrays.asList(Duration.ofSeconds(1), null)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lookup schedule")
+                .hasMessageContaining("null");
         assertThat(ExternalEffect.builder(Db.dsl(), "charge", LONGS, ResultCodec.utf8(), bank)
-                .lookupSchedule(List.of(Duration.ofMillis(1), ExternalEffect.LONGEST_LOOKUP_PAUSE)).build()).isNotNull();
+                        .lookupSchedule(List.of(Duration.ofMillis(1), ExternalEffect.LONGEST_LOOKUP_PAUSE))
+                        .build())
+                .isNotNull();
     }
 
     /**
@@ -491,11 +587,20 @@ class ExternalEffectTest {
             }
         };
         DSLContext dsl = SqlHook.around(Db.dsl(), seen);
-        ExternalEffect<Long, String> bare = ExternalEffect.builder(dsl, "charge", LONGS, ResultCodec.utf8(), bank.withoutHolds())
-                .schema(Db.SCHEMA).policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
-                .lease(LEASE).lookupSchedule(SCHEDULE).build();
+        ExternalEffect<Long, String> bare = ExternalEffect.builder(
+                        dsl, "charge", LONGS, ResultCodec.utf8(), bank.withoutHolds())
+                .schema(Db.SCHEMA)
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(100))
+                        .build())
+                .lease(LEASE)
+                .lookupSchedule(SCHEDULE)
+                .build();
         ExternalEffect<Long, String> holding = ExternalEffect.builder(dsl, "charge", LONGS, ResultCodec.utf8(), bank)
-                .schema(Db.SCHEMA).lease(LEASE).lookupSchedule(SCHEDULE).build();
+                .schema(Db.SCHEMA)
+                .lease(LEASE)
+                .lookupSchedule(SCHEDULE)
+                .build();
 
         IdempotencyKey key = Db.freshKey();
         bank.gate = new CountDownLatch(1);
@@ -506,8 +611,12 @@ class ExternalEffectTest {
             while (count("idempotency_claim", key) == 0 && System.nanoTime() < until) {
                 Thread.sleep(5); // the claim is committed while the bank has not answered yet
             }
-            assertThat(count("idempotency_claim", key)).as("committed before the call").isEqualTo(1);
-            assertThat(bare.run(scope, key, fingerprint, 700L)).as("a duplicate meanwhile").isInstanceOf(Outcome.InProgress.class);
+            assertThat(count("idempotency_claim", key))
+                    .as("committed before the call")
+                    .isEqualTo(1);
+            assertThat(bare.run(scope, key, fingerprint, 700L))
+                    .as("a duplicate meanwhile")
+                    .isInstanceOf(Outcome.InProgress.class);
             bank.gate.countDown();
             assertThat(charge.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
         } finally {
@@ -547,8 +656,8 @@ class ExternalEffectTest {
                 }
             }
         };
-        ExternalEffect<Long, String> holder = effect(SqlHook.around(Db.dsl(), recoverBeforeEachLeaseStatement),
-                "charge-slow-before", false, List.of());
+        ExternalEffect<Long, String> holder = effect(
+                SqlHook.around(Db.dsl(), recoverBeforeEachLeaseStatement), "charge-slow-before", false, List.of());
         bank.inBefore = tx -> sleep(LEASE.toMillis() + 100);
         IdempotencyKey key = Db.freshKey();
 
@@ -556,7 +665,10 @@ class ExternalEffectTest {
 
         assertThat(outcome).isInstanceOf(Outcome.Executed.class);
         assertThat(bank.calls).as("the holder sent it").hasValue(1);
-        assertThat(passes).allSatisfy(p -> assertThat(p.total()).as("nothing to take over: " + p.counts()).isZero());
+        assertThat(passes)
+                .allSatisfy(p -> assertThat(p.total())
+                        .as("nothing to take over: " + p.counts())
+                        .isZero());
         assertThat(recoverer.needingReconciliation(10)).isEmpty();
         assertThat(holder.run(scope, key, fingerprint, 410L)).isInstanceOf(Outcome.Replayed.class);
     }
@@ -580,9 +692,14 @@ class ExternalEffectTest {
                 Thread.currentThread().interrupt();
             }
         };
-        ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "charge-bounded-wait", LONGS, ResultCodec.utf8(), bank)
-                .schema(Db.SCHEMA).lease(LEASE)
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(50)).build()).build();
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(
+                        Db.dsl(), "charge-bounded-wait", LONGS, ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA)
+                .lease(LEASE)
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(50))
+                        .build())
+                .build();
         IdempotencyKey key = Db.freshKey();
         ExecutorService threads = Executors.newFixedThreadPool(2);
         try {
@@ -591,14 +708,18 @@ class ExternalEffectTest {
             Future<RemoteOutcome<String>> duplicate = threads.submit(() -> charges.run(scope, key, fingerprint, 20L));
             // the holder stays in before() until letGo: an unbounded wait would not answer here
             assertThat(duplicate.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.InProgress.class);
-            assertThat(letGo.getCount()).as("answered while the holder is still in before()").isEqualTo(1);
+            assertThat(letGo.getCount())
+                    .as("answered while the holder is still in before()")
+                    .isEqualTo(1);
             letGo.countDown();
             assertThat(holder.get(10, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
         } finally {
             letGo.countDown();
             threads.shutdownNow();
         }
-        assertThat(lockTimeoutsInBefore).as("before() waits as the session was set").containsExactly("0");
+        assertThat(lockTimeoutsInBefore)
+                .as("before() waits as the session was set")
+                .containsExactly("0");
         assertThat(charges.run(scope, key, fingerprint, 20L)).isInstanceOf(Outcome.Replayed.class);
         assertThat(bank.calls).hasValue(1);
     }
@@ -626,11 +747,14 @@ class ExternalEffectTest {
         bank.fault = Fault.ERROR_BEFORE_APPLY;
         int claims = 12;
         for (int i = 0; i < claims; i++) {
-            assertThat(charges.run(scope, Db.freshKey(), fingerprint, 100L + i)).isInstanceOf(RemoteOutcome.Unknown.class);
+            assertThat(charges.run(scope, Db.freshKey(), fingerprint, 100L + i))
+                    .isInstanceOf(RemoteOutcome.Unknown.class);
         }
-        AutoCloseable recovering = charges.scheduleRecovery(Duration.ofMillis(10), 5, pass -> { });
+        AutoCloseable recovering = charges.scheduleRecovery(Duration.ofMillis(10), 5, pass -> {});
         try {
-            await("every claim handed to an operator", () -> charges.needingReconciliation(100).size() == claims);
+            await(
+                    "every claim handed to an operator",
+                    () -> charges.needingReconciliation(100).size() == claims);
         } finally {
             CompletableFuture<Void> closing = CompletableFuture.runAsync(() -> {
                 try {
@@ -642,7 +766,8 @@ class ExternalEffectTest {
             closing.get(20, TimeUnit.SECONDS); // a spinning pass kept close() waiting its full minute
         }
         int attempts = SCHEDULE.size() + 1; // the first lookup at once, then one after each pause
-        assertThat(charges.needingReconciliation(100)).allSatisfy(u -> assertThat(u.lookups()).isEqualTo(attempts));
+        assertThat(charges.needingReconciliation(100))
+                .allSatisfy(u -> assertThat(u.lookups()).isEqualTo(attempts));
         assertThat(bank.lookups).as("one lookup per attempt").hasValue(claims * attempts);
         assertThat(bank.calls).as("the first call and one resend per attempt").hasValue(claims * (1 + attempts));
         assertThat(charges.inFlight(100)).isEmpty();
@@ -655,7 +780,8 @@ class ExternalEffectTest {
      * reaches reconciliation and an operator resolves it; the other claims are not held up.
      */
     @Test
-    void aStoredRequestThatNoLongerDecodesIsStillLookedUpListedAndResolvableWithoutBlockingTheOthers() throws Exception {
+    void aStoredRequestThatNoLongerDecodesIsStillLookedUpListedAndResolvableWithoutBlockingTheOthers()
+            throws Exception {
         ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-old-request", false, SCHEDULE);
         IdempotencyKey applied = Db.freshKey();
         IdempotencyKey silent = Db.freshKey();
@@ -667,8 +793,11 @@ class ExternalEffectTest {
         }
         bank.fault = Fault.NONE;
         for (IdempotencyKey key : List.of(applied, silent)) {
-            Db.DSL_CONTEXT.execute("update " + Db.SCHEMA + ".idempotency_claim set request = '\\x0102'::bytea"
-                    + " where scope = ? and idem_key = ?", scope.value(), key.value()); // 2 bytes: no long decodes from them
+            Db.DSL_CONTEXT.execute(
+                    "update " + Db.SCHEMA + ".idempotency_claim set request = '\\x0102'::bytea"
+                            + " where scope = ? and idem_key = ?",
+                    scope.value(),
+                    key.value()); // 2 bytes: no long decodes from them
         }
 
         List<ExternalEffect.Unsettled<Long>> inFlight = charges.inFlight(10);
@@ -677,13 +806,18 @@ class ExternalEffectTest {
             assertThat(u.request()).isNull();
             assertThat(u.undecodable()).contains("no longer decodes");
         });
-        assertThat(inFlight).filteredOn(u -> u.key().equals(fine)).singleElement().satisfies(u -> {
-            assertThat(u.request()).isEqualTo(33L);
-            assertThat(u.undecodable()).isNull();
-        });
+        assertThat(inFlight)
+                .filteredOn(u -> u.key().equals(fine))
+                .singleElement()
+                .satisfies(u -> {
+                    assertThat(u.request()).isEqualTo(33L);
+                    assertThat(u.undecodable()).isNull();
+                });
 
         ExternalEffect.Recovery first = charges.recover(10);
-        assertThat(first.count("found")).as("the applied one and the fine one: " + first.counts()).isEqualTo(2);
+        assertThat(first.count("found"))
+                .as("the applied one and the fine one: " + first.counts())
+                .isEqualTo(2);
         assertThat(first.count("failed")).isZero();
         assertThat(charges.run(scope, applied, fingerprint, 33L)).isInstanceOf(Outcome.Replayed.class);
         assertThat(count("effect_posting", applied)).isEqualTo(1);
@@ -698,7 +832,8 @@ class ExternalEffectTest {
             assertThat(u.request()).isNull();
             assertThat(u.undecodable()).contains("no longer decodes");
         });
-        assertThat(charges.resolveRefused(scope, silent, new Failure("not-charged", "the statement shows no charge"))).isTrue();
+        assertThat(charges.resolveRefused(scope, silent, new Failure("not-charged", "the statement shows no charge")))
+                .isTrue();
         assertThat(count("effect_hold", silent)).isZero();
         assertThat(charges.run(scope, silent, fingerprint, 33L)).isInstanceOf(Outcome.Rejected.class);
         assertThat(charges.inFlight(10)).isEmpty();
@@ -709,8 +844,9 @@ class ExternalEffectTest {
      * Starts a charge on {@code thread} whose call waits at the bank's gate, and returns once its
      * claim is committed and its lease has passed; from then on the key's lookups go unanswered.
      */
-    private Future<RemoteOutcome<String>> heldInItsCallPastItsLease(ExecutorService thread, ExternalEffect<Long, String> charges,
-            IdempotencyKey key, long amount) throws InterruptedException {
+    private Future<RemoteOutcome<String>> heldInItsCallPastItsLease(
+            ExecutorService thread, ExternalEffect<Long, String> charges, IdempotencyKey key, long amount)
+            throws InterruptedException {
         Future<RemoteOutcome<String>> late = thread.submit(() -> charges.run(scope, key, fingerprint, amount));
         await("the claim committed", () -> count("idempotency_claim", key) == 1);
         Thread.sleep(LEASE.toMillis() + 50);
@@ -732,15 +868,17 @@ class ExternalEffectTest {
         ExecutorService slow = Executors.newSingleThreadExecutor();
         try {
             Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(slow, charges, key, 140L);
-            assertThat(charges.run(scope, key, fingerprint, 140L)).as("the retry's lookup went unanswered")
+            assertThat(charges.run(scope, key, fingerprint, 140L))
+                    .as("the retry's lookup went unanswered")
                     .isInstanceOf(RemoteOutcome.Unknown.class);
             gate.countDown(); // the late holder's call now applies
             RemoteOutcome<String> answer = late.get(10, TimeUnit.SECONDS);
             assertThat(answer).isInstanceOf(Outcome.Executed.class);
             String charge = ((Outcome.Executed<String>) answer).value();
             assertThat(bank.charges.values()).extracting(FakeBank.Charge::id).containsExactly(charge);
-            assertThat(charges.run(scope, key, fingerprint, 140L)).isInstanceOfSatisfying(Outcome.Replayed.class,
-                    r -> assertThat(r.value()).isEqualTo(charge));
+            assertThat(charges.run(scope, key, fingerprint, 140L))
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(charge));
         } finally {
             gate.countDown();
             slow.shutdownNow();
@@ -779,7 +917,8 @@ class ExternalEffectTest {
         try {
             Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(slow, charges, key, 150L);
             assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
-            assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet"))).isTrue();
+            assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet")))
+                    .isTrue();
             gate.countDown();
             assertThat(late.get(10, TimeUnit.SECONDS)).as("the claim's answer").isInstanceOf(Outcome.Rejected.class);
         } finally {
@@ -794,7 +933,9 @@ class ExternalEffectTest {
                 errors.add(r.getMessage());
             }
         }
-        assertThat(errors).singleElement().asString()
+        assertThat(errors)
+                .singleElement()
+                .asString()
                 .contains(scope.value(), key.value(), downstreamKey, "applied", "refusal");
     }
 

@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -11,6 +10,7 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.db.testing.Concurrently;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.FailoverCluster;
 import io.github.idemtx.db.testing.FailoverCluster.Replication;
 import java.time.Duration;
@@ -52,8 +52,11 @@ import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
  *
  * <p>Runs in the direct execution only: its servers are its own, no pooler is in front of them.
  */
-@DisabledIfSystemProperty(named = "idemtx.test.pgbouncer", matches = "true",
-        disabledReason = "a primary and a standby of its own, reached directly: the PgBouncer execution has nothing to add")
+@DisabledIfSystemProperty(
+        named = "idemtx.test.pgbouncer",
+        matches = "true",
+        disabledReason =
+                "a primary and a standby of its own, reached directly: the PgBouncer execution has nothing to add")
 @DatabaseTest
 class FailoverTest {
 
@@ -74,8 +77,12 @@ class FailoverTest {
         assertThat(run.lost()).as(run.summary()).isEmpty();
         assertThat(run.executedAgain()).as(run.summary()).isZero();
         assertThat(run.answeredOtherwise()).as(run.summary()).isZero();
-        assertThat(run.beforeResend().violations()).as(run.beforeResend().summary()).isEmpty();
-        assertThat(run.afterResend().violations()).as(run.afterResend().summary()).isEmpty();
+        assertThat(run.beforeResend().violations())
+                .as(run.beforeResend().summary())
+                .isEmpty();
+        assertThat(run.afterResend().violations())
+                .as(run.afterResend().summary())
+                .isEmpty();
     }
 
     @Test
@@ -85,15 +92,23 @@ class FailoverTest {
         // lost answers are what asynchronous replication allows: they are reported, not asserted; but
         // every violation the checker finds must be one of theirs, and the bank itself stays whole
         for (BankSetChecker.Report report : List.of(run.beforeResend(), run.afterResend())) {
-            assertThat(report.violations()).as(report.summary())
-                    .allSatisfy(v -> assertThat(run.lost().stream().anyMatch(k -> v.startsWith("key " + k + " ") || v.startsWith("key " + k + ":")))
-                            .as("violation about a key whose answer was lost: %s", v).isTrue());
+            assertThat(report.violations())
+                    .as(report.summary())
+                    .allSatisfy(v -> assertThat(run.lost().stream()
+                                    .anyMatch(k -> v.startsWith("key " + k + " ") || v.startsWith("key " + k + ":")))
+                            .as("violation about a key whose answer was lost: %s", v)
+                            .isTrue());
         }
     }
 
     /** What one run saw; {@code lost} are the keys whose first final answer the promoted server does not hold. */
-    private record Run(String summary, Set<String> lost, int executedAgain, int answeredOtherwise,
-            BankSetChecker.Report beforeResend, BankSetChecker.Report afterResend) {}
+    private record Run(
+            String summary,
+            Set<String> lost,
+            int executedAgain,
+            int answeredOtherwise,
+            BankSetChecker.Report beforeResend,
+            BankSetChecker.Report afterResend) {}
 
     private Run failoverUnderLoad(Replication replication) throws Exception {
         long started = System.nanoTime();
@@ -105,11 +120,17 @@ class FailoverTest {
             createBank(dsl);
             Map<Integer, Long> initial = new TreeMap<>();
             for (int i = 0; i < ACCOUNTS; i++) {
-                dsl.execute("INSERT INTO " + Bank.ACCOUNT + " (scope, id, balance) VALUES (?, ?, ?)", scope.value(), i, OPENING_BALANCE);
+                dsl.execute(
+                        "INSERT INTO " + Bank.ACCOUNT + " (scope, id, balance) VALUES (?, ?, ?)",
+                        scope.value(),
+                        i,
+                        OPENING_BALANCE);
                 initial.put(i, OPENING_BALANCE);
             }
             cluster.awaitStandbyCaughtUp(Duration.ofSeconds(30));
-            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
+            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
+                    .schema(Db.SCHEMA)
+                    .build();
 
             List<BankSetChecker.Intent> intents = new ArrayList<>();
             for (int i = 0; i < INTENTS; i++) {
@@ -154,8 +175,12 @@ class FailoverTest {
                 killer.join(TimeUnit.SECONDS.toMillis(90));
             }
             long loadMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - loadStarted);
-            assertThat(failover.get()).as("the primary was killed and the standby promoted (%s)", cluster.logTail(3000)).isNotNull();
-            assertThat(finals).as("every intent got a final answer (%s)", cluster.description()).hasSize(INTENTS);
+            assertThat(failover.get())
+                    .as("the primary was killed and the standby promoted (%s)", cluster.logTail(3000))
+                    .isNotNull();
+            assertThat(finals)
+                    .as("every intent got a final answer (%s)", cluster.description())
+                    .hasSize(INTENTS);
 
             Map<String, Object> faults = Map.of("failover", failover.get());
             Bank.Snapshot promoted = snapshot(dsl, initial);
@@ -177,9 +202,11 @@ class FailoverTest {
             for (BankSetChecker.Call first : finals.values()) {
                 resends.add(() -> {
                     BankSetChecker.Call again = untilFinal(idem, first.intent(), checker);
-                    String how = again == null ? "no answer"
-                            : again.kind() == BankSetChecker.Kind.EXECUTED ? "executed again"
-                            : sameAnswer(first, again) ? "same answer" : "another answer";
+                    String how = again == null
+                            ? "no answer"
+                            : again.kind() == BankSetChecker.Kind.EXECUTED
+                                    ? "executed again"
+                                    : sameAnswer(first, again) ? "same answer" : "another answer";
                     resent.merge(how, 1, Integer::sum);
                     if (again != null && again.kind() == BankSetChecker.Kind.EXECUTED) {
                         executedAgain.incrementAndGet();
@@ -195,7 +222,8 @@ class FailoverTest {
             Map<BankSetChecker.Kind, Long> firstAnswers = new TreeMap<>(finals.values().stream()
                     .collect(Collectors.groupingBy(BankSetChecker.Call::kind, Collectors.counting())));
             FailoverCluster.Failover f = failover.get();
-            long[] times = answeredAt.stream().mapToLong(Long::longValue).sorted().toArray();
+            long[] times =
+                    answeredAt.stream().mapToLong(Long::longValue).sorted().toArray();
             long gapNanos = 0;
             for (int i = 1; i < times.length; i++) {
                 gapNanos = Math.max(gapNanos, times[i] - times[i - 1]);
@@ -205,10 +233,24 @@ class FailoverTest {
                             + " (standby %d bytes behind; kill %d ms, promotion %d ms; the longest wait between two final answers %d ms);"
                             + " first answers %s; %d calls in all%n  lost answers: %d %s; re-sent every key once: %s%n"
                             + "  before the re-send: %s%n  after the re-send: %s%n  (%d s in all, %s)",
-                    replication, INTENTS, CLIENTS, loadMillis, INTENTS / 2, f.standbyLagBytes(), f.killMillis(), f.promoteMillis(),
-                    TimeUnit.NANOSECONDS.toMillis(gapNanos), firstAnswers, checker.history().size(), lost.size(), lostByKind, new TreeMap<>(resent),
-                    beforeResend.summary().replace("\n", "\n  "), afterResend.summary().replace("\n", "\n  "),
-                    TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), cluster.description());
+                    replication,
+                    INTENTS,
+                    CLIENTS,
+                    loadMillis,
+                    INTENTS / 2,
+                    f.standbyLagBytes(),
+                    f.killMillis(),
+                    f.promoteMillis(),
+                    TimeUnit.NANOSECONDS.toMillis(gapNanos),
+                    firstAnswers,
+                    checker.history().size(),
+                    lost.size(),
+                    lostByKind,
+                    new TreeMap<>(resent),
+                    beforeResend.summary().replace("\n", "\n  "),
+                    afterResend.summary().replace("\n", "\n  "),
+                    TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started),
+                    cluster.description());
             System.out.println(summary);
             return new Run(summary, lost, executedAgain.get(), otherwise.get(), beforeResend, afterResend);
         }
@@ -224,13 +266,17 @@ class FailoverTest {
      * Sends the intent until it has a final answer (acknowledged or rejected), pausing briefly after
      * each failure; null if there was none within {@link #GIVE_UP_NANOS}.
      */
-    private BankSetChecker.Call untilFinal(IdempotentTransaction<String> idem, BankSetChecker.Intent intent,
-            BankSetChecker checker) throws InterruptedException {
+    private BankSetChecker.Call untilFinal(
+            IdempotentTransaction<String> idem, BankSetChecker.Intent intent, BankSetChecker checker)
+            throws InterruptedException {
         long deadline = System.nanoTime() + GIVE_UP_NANOS;
         while (true) {
             BankSetChecker.Call call;
             try {
-                Outcome<String> outcome = idem.run(scope, intent.key(), intent.fingerprint(),
+                Outcome<String> outcome = idem.run(
+                        scope,
+                        intent.key(),
+                        intent.fingerprint(),
                         tx -> Bank.transfer(tx, scope, intent.key(), intent.from(), intent.to(), intent.amount()));
                 call = checker.record(intent, outcome);
             } catch (RuntimeException e) {
@@ -280,9 +326,11 @@ class FailoverTest {
     private static void createBank(DSLContext dsl) {
         dsl.execute("CREATE TABLE " + Bank.ACCOUNT + " (scope text NOT NULL, id int NOT NULL, balance bigint NOT NULL,"
                 + " PRIMARY KEY (scope, id))");
-        dsl.execute("CREATE TABLE " + Bank.TRANSFER + " (id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL,"
+        dsl.execute("CREATE TABLE " + Bank.TRANSFER
+                + " (id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL,"
                 + " from_account int NOT NULL, to_account int NOT NULL, amount bigint NOT NULL)");
-        dsl.execute("CREATE TABLE " + Bank.POSTING + " (transfer_id bigint NOT NULL, account int NOT NULL, amount bigint NOT NULL)");
+        dsl.execute("CREATE TABLE " + Bank.POSTING
+                + " (transfer_id bigint NOT NULL, account int NOT NULL, amount bigint NOT NULL)");
     }
 
     /** What the promoted server holds, read in one transaction; {@link Bank#snapshot} reads the shared database. */
@@ -294,15 +342,27 @@ class FailoverTest {
             tx.resultQuery("SELECT id, balance FROM " + Bank.ACCOUNT + " WHERE scope = ?", scope.value())
                     .forEach(r -> balances.put(r.get(0, Integer.class), r.get(1, Long.class)));
             List<Bank.TransferRow> transfers = new ArrayList<>();
-            tx.resultQuery("SELECT id, idem_key, from_account, to_account, amount FROM " + Bank.TRANSFER + " WHERE scope = ?",
-                    scope.value()).forEach(r -> transfers.add(new Bank.TransferRow(r.get(0, Long.class), r.get(1, String.class),
-                            r.get(2, Integer.class), r.get(3, Integer.class), r.get(4, Long.class))));
+            tx.resultQuery(
+                            "SELECT id, idem_key, from_account, to_account, amount FROM " + Bank.TRANSFER
+                                    + " WHERE scope = ?",
+                            scope.value())
+                    .forEach(r -> transfers.add(new Bank.TransferRow(
+                            r.get(0, Long.class),
+                            r.get(1, String.class),
+                            r.get(2, Integer.class),
+                            r.get(3, Integer.class),
+                            r.get(4, Long.class))));
             List<Bank.PostingRow> postings = new ArrayList<>();
-            tx.resultQuery("SELECT transfer_id, account, amount FROM " + Bank.POSTING).forEach(r -> postings.add(
-                    new Bank.PostingRow(r.get(0, Long.class), r.get(1, Integer.class), r.get(2, Long.class))));
+            tx.resultQuery("SELECT transfer_id, account, amount FROM " + Bank.POSTING)
+                    .forEach(r -> postings.add(
+                            new Bank.PostingRow(r.get(0, Long.class), r.get(1, Integer.class), r.get(2, Long.class))));
             Map<String, Bank.ClaimRow> claims = new HashMap<>();
-            tx.resultQuery("SELECT idem_key, state, fingerprint FROM " + Db.SCHEMA + ".idempotency_claim WHERE scope = ?",
-                    scope.value()).forEach(r -> claims.put(r.get(0, String.class),
+            tx.resultQuery(
+                            "SELECT idem_key, state, fingerprint FROM " + Db.SCHEMA
+                                    + ".idempotency_claim WHERE scope = ?",
+                            scope.value())
+                    .forEach(r -> claims.put(
+                            r.get(0, String.class),
                             new Bank.ClaimRow(r.get(0, String.class), r.get(1, Short.class), r.get(2, byte[].class))));
             return new Bank.Snapshot(Map.copyOf(initial), balances, transfers, postings, claims);
         });

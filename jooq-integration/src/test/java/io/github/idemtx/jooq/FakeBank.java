@@ -50,11 +50,13 @@ final class FakeBank implements Remote.Holding<Long, String> {
     final Map<String, Charge> charges = new ConcurrentHashMap<>();
     /** Charges created per downstream key (must never exceed 1). */
     final Map<String, AtomicInteger> applications = new ConcurrentHashMap<>();
+
     final AtomicInteger calls = new AtomicInteger();
     /** Calls for a downstream key the bank had already applied (absorbed by its deduplication). */
     final AtomicInteger duplicateSends = new AtomicInteger();
     /** The local writes after a charge throw while this is set (a bug, a constraint). */
     volatile boolean afterThrows;
+
     final AtomicInteger lookups = new AtomicInteger();
     final String schema;
 
@@ -90,7 +92,10 @@ final class FakeBank implements Remote.Holding<Long, String> {
         if (intent.request() <= 0) {
             throw new Rejection("invalid-amount", "the amount must be positive");
         }
-        tx.execute("insert into " + schema + ".effect_hold values (?, ?, ?)", intent.scope().value(), intent.key().value(),
+        tx.execute(
+                "insert into " + schema + ".effect_hold values (?, ?, ?)",
+                intent.scope().value(),
+                intent.key().value(),
                 intent.request());
         java.util.function.Consumer<DSLContext> hook = inBefore;
         if (hook != null) {
@@ -143,7 +148,11 @@ final class FakeBank implements Remote.Holding<Long, String> {
         }
         return charges.computeIfAbsent(intent.downstreamKey(), k -> {
             applications.computeIfAbsent(k, x -> new AtomicInteger()).incrementAndGet();
-            return new Charge("ch_" + Math.abs((long) k.hashCode()) + "_" + intent.request(), k, intent.request(), System.nanoTime());
+            return new Charge(
+                    "ch_" + Math.abs((long) k.hashCode()) + "_" + intent.request(),
+                    k,
+                    intent.request(),
+                    System.nanoTime());
         });
     }
 
@@ -202,18 +211,27 @@ final class FakeBank implements Remote.Holding<Long, String> {
         if (die) {
             throw new Death("while recording the result");
         }
-        int held = tx.execute("delete from " + schema + ".effect_hold where scope = ? and idem_key = ?",
-                intent.scope().value(), intent.key().value());
-        tx.execute("insert into " + schema + ".effect_posting values (?, ?, ?, ?)", intent.scope().value(),
-                intent.key().value(), chargeId, intent.request());
+        int held = tx.execute(
+                "delete from " + schema + ".effect_hold where scope = ? and idem_key = ?",
+                intent.scope().value(),
+                intent.key().value());
+        tx.execute(
+                "insert into " + schema + ".effect_posting values (?, ?, ?, ?)",
+                intent.scope().value(),
+                intent.key().value(),
+                chargeId,
+                intent.request());
         if (held != (releasesAHold ? 1 : 0)) {
-            throw new IllegalStateException((releasesAHold ? "no hold" : "a hold") + " for " + intent.key() + " at the posting");
+            throw new IllegalStateException(
+                    (releasesAHold ? "no hold" : "a hold") + " for " + intent.key() + " at the posting");
         }
     }
 
     @Override
     public void refused(DSLContext tx, Intent<Long> intent, Failure failure) {
-        tx.execute("delete from " + schema + ".effect_hold where scope = ? and idem_key = ?", intent.scope().value(),
+        tx.execute(
+                "delete from " + schema + ".effect_hold where scope = ? and idem_key = ?",
+                intent.scope().value(),
                 intent.key().value());
     }
 }

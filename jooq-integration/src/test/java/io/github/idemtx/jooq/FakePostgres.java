@@ -65,7 +65,9 @@ final class FakePostgres implements AutoCloseable {
     }
 
     private void serve(Socket client) {
-        try (client; InputStream rawIn = client.getInputStream(); OutputStream rawOut = client.getOutputStream()) {
+        try (client;
+                InputStream rawIn = client.getInputStream();
+                OutputStream rawOut = client.getOutputStream()) {
             DataInputStream in = new DataInputStream(rawIn);
             DataOutputStream out = new DataOutputStream(rawOut);
             while (true) {
@@ -110,7 +112,8 @@ final class FakePostgres implements AutoCloseable {
                 } else if (type == 'Q' || type == 'S') { // a simple query, or the Sync that ends an extended one
                     String sql = type == 'Q' ? new String(body, 0, body.length - 1, StandardCharsets.UTF_8) : pending;
                     pending = null;
-                    if (sql != null && sql.trim().toUpperCase(java.util.Locale.ROOT).startsWith("SET ")) {
+                    if (sql != null
+                            && sql.trim().toUpperCase(java.util.Locale.ROOT).startsWith("SET ")) {
                         // the driver's own session set-up on connecting: not a statement of the code under test
                         message(out, 'C', "SET\0".getBytes(StandardCharsets.UTF_8));
                     } else {

@@ -50,8 +50,9 @@ final class Faults {
     static boolean opensTransaction(SqlHook.Sql sql) {
         try {
             java.sql.Connection c = sql.connection();
-            return !c.getAutoCommit() && c.unwrap(org.postgresql.core.BaseConnection.class).getTransactionState()
-                    == org.postgresql.core.TransactionState.IDLE;
+            return !c.getAutoCommit()
+                    && c.unwrap(org.postgresql.core.BaseConnection.class).getTransactionState()
+                            == org.postgresql.core.TransactionState.IDLE;
         } catch (SQLException e) {
             return false; // a dead connection opens nothing
         }

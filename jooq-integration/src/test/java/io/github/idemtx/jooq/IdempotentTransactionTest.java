@@ -1,7 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.Backends;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -16,6 +14,8 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.WorkFailedException;
+import io.github.idemtx.db.testing.Backends;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -118,9 +118,10 @@ class IdempotentTransactionTest {
         IllegalStateException boom = new IllegalStateException("boom");
 
         assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-            Db.writeEffect(tx, scope, key, "doomed");
-            throw boom;
-        })).isSameAs(boom);
+                    Db.writeEffect(tx, scope, key, "doomed");
+                    throw boom;
+                }))
+                .isSameAs(boom);
 
         assertThat(Db.effects(scope, key)).isZero();
         assertThat(Db.claims(scope, key)).isZero();
@@ -138,9 +139,9 @@ class IdempotentTransactionTest {
         IOException io = new IOException("disk on fire");
 
         assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-            Db.writeEffect(tx, scope, key, "doomed");
-            throw io;
-        }))
+                    Db.writeEffect(tx, scope, key, "doomed");
+                    throw io;
+                }))
                 .isInstanceOf(WorkFailedException.class)
                 .hasCause(io)
                 .satisfies(e -> {
@@ -176,14 +177,18 @@ class IdempotentTransactionTest {
             assertThat(r.replayed()).isTrue();
             assertThat(r.recordedAt()).isEqualTo(((Outcome.Rejected<?>) first).recordedAt());
         });
-        assertThat(Db.effects(scope, key)).as("the work's writes were rolled back").isZero();
-        assertThat(Db.claims(scope, key)).as("the claim and the failure were kept").isEqualTo(1);
+        assertThat(Db.effects(scope, key))
+                .as("the work's writes were rolled back")
+                .isZero();
+        assertThat(Db.claims(scope, key))
+                .as("the claim and the failure were kept")
+                .isEqualTo(1);
     }
 
     @Test
     void recordsARejectionThrownByTheWorkWithoutAnyPolicyEntry() {
-        IdempotentTransaction<String> plain = Db.builder(Db.dsl(), ResultCodec.utf8())
-                .schema(Db.SCHEMA).build();
+        IdempotentTransaction<String> plain =
+                Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
         Outcome<String> first = plain.run(scope, key, fingerprint, tx -> {
             Db.writeEffect(tx, scope, key, "x");
@@ -191,9 +196,14 @@ class IdempotentTransactionTest {
         });
         Outcome<String> again = plain.run(scope, key, fingerprint, tx -> "would succeed now");
 
-        assertThat(first).isInstanceOfSatisfying(Outcome.Rejected.class,
-                r -> assertThat(r.failure()).isEqualTo(Failure.of("currency_mismatch", "BRL account cannot pay USD")));
-        assertThat(again).isInstanceOfSatisfying(Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
+        assertThat(first)
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class,
+                        r -> assertThat(r.failure())
+                                .isEqualTo(Failure.of("currency_mismatch", "BRL account cannot pay USD")));
+        assertThat(again)
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
         assertThat(Db.effects(scope, key)).isZero();
     }
 
@@ -220,9 +230,12 @@ class IdempotentTransactionTest {
         });
 
         assertThat(mine).isEqualTo(new Outcome.Executed<>("secret of " + scope));
-        assertThat(theirs).as("the same key in another scope is another intent").isEqualTo(new Outcome.Executed<>("secret of " + other));
-        assertThat(idem.run(other, key, fingerprint, tx -> "x")).isInstanceOfSatisfying(Outcome.Replayed.class,
-                r -> assertThat(r.value()).isEqualTo("secret of " + other));
+        assertThat(theirs)
+                .as("the same key in another scope is another intent")
+                .isEqualTo(new Outcome.Executed<>("secret of " + other));
+        assertThat(idem.run(other, key, fingerprint, tx -> "x"))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("secret of " + other));
     }
 
     @Test
@@ -234,7 +247,9 @@ class IdempotentTransactionTest {
         Outcome<String> replay = idem.run(scope, key, fingerprint, tx -> "not null");
 
         assertThat(first).isEqualTo(new Outcome.Executed<String>(null));
-        assertThat(replay).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isNull());
+        assertThat(replay)
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isNull());
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }
 
@@ -242,12 +257,13 @@ class IdempotentTransactionTest {
     void rollsEverythingBackWhenTheEncodedResultIsOverTheCapAndSaysSo() {
         IdempotentTransaction<String> small = Db.builder(Db.dsl(), ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder().maxResultBytes(10).build())
-                .schema(Db.SCHEMA).build();
+                .schema(Db.SCHEMA)
+                .build();
 
         assertThatThrownBy(() -> small.run(scope, key, fingerprint, tx -> {
-            Db.writeEffect(tx, scope, key, "big");
-            return "01234567890";
-        }))
+                    Db.writeEffect(tx, scope, key, "big");
+                    return "01234567890";
+                }))
                 .isInstanceOfSatisfying(ResultTooLargeException.class, e -> {
                     assertThat(e.size()).isEqualTo(11);
                     assertThat(e.limit()).isEqualTo(10);
@@ -259,7 +275,8 @@ class IdempotentTransactionTest {
         assertThat(Db.effects(scope, key)).isZero();
         assertThat(Db.claims(scope, key)).isZero();
 
-        assertThat(small.run(scope, key, fingerprint, tx -> "0123456789")).isEqualTo(new Outcome.Executed<>("0123456789"));
+        assertThat(small.run(scope, key, fingerprint, tx -> "0123456789"))
+                .isEqualTo(new Outcome.Executed<>("0123456789"));
     }
 
     @Test
@@ -275,13 +292,13 @@ class IdempotentTransactionTest {
                 return new String(bytes);
             }
         };
-        IdempotentTransaction<String> withBrokenCodec = Db.builder(Db.dsl(), broken)
-                .schema(Db.SCHEMA).build();
+        IdempotentTransaction<String> withBrokenCodec =
+                Db.builder(Db.dsl(), broken).schema(Db.SCHEMA).build();
 
         assertThatThrownBy(() -> withBrokenCodec.run(scope, key, fingerprint, tx -> {
-            Db.writeEffect(tx, scope, key, "x");
-            return "v";
-        }))
+                    Db.writeEffect(tx, scope, key, "x");
+                    return "v";
+                }))
                 .isInstanceOf(IdempotencyException.class)
                 .hasMessageContaining("could not encode")
                 .hasRootCauseInstanceOf(IOException.class);
@@ -293,16 +310,18 @@ class IdempotentTransactionTest {
     void reportsAStoredResultTheCodecCannotDecodeAsAnIdempotencyException() {
         idem.run(scope, key, fingerprint, tx -> "stored as text");
         IdempotentTransaction<Integer> strict = Db.builder(Db.dsl(), new ResultCodec<Integer>() {
-            @Override
-            public byte[] encode(Integer value) {
-                return value.toString().getBytes();
-            }
+                    @Override
+                    public byte[] encode(Integer value) {
+                        return value.toString().getBytes();
+                    }
 
-            @Override
-            public Integer decode(byte[] bytes) {
-                return Integer.parseInt(new String(bytes));
-            }
-        }).schema(Db.SCHEMA).build();
+                    @Override
+                    public Integer decode(byte[] bytes) {
+                        return Integer.parseInt(new String(bytes));
+                    }
+                })
+                .schema(Db.SCHEMA)
+                .build();
 
         assertThatThrownBy(() -> strict.run(scope, key, fingerprint, tx -> 1))
                 .isInstanceOf(IdempotencyException.class)
@@ -327,15 +346,17 @@ class IdempotentTransactionTest {
         assertThat(Db.effects(scope, key)).isEqualTo(2);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
         assertThat(idem.run(scope, key, Db.fingerprint("a new request, long after"), tx -> "third"))
-                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("second"));
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("second"));
     }
 
     @Test
     void nestedTransactionsInsideTheWorkAreSavepointsThatNeverCommitEarly() {
         assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-            tx.transaction(nested -> Db.writeEffect(nested.dsl(), scope, key, "inside nested"));
-            throw new IllegalStateException("after the nested transaction");
-        })).hasMessage("after the nested transaction");
+                    tx.transaction(nested -> Db.writeEffect(nested.dsl(), scope, key, "inside nested"));
+                    throw new IllegalStateException("after the nested transaction");
+                }))
+                .hasMessage("after the nested transaction");
 
         assertThat(Db.effects(scope, key)).isZero();
         assertThat(Db.claims(scope, key)).isZero();
@@ -360,8 +381,7 @@ class IdempotentTransactionTest {
     void theDuplicateWaitBoundNeverReachesTheWorkNorThePooledConnection() {
         String before = Db.lockTimeout(Db.dsl());
 
-        Outcome<String> seenInsideWork = idem.run(scope, key, fingerprint,
-                Db::lockTimeout);
+        Outcome<String> seenInsideWork = idem.run(scope, key, fingerprint, Db::lockTimeout);
 
         assertThat(seenInsideWork).isEqualTo(new Outcome.Executed<>(before));
         for (int i = 0; i < 60; i++) { // every connection of the pool, by the pigeonhole principle
@@ -387,7 +407,8 @@ class IdempotentTransactionTest {
         assertThat(purged).isGreaterThanOrEqualTo(1);
         assertThat(Db.claims(scope, old)).isZero();
         assertThat(Db.claims(scope, live)).isEqualTo(1);
-        assertThatThrownBy(() -> idem.purgeExpired(0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> idem.purgeExpired(0))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("limit");
     }
 
@@ -405,19 +426,26 @@ class IdempotentTransactionTest {
 
     @Test
     void commitsItsOwnTransactionOnAPoolWhoseConnectionsHaveAutoCommitOff() throws Exception {
-        try (com.zaxxer.hikari.HikariDataSource manual = Db.DATABASE.newPool(2, config -> config.setAutoCommit(false))) {
+        try (com.zaxxer.hikari.HikariDataSource manual =
+                Db.DATABASE.newPool(2, config -> config.setAutoCommit(false))) {
             IdempotentTransaction<String> onManualPool = Db.builder(
-                    org.jooq.impl.DSL.using(manual, org.jooq.SQLDialect.POSTGRES), ResultCodec.utf8())
-                    .schema(Db.SCHEMA).build();
+                            org.jooq.impl.DSL.using(manual, org.jooq.SQLDialect.POSTGRES), ResultCodec.utf8())
+                    .schema(Db.SCHEMA)
+                    .build();
 
-            Outcome<String> first = onManualPool.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
+            Outcome<String> first =
+                    onManualPool.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
 
             assertThat(first).isInstanceOf(Outcome.Executed.class);
-            assertThat(Db.effects(scope, key)).as("visible to other connections: committed").isEqualTo(1);
+            assertThat(Db.effects(scope, key))
+                    .as("visible to other connections: committed")
+                    .isEqualTo(1);
             assertThat(Db.claims(scope, key)).isEqualTo(1);
             assertThat(onManualPool.run(scope, key, fingerprint, tx -> "again")).isInstanceOf(Outcome.Replayed.class);
             try (java.sql.Connection c = manual.getConnection()) {
-                assertThat(c.getAutoCommit()).as("the pool's setting is left as it was").isFalse();
+                assertThat(c.getAutoCommit())
+                        .as("the pool's setting is left as it was")
+                        .isFalse();
             }
         }
     }
@@ -425,23 +453,30 @@ class IdempotentTransactionTest {
     @Test
     void aClaimExpiresATtlAfterItCompletedNotAfterItWasMade() throws Exception {
         IdempotentTransaction<String> shortLived = Db.readFirst(Db.dsl(), ResultCodec.utf8())
-                .policy(IdempotencyPolicy.builder().ttl(java.time.Duration.ofSeconds(1)).build())
-                .schema(Db.SCHEMA).build();
+                .policy(IdempotencyPolicy.builder()
+                        .ttl(java.time.Duration.ofSeconds(1))
+                        .build())
+                .schema(Db.SCHEMA)
+                .build();
         java.util.concurrent.CountDownLatch claimed = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.ExecutorService holder = java.util.concurrent.Executors.newSingleThreadExecutor();
         try {
-            java.util.concurrent.Future<Outcome<String>> slow = holder.submit(() -> shortLived.run(scope, key, fingerprint, tx -> {
-                claimed.countDown();
-                Db.awaitWaitersOnClaim(1);
-                Thread.sleep(1500); // longer than the TTL
-                return "slow-" + Db.writeEffect(tx, scope, key, "slow");
-            }));
+            java.util.concurrent.Future<Outcome<String>> slow =
+                    holder.submit(() -> shortLived.run(scope, key, fingerprint, tx -> {
+                        claimed.countDown();
+                        Db.awaitWaitersOnClaim(1);
+                        Thread.sleep(1500); // longer than the TTL
+                        return "slow-" + Db.writeEffect(tx, scope, key, "slow");
+                    }));
             assertThat(claimed.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
 
-            Outcome<String> duplicate = shortLived.run(scope, key, fingerprint, tx -> "dup-" + Db.writeEffect(tx, scope, key, "dup"));
+            Outcome<String> duplicate =
+                    shortLived.run(scope, key, fingerprint, tx -> "dup-" + Db.writeEffect(tx, scope, key, "dup"));
 
             assertThat(slow.get(30, java.util.concurrent.TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
-            assertThat(duplicate).as("the duplicate waited and replays: the claim has just completed").isInstanceOf(Outcome.Replayed.class);
+            assertThat(duplicate)
+                    .as("the duplicate waited and replays: the claim has just completed")
+                    .isInstanceOf(Outcome.Replayed.class);
             assertThat(Db.effects(scope, key)).isEqualTo(1);
         } finally {
             holder.shutdownNow();
@@ -451,10 +486,10 @@ class IdempotentTransactionTest {
     @Test
     void keepsTheWorksExceptionOnTopWhenTheConnectionDiesUnderIt() {
         assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-            Db.writeEffect(tx, scope, key, "lost");
-            tx.execute("select pg_terminate_backend(pg_backend_pid())");
-            return "never";
-        }))
+                    Db.writeEffect(tx, scope, key, "lost");
+                    tx.execute("select pg_terminate_backend(pg_backend_pid())");
+                    return "never";
+                }))
                 .isInstanceOf(org.jooq.exception.DataAccessException.class)
                 .hasMessageContaining("terminat");
         assertThat(Db.effects(scope, key)).isZero();
@@ -475,15 +510,18 @@ class IdempotentTransactionTest {
             }
         });
         IdempotentTransaction<String> dying = Db.builder(killingAtCommit, ResultCodec.utf8())
-                .schema(Db.SCHEMA).build();
+                .schema(Db.SCHEMA)
+                .build();
 
-        assertThatThrownBy(() -> dying.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
+        assertThatThrownBy(
+                        () -> dying.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
                 .isInstanceOfSatisfying(io.github.idemtx.core.CommitOutcomeUnknownException.class, e -> {
                     assertThat(e.key()).isEqualTo(key);
                     assertThat(e.getMessage()).contains("retry with the same key");
                 });
 
-        Outcome<String> retry = idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "retry"));
+        Outcome<String> retry =
+                idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "retry"));
         assertThat(retry).isInstanceOfAny(Outcome.Executed.class, Outcome.Replayed.class);
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }
@@ -504,12 +542,15 @@ class IdempotentTransactionTest {
             }
         });
         IdempotentTransaction<String> dying = Db.builder(killingBeforeCommit, ResultCodec.utf8())
-                .schema(Db.SCHEMA).build();
+                .schema(Db.SCHEMA)
+                .build();
 
-        assertThatThrownBy(() -> dying.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
+        assertThatThrownBy(
+                        () -> dying.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
                 .isInstanceOf(io.github.idemtx.core.CommitOutcomeUnknownException.class);
 
-        Outcome<String> retry = idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "retry"));
+        Outcome<String> retry =
+                idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "retry"));
         assertThat(retry).isInstanceOf(Outcome.Executed.class);
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }

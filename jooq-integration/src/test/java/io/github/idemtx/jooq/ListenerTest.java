@@ -1,12 +1,11 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.idemtx.core.CallEvent;
-import io.github.idemtx.core.CallStart;
 import io.github.idemtx.core.CallEvent.Result;
+import io.github.idemtx.core.CallStart;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyListener;
@@ -16,6 +15,7 @@ import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.Rejection;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -59,8 +59,11 @@ class ListenerTest {
     private final Fingerprint fingerprint = Db.fingerprint("listened");
 
     private IdempotentTransaction<String> idem(IdempotencyListener... listeners) {
-        IdempotentTransaction.Builder<String> b = Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA)
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(300)).build());
+        IdempotentTransaction.Builder<String> b = Db.builder(Db.dsl(), ResultCodec.utf8())
+                .schema(Db.SCHEMA)
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(300))
+                        .build());
         for (IdempotencyListener l : listeners) {
             b.listener(l);
         }
@@ -78,10 +81,13 @@ class ListenerTest {
             throw new Rejection("nope", "refused");
         });
         assertThatThrownBy(() -> idem.run(scope, Db.freshKey(), fingerprint, tx -> {
-            throw new IllegalStateException("boom");
-        })).hasMessage("boom");
-        assertThat(recorder.calls).extracting(CallEvent::result)
-                .containsExactly(Result.EXECUTED, Result.REPLAYED, Result.FINGERPRINT_MISMATCH, Result.REJECTED, Result.FAILED);
+                    throw new IllegalStateException("boom");
+                }))
+                .hasMessage("boom");
+        assertThat(recorder.calls)
+                .extracting(CallEvent::result)
+                .containsExactly(
+                        Result.EXECUTED, Result.REPLAYED, Result.FINGERPRINT_MISMATCH, Result.REJECTED, Result.FAILED);
         assertThat(recorder.calls.get(4).exception()).isEqualTo(IllegalStateException.class.getName());
         assertThat(recorder.started).containsOnly("started:transaction");
         assertThat(recorder.starts).extracting(CallStart::scope).containsOnly(scope);
@@ -97,7 +103,9 @@ class ListenerTest {
         }
         assertThat(executed.work()).isPositive();
         assertThat(executed.recording()).isPositive();
-        assertThat(executed.total()).isGreaterThanOrEqualTo(executed.claiming().plus(executed.work()).plus(executed.recording()));
+        assertThat(executed.total())
+                .isGreaterThanOrEqualTo(
+                        executed.claiming().plus(executed.work()).plus(executed.recording()));
         assertThat(executed.scope()).isEqualTo(scope);
         assertThat(executed.toString()).doesNotContain(scope.value()).doesNotContain(key.value());
     }
@@ -105,8 +113,13 @@ class ListenerTest {
     @Test
     void aWaitOnAHolderIsTimedAndAnInProgressCounted() throws Exception {
         // the wait on a holder's lock is READ_FIRST's; WORK_FIRST's wait on a holder's row: WorkFirstTest
-        IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA)
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(300)).build()).listener(recorder).build();
+        IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8())
+                .schema(Db.SCHEMA)
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(300))
+                        .build())
+                .listener(recorder)
+                .build();
         IdempotencyKey key = Db.freshKey();
         CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
@@ -124,15 +137,22 @@ class ListenerTest {
         } finally {
             holder.shutdownNow();
         }
-        CallEvent inProgress = recorder.calls.stream().filter(e -> e.result() == Result.IN_PROGRESS).findFirst().orElseThrow();
+        CallEvent inProgress = recorder.calls.stream()
+                .filter(e -> e.result() == Result.IN_PROGRESS)
+                .findFirst()
+                .orElseThrow();
         assertThat(inProgress.waiting()).isGreaterThanOrEqualTo(Duration.ofMillis(250));
     }
 
     @Test
     void aJoinedCallSaysSo() {
         IdempotencyKey key = Db.freshKey();
-        Db.dsl().transaction(cfg -> Db.builder(cfg.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA)
-                .listener(recorder).build().run(scope, key, fingerprint, tx -> "joined"));
+        Db.dsl()
+                .transaction(cfg -> Db.builder(cfg.dsl(), ResultCodec.utf8())
+                        .schema(Db.SCHEMA)
+                        .listener(recorder)
+                        .build()
+                        .run(scope, key, fingerprint, tx -> "joined"));
         assertThat(recorder.calls).singleElement().satisfies(e -> {
             assertThat(e.joined()).isTrue();
             assertThat(e.result()).isEqualTo(Result.EXECUTED);
@@ -175,6 +195,7 @@ class ListenerTest {
     @Test
     void withoutListenersNothingIsMeasuredAndOutcomesAreTheSame() {
         IdempotentTransaction<String> idem = idem();
-        assertThat(idem.run(scope, Db.freshKey(), fingerprint, tx -> "plain")).isEqualTo(new Outcome.Executed<>("plain"));
+        assertThat(idem.run(scope, Db.freshKey(), fingerprint, tx -> "plain"))
+                .isEqualTo(new Outcome.Executed<>("plain"));
     }
 }

@@ -1,7 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.jooq.internal.store.StatementKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
@@ -12,7 +10,8 @@ import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.jooq.internal.store.ClaimStatements;
+import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -44,7 +43,8 @@ class OneDeadlineTest {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"TRANSACTION_READ_COMMITTED", "TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
     void theWaitIsBoundOncePerCallBehindAChainOfHolders(String isolation) throws Exception {
-        assumeFalse(Db.DATABASE.throughPgBouncer() && !isolation.endsWith("READ_COMMITTED"),
+        assumeFalse(
+                Db.DATABASE.throughPgBouncer() && !isolation.endsWith("READ_COMMITTED"),
                 "a session's isolation level does not belong behind a transaction-mode pooler");
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
@@ -54,8 +54,11 @@ class OneDeadlineTest {
         List<Connection> holders = new ArrayList<>();
         ExecutorService threads = Executors.newCachedThreadPool();
         try (HikariDataSource pool = Db.DATABASE.newPool(2, c -> c.setTransactionIsolation(isolation))) {
-            IdempotentTransaction<String> waiter = Db.readFirst(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
-                    .schema(Db.SCHEMA).policy(IdempotencyPolicy.builder().duplicateWait(WAIT).build()).build();
+            IdempotentTransaction<String> waiter = Db.readFirst(
+                            DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
+                    .schema(Db.SCHEMA)
+                    .policy(IdempotencyPolicy.builder().duplicateWait(WAIT).build())
+                    .build();
             holders.add(holdLock(lockId));
 
             long start = System.nanoTime();
@@ -78,8 +81,10 @@ class OneDeadlineTest {
             long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
             assertThat(outcome).as("past the bound, with holders still coming").isInstanceOf(Outcome.InProgress.class);
-            assertThat(elapsedMs).as("one bound for the call, not one per attempt (holders went on for %d ms)",
-                    HOLDERS * HOLD_MS).isGreaterThanOrEqualTo(WAIT.toMillis() - 50).isLessThan(WAIT.toMillis() + 900);
+            assertThat(elapsedMs)
+                    .as("one bound for the call, not one per attempt (holders went on for %d ms)", HOLDERS * HOLD_MS)
+                    .isGreaterThanOrEqualTo(WAIT.toMillis() - 50)
+                    .isLessThan(WAIT.toMillis() + 900);
         } finally {
             for (Connection c : holders) {
                 c.rollback();

@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -15,6 +14,7 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.WorkEndedTransactionException;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.io.PrintWriter;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -64,15 +64,19 @@ class ProtocolGuardTest {
     static void tables() {
         // a COMMIT that takes its time (a lagging synchronous standby does this): a deferred trigger sleeps
         Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + T + ".slow_commit (id bigserial PRIMARY KEY, note text)");
-        Db.dsl().execute("CREATE OR REPLACE FUNCTION " + T + ".slow_commit_sleep() RETURNS trigger LANGUAGE plpgsql AS"
-                + " $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$");
+        Db.dsl()
+                .execute("CREATE OR REPLACE FUNCTION " + T + ".slow_commit_sleep() RETURNS trigger LANGUAGE plpgsql AS"
+                        + " $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$");
         Db.dsl().execute("DROP TRIGGER IF EXISTS slow_commit_sleep ON " + T + ".slow_commit");
-        Db.dsl().execute("CREATE CONSTRAINT TRIGGER slow_commit_sleep AFTER INSERT ON " + T + ".slow_commit"
-                + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION " + T + ".slow_commit_sleep()");
+        Db.dsl()
+                .execute("CREATE CONSTRAINT TRIGGER slow_commit_sleep AFTER INSERT ON " + T + ".slow_commit"
+                        + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION " + T + ".slow_commit_sleep()");
         // a deferred foreign key whose check at COMMIT waits on a row another transaction locked
         Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + T + ".guard_parent (id bigint PRIMARY KEY)");
-        Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + T + ".guard_child (id bigserial PRIMARY KEY, parent bigint"
-                + " REFERENCES " + T + ".guard_parent DEFERRABLE INITIALLY DEFERRED, scope text, idem_key text)");
+        Db.dsl()
+                .execute("CREATE TABLE IF NOT EXISTS " + T + ".guard_child (id bigserial PRIMARY KEY, parent bigint"
+                        + " REFERENCES " + T
+                        + ".guard_parent DEFERRABLE INITIALLY DEFERRED, scope text, idem_key text)");
     }
 
     @AfterAll
@@ -81,8 +85,11 @@ class ProtocolGuardTest {
     }
 
     private static IdempotentTransaction<String> idem(DSLContext dsl, ClaimMode mode, Duration wait) {
-        return IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(T).claimMode(mode)
-                .policy(IdempotencyPolicy.builder().duplicateWait(wait).build()).build();
+        return IdempotentTransaction.builder(dsl, ResultCodec.utf8())
+                .schema(T)
+                .claimMode(mode)
+                .policy(IdempotencyPolicy.builder().duplicateWait(wait).build())
+                .build();
     }
 
     // ------------------------------------------------------------------ a work that ends its transaction
@@ -102,13 +109,17 @@ class ProtocolGuardTest {
         ROLLBACK_STATEMENT(true, tx -> tx.execute("ROLLBACK")),
         END_STATEMENT(true, tx -> tx.execute("/* done */ end")),
         COMMIT_IN_A_MULTI_STATEMENT(true, tx -> tx.execute("select 'a; commit'; commit")),
-        COMMIT_ON_A_PLAIN_STATEMENT(true, tx -> tx.connection(c -> {
-            try (Statement st = c.createStatement()) {
-                st.execute("COMMIT");
-            }
-        })),
-        COMMIT_ON_THE_UNWRAPPED_DRIVER(false, tx -> tx.connection(c -> c.unwrap(BaseConnection.class).commit())),
-        AUTO_COMMIT_ON_THE_UNWRAPPED_DRIVER(false, tx -> tx.connection(c -> c.unwrap(BaseConnection.class).setAutoCommit(true))),
+        COMMIT_ON_A_PLAIN_STATEMENT(
+                true,
+                tx -> tx.connection(c -> {
+                    try (Statement st = c.createStatement()) {
+                        st.execute("COMMIT");
+                    }
+                })),
+        COMMIT_ON_THE_UNWRAPPED_DRIVER(
+                false, tx -> tx.connection(c -> c.unwrap(BaseConnection.class).commit())),
+        AUTO_COMMIT_ON_THE_UNWRAPPED_DRIVER(
+                false, tx -> tx.connection(c -> c.unwrap(BaseConnection.class).setAutoCommit(true))),
         // past the guard, then on through tx in a new transaction pgjdbc opens: the next call sees it
         COMMIT_ON_THE_DRIVER_THEN_MORE_WORK(false, tx -> {
             tx.connection(c -> c.unwrap(BaseConnection.class).commit());
@@ -126,7 +137,8 @@ class ProtocolGuardTest {
             tx.execute("select 1");
         }),
         COMMIT_IN_A_NESTED_TRANSACTION_ON_THE_DRIVER(false, tx -> {
-            tx.transaction(nested -> nested.dsl().connection(c -> c.unwrap(BaseConnection.class).commit()));
+            tx.transaction(nested ->
+                    nested.dsl().connection(c -> c.unwrap(BaseConnection.class).commit()));
             tx.execute("select 1");
         });
 
@@ -183,7 +195,8 @@ class ProtocolGuardTest {
         List<Object> answers = runTogether(callers, start);
 
         for (Object answer : answers) {
-            assertThat(answer).as("every caller is refused: none may record work its transaction did not cover")
+            assertThat(answer)
+                    .as("every caller is refused: none may record work its transaction did not cover")
                     .isInstanceOfSatisfying(WorkEndedTransactionException.class, e -> {
                         assertThat(e.committedByWork()).isEqualTo(!ending.seen);
                         assertThat(e.scope()).isEqualTo(scope);
@@ -192,18 +205,24 @@ class ProtocolGuardTest {
         }
         assertThat(Db.claims(scope, key)).as("no claim recorded").isZero();
         if (ending.seen) {
-            assertThat(Db.effects(scope, key)).as("stopped before it went out: nothing committed").isZero();
+            assertThat(Db.effects(scope, key))
+                    .as("stopped before it went out: nothing committed")
+                    .isZero();
         }
         int before = Db.effects(scope, key);
 
         // the key is free: a correct work runs once, and its answer replays
-        Outcome<String> fixed = idem.run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "fixed"));
+        Outcome<String> fixed =
+                idem.run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "fixed"));
         assertThat(fixed).isInstanceOf(Outcome.Executed.class);
         assertThat(idem.run(scope, key, fingerprint, tx -> "again"))
-                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(
-                        ((Outcome.Executed<String>) fixed).value()));
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class,
+                        r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) fixed).value()));
         assertThat(Db.effects(scope, key)).isEqualTo(before + 1);
-        assertThat(Db.DATABASE.leftoverSessionState(Db.POOL)).as("the pool's connections are clean").isEmpty();
+        assertThat(Db.DATABASE.leftoverSessionState(Db.POOL))
+                .as("the pool's connections are clean")
+                .isEmpty();
     }
 
     @ParameterizedTest
@@ -213,12 +232,17 @@ class ProtocolGuardTest {
         IdempotencyKey key = Db.freshKey();
         IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
         assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-            Db.writeEffect(tx, scope, key, "x");
-            tx.connection(c -> c.unwrap(BaseConnection.class).commit());
-            throw new Rejection(io.github.idemtx.core.Failure.of("late", "rejected after a commit"));
-        })).isInstanceOfSatisfying(WorkEndedTransactionException.class, e -> assertThat(e.committedByWork()).isTrue())
+                    Db.writeEffect(tx, scope, key, "x");
+                    tx.connection(c -> c.unwrap(BaseConnection.class).commit());
+                    throw new Rejection(io.github.idemtx.core.Failure.of("late", "rejected after a commit"));
+                }))
+                .isInstanceOfSatisfying(
+                        WorkEndedTransactionException.class,
+                        e -> assertThat(e.committedByWork()).isTrue())
                 .hasCauseInstanceOf(Rejection.class);
-        assertThat(Db.claims(scope, key)).as("no rejection recorded for a work that committed").isZero();
+        assertThat(Db.claims(scope, key))
+                .as("no rejection recorded for a work that committed")
+                .isZero();
     }
 
     @ParameterizedTest
@@ -228,14 +252,16 @@ class ProtocolGuardTest {
         IdempotencyKey key = Db.freshKey();
         IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
         assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-            Db.writeEffect(tx, scope, key, "x");
-            try {
-                tx.execute("commit");
-            } catch (DataAccessException ignored) {
-                // goes on as if it had worked
-            }
-            throw new Rejection(io.github.idemtx.core.Failure.of("late", "rejected after a commit"));
-        })).isInstanceOf(WorkEndedTransactionException.class).hasCauseInstanceOf(Rejection.class);
+                    Db.writeEffect(tx, scope, key, "x");
+                    try {
+                        tx.execute("commit");
+                    } catch (DataAccessException ignored) {
+                        // goes on as if it had worked
+                    }
+                    throw new Rejection(io.github.idemtx.core.Failure.of("late", "rejected after a commit"));
+                }))
+                .isInstanceOf(WorkEndedTransactionException.class)
+                .hasCauseInstanceOf(Rejection.class);
         assertThat(Db.claims(scope, key)).isZero();
         assertThat(Db.effects(scope, key)).isZero();
     }
@@ -247,22 +273,28 @@ class ProtocolGuardTest {
         IdempotencyKey key = Db.freshKey();
         IdempotentTransaction<String> idem = idem(Db.dsl(), ClaimMode.READ_FIRST, Duration.ofSeconds(5));
         assertThatThrownBy(() -> Db.dsl().transaction(caller -> {
-            Db.writeEffect(caller.dsl(), scope, key, "the caller's own write");
-            IdempotentTransaction<String> joined = IdempotentTransaction.builder(caller.dsl(), ResultCodec.utf8())
-                    .schema(T).transactionMode(TransactionMode.JOIN).build();
-            joined.run(scope, key, fingerprint, tx -> {
-                Db.writeEffect(tx, scope, key, "the work's");
-                try {
-                    ending.step.run(tx);
-                } catch (DataAccessException swallowed) {
-                    // refused all the same
-                }
-                return "done";
-            });
-        })).isInstanceOf(WorkEndedTransactionException.class);
+                    Db.writeEffect(caller.dsl(), scope, key, "the caller's own write");
+                    IdempotentTransaction<String> joined = IdempotentTransaction.builder(
+                                    caller.dsl(), ResultCodec.utf8())
+                            .schema(T)
+                            .transactionMode(TransactionMode.JOIN)
+                            .build();
+                    joined.run(scope, key, fingerprint, tx -> {
+                        Db.writeEffect(tx, scope, key, "the work's");
+                        try {
+                            ending.step.run(tx);
+                        } catch (DataAccessException swallowed) {
+                            // refused all the same
+                        }
+                        return "done";
+                    });
+                }))
+                .isInstanceOf(WorkEndedTransactionException.class);
         assertThat(Db.claims(scope, key)).isZero();
         if (ending.seen) {
-            assertThat(Db.effects(scope, key)).as("the caller's transaction rolled back whole").isZero();
+            assertThat(Db.effects(scope, key))
+                    .as("the caller's transaction rolled back whole")
+                    .isZero();
         }
         assertThat(idem).isNotNull();
     }
@@ -278,18 +310,23 @@ class ProtocolGuardTest {
             return "id-" + Db.writeEffect(tx, scope, key, "immediate");
         });
         assertThat(first).isInstanceOf(Outcome.Executed.class);
-        assertThat(idem.run(scope, key, fingerprint, tx -> "again")).isInstanceOfSatisfying(Outcome.Replayed.class,
-                r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
+        assertThat(idem.run(scope, key, fingerprint, tx -> "again"))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class,
+                        r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
 
         // joined, with the caller committing later: the row's expiry still counts, the replay still holds
         IdempotencyKey joinedKey = Db.freshKey();
         Db.dsl().transaction(caller -> {
             IdempotentTransaction<String> joined = IdempotentTransaction.builder(caller.dsl(), ResultCodec.utf8())
-                    .schema(T).transactionMode(TransactionMode.JOIN).build();
+                    .schema(T)
+                    .transactionMode(TransactionMode.JOIN)
+                    .build();
             assertThat(joined.run(scope, joinedKey, fingerprint, tx -> {
-                tx.execute("SET CONSTRAINTS ALL IMMEDIATE");
-                return "joined-" + Db.writeEffect(tx, scope, joinedKey, "immediate");
-            })).isInstanceOf(Outcome.Executed.class);
+                        tx.execute("SET CONSTRAINTS ALL IMMEDIATE");
+                        return "joined-" + Db.writeEffect(tx, scope, joinedKey, "immediate");
+                    }))
+                    .isInstanceOf(Outcome.Executed.class);
         });
         assertThat(idem.run(scope, joinedKey, fingerprint, tx -> "again")).isInstanceOf(Outcome.Replayed.class);
         assertThat(Db.effects(scope)).isEqualTo(2);
@@ -303,8 +340,8 @@ class ProtocolGuardTest {
      * frameworks and JTA-style wrappers do; its close() leaves the connection to the transaction.
      */
     private static DataSource threadBound(Connection open) {
-        Connection handle = (Connection) Proxy.newProxyInstance(ProtocolGuardTest.class.getClassLoader(),
-                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+        Connection handle = (Connection) Proxy.newProxyInstance(
+                ProtocolGuardTest.class.getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
                     if (method.getName().equals("close")) {
                         return null;
                     }
@@ -369,12 +406,16 @@ class ProtocolGuardTest {
             DSLContext bound = DSL.using(threadBound(open), SQLDialect.POSTGRES);
             IdempotentTransaction<String> idem = idem(bound, mode, Duration.ofSeconds(5));
 
-            assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "work")))
+            assertThatThrownBy(() ->
+                            idem.run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "work")))
                     .isInstanceOf(TransactionOwnershipException.class)
-                    .hasMessageContaining("caller's transaction").hasMessageContaining("JOIN");
+                    .hasMessageContaining("caller's transaction")
+                    .hasMessageContaining("JOIN");
             open.rollback();
         }
-        assertThat(Db.effects(scope, key)).as("the caller's rollback undid its write: run committed nothing").isZero();
+        assertThat(Db.effects(scope, key))
+                .as("the caller's rollback undid its write: run committed nothing")
+                .isZero();
         assertThat(Db.claims(scope, key)).isZero();
     }
 
@@ -388,19 +429,26 @@ class ProtocolGuardTest {
             open.setAutoCommit(false);
             DSL.using(open, SQLDialect.POSTGRES).fetch("select 1"); // like a pool's test query: nothing of anybody's
             DSLContext bound = DSL.using(threadBound(open), SQLDialect.POSTGRES);
-            assertThat(idem(bound, mode, Duration.ofSeconds(5)).run(scope, key, fingerprint,
-                    tx -> "id-" + Db.writeEffect(tx, scope, key, "work"))).isInstanceOf(Outcome.Executed.class);
+            assertThat(idem(bound, mode, Duration.ofSeconds(5))
+                            .run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "work")))
+                    .isInstanceOf(Outcome.Executed.class);
 
             Db.writeEffect(DSL.using(open, SQLDialect.POSTGRES), scope, joinedKey, "the caller's write");
-            IdempotentTransaction<String> joined = IdempotentTransaction.builder(bound, ResultCodec.utf8()).schema(T)
-                    .claimMode(mode).transactionMode(TransactionMode.JOIN).build();
-            assertThat(joined.run(scope, joinedKey, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, joinedKey, "w")))
+            IdempotentTransaction<String> joined = IdempotentTransaction.builder(bound, ResultCodec.utf8())
+                    .schema(T)
+                    .claimMode(mode)
+                    .transactionMode(TransactionMode.JOIN)
+                    .build();
+            assertThat(joined.run(
+                            scope, joinedKey, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, joinedKey, "w")))
                     .isInstanceOf(Outcome.Executed.class);
             open.rollback();
         }
         assertThat(Db.effects(scope, key)).isEqualTo(1);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
-        assertThat(Db.effects(scope, joinedKey)).as("joined: gone with the caller's rollback").isZero();
+        assertThat(Db.effects(scope, joinedKey))
+                .as("joined: gone with the caller's rollback")
+                .isZero();
         assertThat(Db.claims(scope, joinedKey)).isZero();
     }
 
@@ -416,8 +464,8 @@ class ProtocolGuardTest {
      */
     @ParameterizedTest(name = "holder {0}, duplicate {1}")
     @MethodSource("modePairs")
-    void aDuplicateBehindASlowCommitAnswersInProgressAtItsBoundWhateverEachMode(ClaimMode holderMode,
-            ClaimMode duplicateMode) throws Exception {
+    void aDuplicateBehindASlowCommitAnswersInProgressAtItsBoundWhateverEachMode(
+            ClaimMode holderMode, ClaimMode duplicateMode) throws Exception {
         assertBoundedBehindSlowCommit(holderMode, idem(Db.dsl(), duplicateMode, Duration.ofMillis(300)));
     }
 
@@ -426,13 +474,15 @@ class ProtocolGuardTest {
     @MethodSource("modePairs")
     void aPoolsStatementTimeoutOrLockTimeoutGivesInProgressNotARawError(ClaimMode holderMode, ClaimMode duplicateMode)
             throws Exception {
-        assumeFalse(Db.DATABASE.throughPgBouncer(), "PgBouncer refuses an options start-up parameter;"
-                + " aJoinedDuplicateUnderAStatementTimeoutAnswersInProgress covers the setting there");
+        assumeFalse(
+                Db.DATABASE.throughPgBouncer(),
+                "PgBouncer refuses an options start-up parameter;"
+                        + " aJoinedDuplicateUnderAStatementTimeoutAnswersInProgress covers the setting there");
         for (String setting : List.of("statement_timeout", "lock_timeout")) {
-            try (HikariDataSource pool = Db.DATABASE.newPool(2,
-                    c -> c.addDataSourceProperty("options", "-c " + setting + "=300ms"))) {
-                assertBoundedBehindSlowCommit(holderMode,
-                        idem(DSL.using(pool, SQLDialect.POSTGRES), duplicateMode, Duration.ofSeconds(2)));
+            try (HikariDataSource pool =
+                    Db.DATABASE.newPool(2, c -> c.addDataSourceProperty("options", "-c " + setting + "=300ms"))) {
+                assertBoundedBehindSlowCommit(
+                        holderMode, idem(DSL.using(pool, SQLDialect.POSTGRES), duplicateMode, Duration.ofSeconds(2)));
             }
         }
     }
@@ -448,8 +498,12 @@ class ProtocolGuardTest {
             Outcome<String> duplicate = Db.dsl().transactionResult(caller -> {
                 caller.dsl().execute("SET LOCAL statement_timeout = '300ms'");
                 IdempotentTransaction<String> joined = IdempotentTransaction.builder(caller.dsl(), ResultCodec.utf8())
-                        .schema(T).transactionMode(TransactionMode.JOIN)
-                        .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofSeconds(2)).build()).build();
+                        .schema(T)
+                        .transactionMode(TransactionMode.JOIN)
+                        .policy(IdempotencyPolicy.builder()
+                                .duplicateWait(Duration.ofSeconds(2))
+                                .build())
+                        .build();
                 Outcome<String> answer = joined.run(scope, key, fingerprint, tx -> "duplicate ran");
                 caller.dsl().fetch("select 1"); // the caller's transaction is still usable
                 return answer;
@@ -469,13 +523,17 @@ class ProtocolGuardTest {
         ExecutorService holder = Executors.newSingleThreadExecutor();
         try {
             Future<Outcome<String>> held = startSlowCommit(holder, holderMode, scope, key);
-            Outcome<String> answer = duplicate.run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "dup"));
-            assertThat(answer).as("the duplicate's wait is bounded by its duplicateWait, not the holder's COMMIT")
+            Outcome<String> answer =
+                    duplicate.run(scope, key, fingerprint, tx -> "id-" + Db.writeEffect(tx, scope, key, "dup"));
+            assertThat(answer)
+                    .as("the duplicate's wait is bounded by its duplicateWait, not the holder's COMMIT")
                     .isInstanceOf(Outcome.InProgress.class);
             Outcome<String> first = held.get(60, TimeUnit.SECONDS);
             assertThat(first).isInstanceOf(Outcome.Executed.class);
-            assertThat(duplicate.run(scope, key, fingerprint, tx -> "later")).isInstanceOfSatisfying(
-                    Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
+            assertThat(duplicate.run(scope, key, fingerprint, tx -> "later"))
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class,
+                            r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
         } finally {
             holder.shutdownNow();
         }
@@ -484,8 +542,8 @@ class ProtocolGuardTest {
     }
 
     /** Starts a holder whose COMMIT sleeps, and returns once that COMMIT is under way. */
-    private Future<Outcome<String>> startSlowCommit(ExecutorService holder, ClaimMode mode, Scope scope,
-            IdempotencyKey key) throws InterruptedException {
+    private Future<Outcome<String>> startSlowCommit(
+            ExecutorService holder, ClaimMode mode, Scope scope, IdempotencyKey key) throws InterruptedException {
         IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
         String note = "slow-" + key.value();
         java.util.concurrent.atomic.AtomicInteger backend = new java.util.concurrent.atomic.AtomicInteger();
@@ -496,9 +554,14 @@ class ProtocolGuardTest {
         }));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         // the holder's own session (others on the server may sleep too), sleeping in its COMMIT's trigger
-        while (backend.get() == 0 || count("select count(*) from pg_stat_activity where wait_event = 'PgSleep'"
-                + " and pid = ?", backend.get()) == 0) {
-            assertThat(System.nanoTime()).as("the holder's COMMIT started sleeping").isLessThan(deadline);
+        while (backend.get() == 0
+                || count(
+                                "select count(*) from pg_stat_activity where wait_event = 'PgSleep'" + " and pid = ?",
+                                backend.get())
+                        == 0) {
+            assertThat(System.nanoTime())
+                    .as("the holder's COMMIT started sleeping")
+                    .isLessThan(deadline);
             assertThat(held.isDone()).as("the holder is still committing").isFalse();
             Thread.sleep(5);
         }
@@ -517,20 +580,27 @@ class ProtocolGuardTest {
         IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
         try (Connection locker = Db.POOL.getConnection()) {
             locker.setAutoCommit(false);
-            DSL.using(locker, SQLDialect.POSTGRES).execute("SELECT 1 FROM " + T + ".guard_parent WHERE id = ? FOR UPDATE",
-                    parent);
+            DSL.using(locker, SQLDialect.POSTGRES)
+                    .execute("SELECT 1 FROM " + T + ".guard_parent WHERE id = ? FOR UPDATE", parent);
             assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-                tx.execute("SET LOCAL lock_timeout = '300ms'"); // the caller's own bound, as a pool would set it
-                tx.execute("INSERT INTO " + T + ".guard_child (parent, scope, idem_key) VALUES (?, ?, ?)", parent,
-                        scope.value(), key.value());
-                return "child";
-            })).as("no duplicate exists: the deferred check's lock timeout is the error it is")
+                        tx.execute(
+                                "SET LOCAL lock_timeout = '300ms'"); // the caller's own bound, as a pool would set it
+                        tx.execute(
+                                "INSERT INTO " + T + ".guard_child (parent, scope, idem_key) VALUES (?, ?, ?)",
+                                parent,
+                                scope.value(),
+                                key.value());
+                        return "child";
+                    }))
+                    .as("no duplicate exists: the deferred check's lock timeout is the error it is")
                     .isInstanceOf(DataAccessException.class)
-                    .satisfies(e -> assertThat(io.github.idemtx.jooq.internal.store.SqlStates.has(e, "55P03")).isTrue());
+                    .satisfies(e -> assertThat(io.github.idemtx.jooq.internal.store.SqlStates.has(e, "55P03"))
+                            .isTrue());
             locker.rollback();
         }
         assertThat(Db.claims(scope, key)).isZero();
-        assertThat(count("select count(*) from " + T + ".guard_child where idem_key = ?", key.value())).isZero();
+        assertThat(count("select count(*) from " + T + ".guard_child where idem_key = ?", key.value()))
+                .isZero();
         // and once the row is free the same key runs
         assertThat(idem.run(scope, key, fingerprint, tx -> "ok")).isInstanceOf(Outcome.Executed.class);
     }
@@ -538,10 +608,16 @@ class ProtocolGuardTest {
     // ------------------------------------------------------------------ the two front doors
 
     private void effectRow(Scope scope, IdempotencyKey key, String expiresAt) {
-        Db.dsl().execute("INSERT INTO " + T + ".idempotency_claim (scope, idem_key, fingerprint, state, result,"
-                + " created_at, completed_at, expires_at, effect, request, fence, lookups) VALUES (?, ?, ?, 1,"
-                + " convert_to('the effect''s answer', 'UTF8'), now(), now(), " + expiresAt + ", 'payout',"
-                + " convert_to('{}', 'UTF8'), 1, 0)", scope.value(), key.value(), fingerprint.bytes());
+        Db.dsl()
+                .execute(
+                        "INSERT INTO " + T + ".idempotency_claim (scope, idem_key, fingerprint, state, result,"
+                                + " created_at, completed_at, expires_at, effect, request, fence, lookups) VALUES (?, ?, ?, 1,"
+                                + " convert_to('the effect''s answer', 'UTF8'), now(), now(), " + expiresAt
+                                + ", 'payout',"
+                                + " convert_to('{}', 'UTF8'), 1, 0)",
+                        scope.value(),
+                        key.value(),
+                        fingerprint.bytes());
     }
 
     @ParameterizedTest
@@ -550,9 +626,10 @@ class ProtocolGuardTest {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
         effectRow(scope, key, "now() + interval '1 hour'");
-        Outcome<String> answer = idem(Db.dsl(), mode, Duration.ofSeconds(5)).run(scope, key, fingerprint,
-                tx -> "ran-" + Db.writeEffect(tx, scope, key, "work"));
-        assertThat(answer).as("the key belongs to an external effect: another request's, whatever the fingerprint")
+        Outcome<String> answer = idem(Db.dsl(), mode, Duration.ofSeconds(5))
+                .run(scope, key, fingerprint, tx -> "ran-" + Db.writeEffect(tx, scope, key, "work"));
+        assertThat(answer)
+                .as("the key belongs to an external effect: another request's, whatever the fingerprint")
                 .isInstanceOf(Outcome.FingerprintMismatch.class);
         assertThat(Db.effects(scope, key)).isZero();
     }
@@ -564,41 +641,64 @@ class ProtocolGuardTest {
         IdempotencyKey key = Db.freshKey();
         effectRow(scope, key, "now() - interval '1 second'");
         IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
-        Outcome<String> first = idem.run(scope, key, fingerprint, tx -> "ran-" + Db.writeEffect(tx, scope, key, "work"));
+        Outcome<String> first =
+                idem.run(scope, key, fingerprint, tx -> "ran-" + Db.writeEffect(tx, scope, key, "work"));
         assertThat(first).isInstanceOf(Outcome.Executed.class);
-        assertThat(count("select count(*) from " + T + ".idempotency_claim where scope = ? and idem_key = ? and effect"
-                + " is null and request is null and fence is null and lookups is null", scope.value(), key.value()))
+        assertThat(count(
+                        "select count(*) from " + T + ".idempotency_claim where scope = ? and idem_key = ? and effect"
+                                + " is null and request is null and fence is null and lookups is null",
+                        scope.value(),
+                        key.value()))
                 .isEqualTo(1);
-        assertThat(idem.run(scope, key, fingerprint, tx -> "again")).isInstanceOfSatisfying(Outcome.Replayed.class,
-                r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
+        assertThat(idem.run(scope, key, fingerprint, tx -> "again"))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class,
+                        r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }
 
     @Test
     void theGuardTellsTransactionEndingStatementsFromOthers() {
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("commit")).isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("commit"))
+                .isEqualTo("commit");
         assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("  -- x\n/* y /* z */ */ COMMIT AND CHAIN"))
                 .isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1; rollback")).isEqualTo("rollback");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1; rollback"))
+                .isEqualTo("rollback");
         assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("prepare transaction 'x'"))
                 .isEqualTo("prepare transaction");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("abort")).isEqualTo("abort");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback to savepoint a")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("insert into t values ('x; commit')")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select $$; commit$$, $1")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1 -- ; commit")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("update t set committed = true")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("do $f$ begin perform 1; end $f$")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("prepare p as select 1")).isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("abort"))
+                .isEqualTo("abort");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback to savepoint a"))
+                .isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("insert into t values ('x; commit')"))
+                .isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select $$; commit$$, $1"))
+                .isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1 -- ; commit"))
+                .isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("update t set committed = true"))
+                .isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("do $f$ begin perform 1; end $f$"))
+                .isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("prepare p as select 1"))
+                .isNull();
         // an outside attack's finds: escaped quotes in E-strings, $ inside identifiers, a comment
         // ended by a carriage return, ROLLBACK WORK TO
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select E'\\' '; commit; --'")).isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1 as a$b$; commit; --$b$")).isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1; --x\rcommit")).isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("insert into t values (E'it\\'s; commit')")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("ROLLBACK WORK TO SAVEPOINT a")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback transaction to a")).isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback work")).isEqualTo("rollback");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select E'\\' '; commit; --'"))
+                .isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1 as a$b$; commit; --$b$"))
+                .isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1; --x\rcommit"))
+                .isEqualTo("commit");
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("insert into t values (E'it\\'s; commit')"))
+                .isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("ROLLBACK WORK TO SAVEPOINT a"))
+                .isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback transaction to a"))
+                .isNull();
+        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback work"))
+                .isEqualTo("rollback");
     }
 
     private static long count(String sql, Object... bindings) {

@@ -46,8 +46,10 @@ final class RandomSqlFaults implements SqlHook {
             return;
         }
         String state = random.nextBoolean() ? "40001" : "40P01";
-        injected.computeIfAbsent(site(sql) + "@" + when + ":" + state, k -> new AtomicInteger()).incrementAndGet();
-        throw new SQLException(state.equals("40001") ? "injected: could not serialize access" : "injected: deadlock detected", state);
+        injected.computeIfAbsent(site(sql) + "@" + when + ":" + state, k -> new AtomicInteger())
+                .incrementAndGet();
+        throw new SQLException(
+                state.equals("40001") ? "injected: could not serialize access" : "injected: deadlock detected", state);
     }
 
     private static String site(String sql) {

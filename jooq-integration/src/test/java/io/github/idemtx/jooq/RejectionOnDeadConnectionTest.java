@@ -1,7 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.Backends;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -10,6 +8,8 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.Rejection;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.Backends;
+import io.github.idemtx.db.testing.DatabaseTest;
 import org.jooq.SQLDialect;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
@@ -32,8 +32,10 @@ class RejectionOnDeadConnectionTest {
     @Test
     void aRejectionThatCannotBeRecordedBecauseTheConnectionDiedSurfacesAsAConnectionError() {
         IdempotentTransaction<String> idem = Db.builder(
-                DSL.using(Faults.unpooled(Faults.applicationName("reject")), SQLDialect.POSTGRES), ResultCodec.utf8())
-                .schema(Db.SCHEMA).build();
+                        DSL.using(Faults.unpooled(Faults.applicationName("reject")), SQLDialect.POSTGRES),
+                        ResultCodec.utf8())
+                .schema(Db.SCHEMA)
+                .build();
         RuntimeException thrown = null;
         try (Backends killer = new Backends(Db.DATABASE.connect())) {
             idem.run(scope, key, fingerprint, tx -> {
@@ -49,13 +51,15 @@ class RejectionOnDeadConnectionTest {
 
         assertThat(Db.claims(scope, key)).as("nothing was recorded").isZero();
         assertThat(Db.effects(scope, key)).isZero();
-        assertThat(thrown).as("what run() threw, having recorded nothing")
+        assertThat(thrown)
+                .as("what run() threw, having recorded nothing")
                 .isNotNull()
                 .isNotInstanceOf(Rejection.class)
                 .isInstanceOf(DataAccessException.class)
                 .matches(Faults::isConnectionError, "is a connection error");
         // the key is free: the retry decides afresh
-        IdempotentTransaction<String> healthy = Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        IdempotentTransaction<String> healthy =
+                Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
         assertThat(healthy.run(scope, key, fingerprint, tx -> "funds arrived meanwhile"))
                 .isEqualTo(new Outcome.Executed<>("funds arrived meanwhile"));
     }

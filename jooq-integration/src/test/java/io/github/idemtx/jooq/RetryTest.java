@@ -1,7 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,6 +10,8 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.Concurrently;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -62,14 +62,15 @@ class RetryTest {
         return io.github.idemtx.jooq.internal.store.StatementKind.of(sql) == null && sql.contains(".effect");
     }
 
-
     @Test
     void retriesSerializationFailuresAndDeadlocksAtAnyStatementAndTakesEffectOnce() {
         Injector inWork = new Injector(RetryTest::isWorkInsert, "40001", n -> n == 1);
         Injector atCompletion = new Injector(Faults::isRecord, "40P01", n -> n == 1);
         Injector atClaim = new Injector(Faults::isClaim, "40001", n -> n == 3);
         IdempotentTransaction<String> idem = Db.builder(with(inWork, atCompletion, atClaim), ResultCodec.utf8())
-                .policy(fastRetries).schema(Db.SCHEMA).build();
+                .policy(fastRetries)
+                .schema(Db.SCHEMA)
+                .build();
         AtomicInteger runs = new AtomicInteger();
 
         Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> {
@@ -80,7 +81,8 @@ class RetryTest {
         // attempt 1 fails in the work, 2 at completion, 3 at the claim, 4 succeeds; WORK_FIRST sends no
         // claim before the work: attempt 3 succeeds
         assertThat(outcome).isInstanceOf(Outcome.Executed.class);
-        assertThat(inWork.injected.get() + atCompletion.injected.get() + atClaim.injected.get()).isEqualTo(Db.workFirst() ? 2 : 3);
+        assertThat(inWork.injected.get() + atCompletion.injected.get() + atClaim.injected.get())
+                .isEqualTo(Db.workFirst() ? 2 : 3);
         assertThat(runs).hasValue(3);
         assertThat(Db.effects(scope, key)).isEqualTo(1);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
@@ -90,13 +92,15 @@ class RetryTest {
     void givesUpWhenTheBudgetIsSpentWithAnErrorSayingHowManyAttemptsAndLeavesNothing() {
         Injector always = new Injector(RetryTest::isWorkInsert, "40001", n -> true);
         IdempotentTransaction<String> idem = Db.builder(with(always), ResultCodec.utf8())
-                .policy(fastRetries.toBuilder().maxAttempts(3).build()).schema(Db.SCHEMA).build();
+                .policy(fastRetries.toBuilder().maxAttempts(3).build())
+                .schema(Db.SCHEMA)
+                .build();
         AtomicInteger runs = new AtomicInteger();
 
         assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-            runs.incrementAndGet();
-            return "effect-" + Db.writeEffect(tx, scope, key, "x");
-        }))
+                    runs.incrementAndGet();
+                    return "effect-" + Db.writeEffect(tx, scope, key, "x");
+                }))
                 .isInstanceOfSatisfying(RetriesExhaustedException.class, e -> {
                     assertThat(e.attempts()).isEqualTo(3);
                     assertThat(e.scope()).isEqualTo(scope);
@@ -109,8 +113,8 @@ class RetryTest {
         assertThat(Db.effects(scope, key)).isZero();
         assertThat(Db.claims(scope, key)).isZero();
 
-        IdempotentTransaction<String> healthy = Db.builder(Db.dsl(), ResultCodec.utf8())
-                .schema(Db.SCHEMA).build();
+        IdempotentTransaction<String> healthy =
+                Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
         assertThat(healthy.run(scope, key, fingerprint, tx -> "now")).isEqualTo(new Outcome.Executed<>("now"));
     }
 
@@ -118,7 +122,9 @@ class RetryTest {
     void retriesASerializationFailureTheWorkWrappedInItsOwnException() {
         Injector once = new Injector(RetryTest::isWorkInsert, "40001", n -> n == 1);
         IdempotentTransaction<String> idem = Db.builder(with(once), ResultCodec.utf8())
-                .policy(fastRetries).schema(Db.SCHEMA).build();
+                .policy(fastRetries)
+                .schema(Db.SCHEMA)
+                .build();
 
         Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> {
             try {
@@ -136,9 +142,12 @@ class RetryTest {
     void doesNotRetryOtherDatabaseErrors() {
         Injector uniqueViolation = new Injector(RetryTest::isWorkInsert, "23505", n -> true);
         IdempotentTransaction<String> idem = Db.builder(with(uniqueViolation), ResultCodec.utf8())
-                .policy(fastRetries).schema(Db.SCHEMA).build();
+                .policy(fastRetries)
+                .schema(Db.SCHEMA)
+                .build();
 
-        assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
+        assertThatThrownBy(
+                        () -> idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
                 .isInstanceOf(DataAccessException.class);
         assertThat(uniqueViolation.injected).hasValue(1);
         assertThat(Db.claims(scope, key)).isZero();
@@ -160,23 +169,32 @@ class RetryTest {
             }
         });
         IdempotentTransaction<String> idem = Db.builder(serializable, ResultCodec.utf8())
-                .policy(IdempotencyPolicy.builder().maxAttempts(50).backoff(Duration.ofMillis(1), Duration.ofMillis(20)).build())
-                .schema(Db.SCHEMA).build();
-        java.util.List<IdempotencyKey> keys = java.util.stream.Stream.generate(Db::freshKey).limit(8).toList();
+                .policy(IdempotencyPolicy.builder()
+                        .maxAttempts(50)
+                        .backoff(Duration.ofMillis(1), Duration.ofMillis(20))
+                        .build())
+                .schema(Db.SCHEMA)
+                .build();
+        java.util.List<IdempotencyKey> keys =
+                java.util.stream.Stream.generate(Db::freshKey).limit(8).toList();
 
         java.util.List<java.util.concurrent.Callable<Outcome<String>>> tasks = new java.util.ArrayList<>();
         for (IdempotencyKey k : keys) {
             for (int copy = 0; copy < 2; copy++) {
                 tasks.add(() -> idem.run(scope, k, fingerprint, tx -> {
-                    int seen = tx.resultQuery("select count(*)::int from " + Db.SCHEMA + ".effect where scope = ?", scope.value())
-                            .fetchSingle().get(0, Integer.class);
+                    int seen = tx.resultQuery(
+                                    "select count(*)::int from " + Db.SCHEMA + ".effect where scope = ?", scope.value())
+                            .fetchSingle()
+                            .get(0, Integer.class);
                     return "seen-" + seen + "-effect-" + Db.writeEffect(tx, scope, k, "serializable");
                 }));
             }
         }
         java.util.List<Concurrently.Result<Outcome<String>>> results = Concurrently.run(tasks);
         assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
-        assertThat(serializationFailures).as("the scenario produced real serialization failures").hasPositiveValue();
+        assertThat(serializationFailures)
+                .as("the scenario produced real serialization failures")
+                .hasPositiveValue();
         for (IdempotencyKey k : keys) {
             assertThat(Db.effects(scope, k)).isEqualTo(1);
         }

@@ -1,7 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.jooq.internal.store.StatementKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -9,6 +7,8 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -61,7 +61,8 @@ class RollingUpgradeTest {
         Connection c = Db.DATABASE.connect();
         c.setAutoCommit(false);
         assertThat(v1Acquire(c).claimed()).isTrue();
-        try (PreparedStatement ps = c.prepareStatement("insert into " + Db.SCHEMA + ".effect (scope, idem_key, note) values (?, ?, ?)")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("insert into " + Db.SCHEMA + ".effect (scope, idem_key, note) values (?, ?, ?)")) {
             ps.setString(1, scope.value());
             ps.setString(2, key.value());
             ps.setString(3, note);
@@ -71,8 +72,9 @@ class RollingUpgradeTest {
     }
 
     private static void v1Complete(Connection c, IdempotencyKey key, Scope scope, String value) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("update " + Db.SCHEMA + ".idempotency_claim set state = 1, result = ?,"
-                + " completed_at = clock_timestamp() where scope = ? and idem_key = ?; commit")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("update " + Db.SCHEMA + ".idempotency_claim set state = 1, result = ?,"
+                        + " completed_at = clock_timestamp() where scope = ? and idem_key = ?; commit")) {
             ps.setBytes(1, value.getBytes(StandardCharsets.UTF_8));
             ps.setString(2, scope.value());
             ps.setString(3, key.value());
@@ -87,13 +89,14 @@ class RollingUpgradeTest {
         ExecutorService thread = Executors.newSingleThreadExecutor();
         try {
             // not holding V1's (absent) lock, the V2 call runs its work, then its INSERT waits on V1's row
-            Future<Outcome<String>> v2 = thread.submit(() -> idem.run(scope, key, fingerprint,
-                    tx -> "v2-" + Db.writeEffect(tx, scope, key, "v2")));
+            Future<Outcome<String>> v2 = thread.submit(
+                    () -> idem.run(scope, key, fingerprint, tx -> "v2-" + Db.writeEffect(tx, scope, key, "v2")));
             Db.DATABASE.awaitLockWaiters(Faults.running(StatementKind.RECORD_AND_COMMIT), 1);
             v1Complete(v1, key, scope, "v1-answer");
 
             assertThat(v2.get(30, TimeUnit.SECONDS))
-                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("v1-answer"));
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("v1-answer"));
             assertThat(Db.effects(scope, key)).isEqualTo(1);
             assertThat(Db.claims(scope, key)).isEqualTo(1);
         } finally {
@@ -112,7 +115,9 @@ class RollingUpgradeTest {
             c.rollback();
             assertThat(v1.claimed()).as("V1's claim finds the key held").isFalse();
             assertThat(v1.state()).as("completed").isEqualTo((short) 1);
-            assertThat(new String(v1.result(), StandardCharsets.UTF_8)).as("and replays this version's answer").isEqualTo(answer);
+            assertThat(new String(v1.result(), StandardCharsets.UTF_8))
+                    .as("and replays this version's answer")
+                    .isEqualTo(answer);
         }
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }

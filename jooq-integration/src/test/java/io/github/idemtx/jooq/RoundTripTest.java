@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -8,6 +7,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,7 +30,10 @@ class RoundTripTest {
     private final Fingerprint fingerprint = Db.fingerprint("count me");
 
     private IdempotentTransaction<String> idem(ClaimMode mode) {
-        return IdempotentTransaction.builder(recorded, ResultCodec.utf8()).schema(Db.SCHEMA).claimMode(mode).build();
+        return IdempotentTransaction.builder(recorded, ResultCodec.utf8())
+                .schema(Db.SCHEMA)
+                .claimMode(mode)
+                .build();
     }
 
     @Test
@@ -40,8 +43,11 @@ class RoundTripTest {
         assertThat(statements).hasSize(3);
         assertThat(statements.get(0)).matches(Faults::isClaim, "the claim").contains("pg_try_advisory_xact_lock");
         assertThat(statements.get(1)).contains(".effect");
-        assertThat(statements.get(2)).matches(Faults::isCompletionAndCommit, "the record sent with COMMIT")
-                .contains("insert into").contains("idempotency_claim").endsWith("; commit");
+        assertThat(statements.get(2))
+                .matches(Faults::isCompletionAndCommit, "the record sent with COMMIT")
+                .contains("insert into")
+                .contains("idempotency_claim")
+                .endsWith("; commit");
     }
 
     @Test
@@ -62,8 +68,11 @@ class RoundTripTest {
 
         assertThat(statements).hasSize(2);
         assertThat(statements.get(0)).contains(".effect");
-        assertThat(statements.get(1)).matches(Faults::isCompletionAndCommit, "the record sent with COMMIT")
-                .contains("insert into").contains("idempotency_claim").contains("set_config('lock_timeout'")
+        assertThat(statements.get(1))
+                .matches(Faults::isCompletionAndCommit, "the record sent with COMMIT")
+                .contains("insert into")
+                .contains("idempotency_claim")
+                .contains("set_config('lock_timeout'")
                 .endsWith("; commit");
     }
 
@@ -73,15 +82,21 @@ class RoundTripTest {
         idem.run(scope, key, fingerprint, tx -> "stored-" + Db.writeEffect(tx, scope, key, "x"));
         statements.clear();
 
-        Outcome<String> replay = idem.run(scope, key, fingerprint, tx -> "again-" + Db.writeEffect(tx, scope, key, "y"));
+        Outcome<String> replay =
+                idem.run(scope, key, fingerprint, tx -> "again-" + Db.writeEffect(tx, scope, key, "y"));
 
         assertThat(replay).isInstanceOf(Outcome.Replayed.class);
         assertThat(((Outcome.Replayed<String>) replay).value()).startsWith("stored-");
         assertThat(statements).hasSize(3);
         assertThat(statements.get(0)).contains(".effect");
         assertThat(statements.get(1)).matches(Faults::isCompletionAndCommit, "the insert that finds the key taken");
-        assertThat(statements.get(2)).matches(sql -> StatementKind.of(sql) == StatementKind.REREAD, "the rollback and the read of the stored answer, together")
+        assertThat(statements.get(2))
+                .matches(
+                        sql -> StatementKind.of(sql) == StatementKind.REREAD,
+                        "the rollback and the read of the stored answer, together")
                 .startsWith(StatementKind.REREAD.tag() + "rollback; select");
-        assertThat(Db.effects(scope, key)).as("the replay's own write was rolled back").isEqualTo(1);
+        assertThat(Db.effects(scope, key))
+                .as("the replay's own write was rolled back")
+                .isEqualTo(1);
     }
 }

@@ -1,7 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -11,6 +9,8 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.Concurrently;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.jooq.internal.store.SqlStates;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -21,11 +21,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -60,7 +56,8 @@ class SerializationFaultsTest {
                 if (Faults.beginsAttempt(sql)) {
                     int[] c = count.get();
                     if (c[2] == 1) {
-                        c[2] = 0; // a new attempt after a wait that ended past the snapshot (the failure's re-claim): not counted
+                        c[2] = 0; // a new attempt after a wait that ended past the snapshot (the failure's re-claim):
+                        // not counted
                     } else {
                         c[0]++;
                     }
@@ -112,7 +109,8 @@ class SerializationFaultsTest {
         @Override
         public void failed(Sql sql, SQLException error) {
             if (error.getSQLState() != null && !Faults.isAwait(sql.sql())) {
-                byState.computeIfAbsent(error.getSQLState(), s -> new AtomicInteger()).incrementAndGet();
+                byState.computeIfAbsent(error.getSQLState(), s -> new AtomicInteger())
+                        .incrementAndGet();
             }
         }
 
@@ -134,8 +132,12 @@ class SerializationFaultsTest {
         RandomSqlFaults faults = new RandomSqlFaults(0.12);
         DSLContext dsl = SqlHook.around(Db.dsl(), attempts, faults);
         IdempotentTransaction<String> idem = Db.builder(dsl, ResultCodec.utf8())
-                .policy(IdempotencyPolicy.builder().maxAttempts(maxAttempts).backoff(Duration.ofMillis(1), Duration.ofMillis(4)).build())
-                .schema(Db.SCHEMA).build();
+                .policy(IdempotencyPolicy.builder()
+                        .maxAttempts(maxAttempts)
+                        .backoff(Duration.ofMillis(1), Duration.ofMillis(4))
+                        .build())
+                .schema(Db.SCHEMA)
+                .build();
         Map<String, Integer> outcomes = new ConcurrentHashMap<>();
         AtomicInteger wrapped = new AtomicInteger();
 
@@ -153,7 +155,10 @@ class SerializationFaultsTest {
                             runs.incrementAndGet();
                             try {
                                 long id = Db.writeEffect(tx, scope, key, "x");
-                                tx.resultQuery("select count(*) from " + Db.SCHEMA + ".effect where scope = ?", scope.value()).fetch();
+                                tx.resultQuery(
+                                                "select count(*) from " + Db.SCHEMA + ".effect where scope = ?",
+                                                scope.value())
+                                        .fetch();
                                 return "effect-" + id;
                             } catch (DataAccessException e) {
                                 if (ThreadLocalRandom.current().nextInt(3) == 0) {
@@ -167,12 +172,18 @@ class SerializationFaultsTest {
                         outcomes.merge("exhausted", 1, Integer::sum);
                         assertThat(e.attempts()).isEqualTo(maxAttempts);
                         assertThat(attempts.get()).as("attempts made").isEqualTo(maxAttempts);
-                        assertThat(e).hasMessageContaining("gave up after " + maxAttempts + " attempts")
-                                .hasMessageContaining("maxAttempts").hasMessageContaining("nothing was committed");
+                        assertThat(e)
+                                .hasMessageContaining("gave up after " + maxAttempts + " attempts")
+                                .hasMessageContaining("maxAttempts")
+                                .hasMessageContaining("nothing was committed");
                         assertThat(e.key()).isEqualTo(key);
-                        assertThat(SqlStates.isRetryable(e.getCause())).as("the cause is the last 40001/40P01").isTrue();
+                        assertThat(SqlStates.isRetryable(e.getCause()))
+                                .as("the cause is the last 40001/40P01")
+                                .isTrue();
                         if (acknowledged == null) {
-                            assertThat(Db.effects(scope, key)).as("an exhausted call leaves no effect").isZero();
+                            assertThat(Db.effects(scope, key))
+                                    .as("an exhausted call leaves no effect")
+                                    .isZero();
                             assertThat(Db.claims(scope, key)).as("and no claim").isZero();
                         }
                         continue;
@@ -185,7 +196,10 @@ class SerializationFaultsTest {
                         outcomes.merge("executed", 1, Integer::sum);
                     } else {
                         String first = acknowledged;
-                        assertThat(outcome).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(first));
+                        assertThat(outcome)
+                                .isInstanceOfSatisfying(
+                                        Outcome.Replayed.class,
+                                        r -> assertThat(r.value()).isEqualTo(first));
                         if (!Db.workFirst()) {
                             assertThat(runs).hasValue(0); // WORK_FIRST runs it, within the attempts, and rolls it back
                         }
@@ -195,12 +209,16 @@ class SerializationFaultsTest {
                     assertThat(Db.claims(scope, key)).isEqualTo(1);
                 }
                 // no faults now: a key still free runs once, a completed one replays what it answered
-                Outcome<String> last = HEALTHY.run(scope, key, Db.fingerprint("inject"), tx -> "effect-" + Db.writeEffect(tx, scope, key, "late"));
+                Outcome<String> last = HEALTHY.run(
+                        scope, key, Db.fingerprint("inject"), tx -> "effect-" + Db.writeEffect(tx, scope, key, "late"));
                 if (acknowledged == null) {
                     assertThat(last).isInstanceOf(Outcome.Executed.class);
                 } else {
                     String first = acknowledged;
-                    assertThat(last).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(first));
+                    assertThat(last)
+                            .isInstanceOfSatisfying(
+                                    Outcome.Replayed.class,
+                                    r -> assertThat(r.value()).isEqualTo(first));
                 }
                 assertThat(Db.effects(scope, key)).isEqualTo(1);
                 return null;
@@ -210,7 +228,8 @@ class SerializationFaultsTest {
 
         assertThat(Db.effects(scope)).isEqualTo(keys);
         assertThat(Db.claims(scope)).isEqualTo(keys);
-        System.out.printf("injected at random: %d calls over %d keys with maxAttempts %d: %s; %d failures injected %s,"
+        System.out.printf(
+                "injected at random: %d calls over %d keys with maxAttempts %d: %s; %d failures injected %s,"
                         + " %d of them wrapped by the work%n",
                 2 * keys, keys, maxAttempts, new TreeMap<>(outcomes), faults.total(), faults.injected(), wrapped.get());
         assertThat(outcomes.get("exhausted")).as("the budget ran out sometimes").isPositive();
@@ -218,15 +237,18 @@ class SerializationFaultsTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
-    void conflictingTransfersUnderStrictIsolationConserveMoneyAndTakeEffectOncePerKey(String isolation) throws Exception {
+    void conflictingTransfersUnderStrictIsolationConserveMoneyAndTakeEffectOncePerKey(String isolation)
+            throws Exception {
         int maxAttempts = 3;
         Scope scope = Db.freshScope();
         Map<Integer, Long> initial = Bank.open(scope, 4, 200);
         Attempts attempts = new Attempts();
         RealFailures real = new RealFailures();
         Set<String> isolationsSeen = ConcurrentHashMap.newKeySet();
-        boolean superuser = Db.dsl().resultQuery("select rolsuper from pg_roles where rolname = current_user")
-                .fetchSingle().get(0, Boolean.class);
+        boolean superuser = Db.dsl()
+                .resultQuery("select rolsuper from pg_roles where rolname = current_user")
+                .fetchSingle()
+                .get(0, Boolean.class);
         try (HikariDataSource pool = Db.DATABASE.newPool(8, config -> {
             config.setPoolName("conflicts-" + isolation);
             config.setTransactionIsolation(isolation);
@@ -236,8 +258,12 @@ class SerializationFaultsTest {
         })) {
             DSLContext dsl = SqlHook.around(DSL.using(pool, SQLDialect.POSTGRES), attempts, real);
             IdempotentTransaction<String> strict = Db.builder(dsl, ResultCodec.utf8())
-                    .policy(IdempotencyPolicy.builder().maxAttempts(maxAttempts).backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build())
-                    .schema(Db.SCHEMA).build();
+                    .policy(IdempotencyPolicy.builder()
+                            .maxAttempts(maxAttempts)
+                            .backoff(Duration.ofMillis(1), Duration.ofMillis(5))
+                            .build())
+                    .schema(Db.SCHEMA)
+                    .build();
             BankSetChecker checker = new BankSetChecker();
 
             List<BankSetChecker.Intent> intents = new ArrayList<>();
@@ -255,9 +281,12 @@ class SerializationFaultsTest {
                         attempts.reset();
                         try {
                             checker.record(intent, strict.run(scope, intent.key(), intent.fingerprint(), tx -> {
-                                isolationsSeen.add(tx.resultQuery("show transaction_isolation").fetchSingle().get(0, String.class));
+                                isolationsSeen.add(tx.resultQuery("show transaction_isolation")
+                                        .fetchSingle()
+                                        .get(0, String.class));
                                 try {
-                                    return Bank.readModifyWrite(tx, scope, intent.key(), intent.from(), intent.to(), intent.amount());
+                                    return Bank.readModifyWrite(
+                                            tx, scope, intent.key(), intent.from(), intent.to(), intent.amount());
                                 } catch (io.github.idemtx.core.Rejection r) {
                                     attempts.rejecting();
                                     throw r;
@@ -277,34 +306,53 @@ class SerializationFaultsTest {
             Concurrently.onThreads(8, tasks);
 
             BankSetChecker.Report first = checker.check(Bank.snapshot(scope, initial), Map.of());
-            System.out.println(isolation + ", maxAttempts " + maxAttempts + ", real failures " + real.byState + ":\n" + first.summary());
+            System.out.println(isolation + ", maxAttempts " + maxAttempts + ", real failures " + real.byState + ":\n"
+                    + first.summary());
             assertThat(first.violations()).isEmpty();
-            assertThat(isolationsSeen).containsExactly(isolation.equals("TRANSACTION_SERIALIZABLE") ? "serializable" : "repeatable read");
-            assertThat(real.count("40001")).as("the transfers really conflicted").isPositive();
+            assertThat(isolationsSeen)
+                    .containsExactly(isolation.equals("TRANSACTION_SERIALIZABLE") ? "serializable" : "repeatable read");
+            assertThat(real.count("40001"))
+                    .as("the transfers really conflicted")
+                    .isPositive();
 
             // the keys whose budget ran out are free: with a patient policy every one of them takes effect now
             IdempotentTransaction<String> patient = Db.builder(dsl, ResultCodec.utf8())
-                    .policy(IdempotencyPolicy.builder().maxAttempts(100).backoff(Duration.ofMillis(1), Duration.ofMillis(20)).build())
-                    .schema(Db.SCHEMA).build();
+                    .policy(IdempotencyPolicy.builder()
+                            .maxAttempts(100)
+                            .backoff(Duration.ofMillis(1), Duration.ofMillis(20))
+                            .build())
+                    .schema(Db.SCHEMA)
+                    .build();
             Set<String> settled = ConcurrentHashMap.newKeySet();
-            checker.history().stream().filter(c -> c.acknowledged() || c.kind() == BankSetChecker.Kind.REJECTED)
+            checker.history().stream()
+                    .filter(c -> c.acknowledged() || c.kind() == BankSetChecker.Kind.REJECTED)
                     .forEach(c -> settled.add(c.intent().key().value()));
             List<Callable<Void>> retries = new ArrayList<>();
             for (BankSetChecker.Intent intent : intents) {
                 if (!settled.contains(intent.key().value())) {
                     retries.add(() -> {
-                        checker.record(intent, patient.run(scope, intent.key(), intent.fingerprint(),
-                                tx -> Bank.readModifyWrite(tx, scope, intent.key(), intent.from(), intent.to(), intent.amount())));
+                        checker.record(
+                                intent,
+                                patient.run(
+                                        scope,
+                                        intent.key(),
+                                        intent.fingerprint(),
+                                        tx -> Bank.readModifyWrite(
+                                                tx, scope, intent.key(), intent.from(), intent.to(), intent.amount())));
                         return null;
                     });
                 }
             }
             Concurrently.onThreads(4, retries);
             BankSetChecker.Report last = checker.check(Bank.snapshot(scope, initial), Map.of());
-            System.out.println("after retrying the " + retries.size() + " exhausted keys with a patient policy:\n" + last.summary());
+            System.out.println("after retrying the " + retries.size() + " exhausted keys with a patient policy:\n"
+                    + last.summary());
             assertThat(last.violations()).isEmpty();
-            long unsettled = intents.stream().filter(i -> checker.history().stream()
-                    .noneMatch(c -> c.intent().equals(i) && (c.acknowledged() || c.kind() == BankSetChecker.Kind.REJECTED))).count();
+            long unsettled = intents.stream()
+                    .filter(i -> checker.history().stream()
+                            .noneMatch(c -> c.intent().equals(i)
+                                    && (c.acknowledged() || c.kind() == BankSetChecker.Kind.REJECTED)))
+                    .count();
             assertThat(unsettled).as("every intent has a final answer").isZero();
         }
     }

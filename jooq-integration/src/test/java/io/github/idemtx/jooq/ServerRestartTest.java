@@ -1,7 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.Concurrently;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -12,6 +10,8 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.db.testing.Concurrently;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.ThrowawayCluster;
 import io.github.idemtx.db.testing.ThrowawayCluster.StopMode;
 import java.nio.charset.StandardCharsets;
@@ -45,7 +45,9 @@ import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
  * and a client that retries the calls that threw, with the same key, ends with each intent applied
  * exactly once and nothing applied that nobody asked for.
  */
-@DisabledIfSystemProperty(named = "idemtx.test.pgbouncer", matches = "true",
+@DisabledIfSystemProperty(
+        named = "idemtx.test.pgbouncer",
+        matches = "true",
         disabledReason = "a server of its own, reached directly: the PgBouncer executions would repeat the direct ones")
 @DatabaseTest
 class ServerRestartTest {
@@ -61,6 +63,7 @@ class ServerRestartTest {
      * (they give up with an exception, and the pool must still recover).
      */
     private static final long[] DOWNTIME_MILLIS = {250, 2 * CONNECTION_TIMEOUT_MILLIS};
+
     private static final int PROBES = 100;
     private static final int MAX_RETRIES_PER_KEY = 20;
     private static final String SCHEMA = "restart_test";
@@ -90,8 +93,8 @@ class ServerRestartTest {
         pool = new HikariDataSource(config);
         IdempotencySchema.migrate(pool, SCHEMA);
         dsl = DSL.using(pool, SQLDialect.POSTGRES);
-        dsl.execute("CREATE TABLE " + EFFECT
-                + " (id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL)");
+        dsl.execute(
+                "CREATE TABLE " + EFFECT + " (id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL)");
         idem = Db.builder(dsl, ResultCodec.utf8()).schema(SCHEMA).build();
     }
 
@@ -167,22 +170,35 @@ class ServerRestartTest {
 
         List<Concurrently.Result<Integer>> finished = Concurrently.run(tasks);
 
-        assertThat(finished).as("load threads and the restarter ran to the end (server log: %s)", cluster.logTail(4000))
-                .extracting(Concurrently.Result::error).containsOnlyNulls();
+        assertThat(finished)
+                .as("load threads and the restarter ran to the end (server log: %s)", cluster.logTail(4000))
+                .extracting(Concurrently.Result::error)
+                .containsOnlyNulls();
         assertThat(epoch).as("restarts done").hasValue(RESTARTS);
         List<Call> load = new ArrayList<>();
         for (int i = 0; i < CALLS; i++) {
-            assertThat(calls.get(i)).as("call %d returned an outcome or threw", i).isNotNull();
+            assertThat(calls.get(i))
+                    .as("call %d returned an outcome or threw", i)
+                    .isNotNull();
             load.add(calls.get(i));
         }
-        Map<String, Long> errorsByKind = load.stream().filter(c -> c.error() != null)
+        Map<String, Long> errorsByKind = load.stream()
+                .filter(c -> c.error() != null)
                 .collect(Collectors.groupingBy(c -> kind(c.error()), TreeMap::new, Collectors.counting()));
         List<Call> afterLast = load.stream().filter(c -> c.epoch() == RESTARTS).toList();
-        StringBuilder summary = new StringBuilder().append(String.format(
-                "ServerRestartTest[%s x%d, %s]: %d calls on %d threads: %d Executed, %d exceptions %s; %d after the last restart (%d threw)",
-                mode.pgCtlName(), RESTARTS, cluster.description(), CALLS, THREADS,
-                load.stream().filter(c -> c.outcome() != null).count(), load.stream().filter(c -> c.error() != null).count(),
-                errorsByKind, afterLast.size(), afterLast.stream().filter(c -> c.error() != null).count()));
+        StringBuilder summary = new StringBuilder()
+                .append(String.format(
+                        "ServerRestartTest[%s x%d, %s]: %d calls on %d threads: %d Executed, %d exceptions %s; %d after the last restart (%d threw)",
+                        mode.pgCtlName(),
+                        RESTARTS,
+                        cluster.description(),
+                        CALLS,
+                        THREADS,
+                        load.stream().filter(c -> c.outcome() != null).count(),
+                        load.stream().filter(c -> c.error() != null).count(),
+                        errorsByKind,
+                        afterLast.size(),
+                        afterLast.stream().filter(c -> c.error() != null).count()));
         try {
             checkLoadAndRetries(load, afterLast, summary);
         } finally {
@@ -190,20 +206,27 @@ class ServerRestartTest {
         }
     }
 
-    private void checkLoadAndRetries(List<Call> load, List<Call> afterLast, StringBuilder summary) throws InterruptedException {
+    private void checkLoadAndRetries(List<Call> load, List<Call> afterLast, StringBuilder summary)
+            throws InterruptedException {
         // a call fails only because the server or the connection went away, or the pool gave up waiting
-        assertThat(load).filteredOn(c -> c.error() != null)
+        assertThat(load)
+                .filteredOn(c -> c.error() != null)
                 .allSatisfy(c -> assertThat(isConnectionFailure(c.error()))
-                        .as("%s threw a connection failure, not %s", c.key(), c.error()).isTrue());
+                        .as("%s threw a connection failure, not %s", c.key(), c.error())
+                        .isTrue());
         // each key was sent once during the load: the only outcome it can have is Executed
-        assertThat(load).filteredOn(c -> c.outcome() != null)
-                .allSatisfy(c -> assertThat(c.outcome()).as("outcome of %s", c.key()).isInstanceOf(Outcome.Executed.class));
+        assertThat(load)
+                .filteredOn(c -> c.outcome() != null)
+                .allSatisfy(c ->
+                        assertThat(c.outcome()).as("outcome of %s", c.key()).isInstanceOf(Outcome.Executed.class));
 
         // the pool recovered: calls that started after the last restart succeeded, and a fresh batch
         // afterwards succeeds entirely. How many calls fail first is a matter of timing: after a
         // failed connection attempt HikariCP's connection adder backs off (doubling, up to 5 s), so
         // after a long outage the pool may stay empty for seconds once the server is back.
-        assertThat(afterLast).as("calls started after the last restart").isNotEmpty()
+        assertThat(afterLast)
+                .as("calls started after the last restart")
+                .isNotEmpty()
                 .anySatisfy(c -> assertThat(c.outcome()).isNotNull());
         Map<IdempotencyKey, Outcome<String>> probes = new HashMap<>();
         for (int i = 0; i < PROBES; i++) {
@@ -231,14 +254,24 @@ class ServerRestartTest {
                     Thread.sleep(100);
                 }
             }
-            assertThat(outcome).as("retries of %s got an outcome (last failure: %s)", c.key(), last).isNotNull();
-            assertThat(outcome).as("retried outcome of %s", c.key())
+            assertThat(outcome)
+                    .as("retries of %s got an outcome (last failure: %s)", c.key(), last)
+                    .isNotNull();
+            assertThat(outcome)
+                    .as("retried outcome of %s", c.key())
                     .isInstanceOfAny(Outcome.Executed.class, Outcome.Replayed.class);
             retried.put(c.key(), outcome);
         }
-        summary.append(String.format("; retried %d keys in %d attempts: %d Executed, %d Replayed (committed although the call threw)",
-                retried.size(), retryAttempts, retried.values().stream().filter(o -> o instanceof Outcome.Executed).count(),
-                retried.values().stream().filter(o -> o instanceof Outcome.Replayed).count()));
+        summary.append(String.format(
+                "; retried %d keys in %d attempts: %d Executed, %d Replayed (committed although the call threw)",
+                retried.size(),
+                retryAttempts,
+                retried.values().stream()
+                        .filter(o -> o instanceof Outcome.Executed)
+                        .count(),
+                retried.values().stream()
+                        .filter(o -> o instanceof Outcome.Replayed)
+                        .count()));
 
         // every key the test issued ends with one outcome; check each against the database
         Map<IdempotencyKey, Outcome<String>> finalOutcomes = new HashMap<>(probes);
@@ -246,12 +279,15 @@ class ServerRestartTest {
         load.stream().filter(c -> c.outcome() != null).forEach(c -> finalOutcomes.put(c.key(), c.outcome()));
         Map<String, List<Long>> effects = effectsByKey();
         Map<String, ClaimRow> claims = claimsByKey();
-        Set<String> issued = finalOutcomes.keySet().stream().map(IdempotencyKey::value).collect(Collectors.toSet());
+        Set<String> issued =
+                finalOutcomes.keySet().stream().map(IdempotencyKey::value).collect(Collectors.toSet());
 
         assertThat(effects.keySet()).as("effects only for keys the test issued").isSubsetOf(issued);
         assertThat(claims.keySet()).as("claims only for keys the test issued").isSubsetOf(issued);
-        assertThat(effects).as("no key has more than one effect")
-                .allSatisfy((key, ids) -> assertThat(ids).as("effects of %s", key).hasSize(1));
+        assertThat(effects)
+                .as("no key has more than one effect")
+                .allSatisfy(
+                        (key, ids) -> assertThat(ids).as("effects of %s", key).hasSize(1));
         for (Map.Entry<IdempotencyKey, Outcome<String>> e : finalOutcomes.entrySet()) {
             String key = e.getKey().value();
             String value = switch (e.getValue()) {
@@ -259,29 +295,45 @@ class ServerRestartTest {
                 case Outcome.Replayed<String> x -> x.value();
                 default -> throw new AssertionError("unexpected outcome for " + key + ": " + e.getValue());
             };
-            assertThat(effects.get(key)).as("effects of %s, whose outcome was %s", key, e.getValue()).hasSize(1);
-            assertThat(value).as("the value returned for %s names its one effect", key)
+            assertThat(effects.get(key))
+                    .as("effects of %s, whose outcome was %s", key, e.getValue())
+                    .hasSize(1);
+            assertThat(value)
+                    .as("the value returned for %s names its one effect", key)
                     .isEqualTo("effect-" + effects.get(key).get(0));
             assertThat(claims.get(key)).as("claim of %s", key).isEqualTo(new ClaimRow((short) 1, value));
         }
         assertThat(effects).hasSize(finalOutcomes.size());
         assertThat(claims).hasSize(finalOutcomes.size());
-        summary.append(String.format("; %d effects, %d claims, one each per key issued", effects.size(), claims.size()));
+        summary.append(
+                String.format("; %d effects, %d claims, one each per key issued", effects.size(), claims.size()));
     }
 
     private Outcome<String> call(IdempotencyKey key) {
-        return idem.run(scope, key, fingerprint, tx -> "effect-" + tx.resultQuery(
-                        "INSERT INTO " + EFFECT + " (scope, idem_key) VALUES (?, ?) RETURNING id", scope.value(), key.value())
-                .fetchSingle().get(0, Long.class));
+        return idem.run(
+                scope,
+                key,
+                fingerprint,
+                tx -> "effect-"
+                        + tx.resultQuery(
+                                        "INSERT INTO " + EFFECT + " (scope, idem_key) VALUES (?, ?) RETURNING id",
+                                        scope.value(),
+                                        key.value())
+                                .fetchSingle()
+                                .get(0, Long.class));
     }
 
     private record ClaimRow(short state, String result) {}
 
     private Map<String, List<Long>> effectsByKey() {
         Map<String, List<Long>> byKey = new HashMap<>();
-        for (Record r : dsl.resultQuery("SELECT scope, idem_key, id FROM " + EFFECT + " ORDER BY id").fetch()) {
-            assertThat(r.get(0, String.class)).as("scope of effect %s", r.get(2)).isEqualTo(scope.value());
-            byKey.computeIfAbsent(r.get(1, String.class), k -> new ArrayList<>()).add(r.get(2, Long.class));
+        for (Record r : dsl.resultQuery("SELECT scope, idem_key, id FROM " + EFFECT + " ORDER BY id")
+                .fetch()) {
+            assertThat(r.get(0, String.class))
+                    .as("scope of effect %s", r.get(2))
+                    .isEqualTo(scope.value());
+            byKey.computeIfAbsent(r.get(1, String.class), k -> new ArrayList<>())
+                    .add(r.get(2, Long.class));
         }
         return byKey;
     }
@@ -289,12 +341,16 @@ class ServerRestartTest {
     private Map<String, ClaimRow> claimsByKey() {
         Map<String, ClaimRow> byKey = new HashMap<>();
         Set<String> seen = new HashSet<>();
-        for (Record r : dsl.resultQuery("SELECT scope, idem_key, state, result FROM " + SCHEMA + ".idempotency_claim").fetch()) {
+        for (Record r : dsl.resultQuery("SELECT scope, idem_key, state, result FROM " + SCHEMA + ".idempotency_claim")
+                .fetch()) {
             assertThat(r.get(0, String.class)).isEqualTo(scope.value());
             String key = r.get(1, String.class);
             assertThat(seen.add(key)).as("one claim row for %s", key).isTrue();
             byte[] result = r.get(3, byte[].class);
-            byKey.put(key, new ClaimRow(r.get(2, Short.class), result == null ? null : new String(result, StandardCharsets.UTF_8)));
+            byKey.put(
+                    key,
+                    new ClaimRow(
+                            r.get(2, Short.class), result == null ? null : new String(result, StandardCharsets.UTF_8)));
         }
         return byKey;
     }
@@ -309,7 +365,8 @@ class ServerRestartTest {
             if (c instanceof SQLTransientConnectionException) {
                 return true;
             }
-            if (c instanceof SQLException sql && sql.getSQLState() != null
+            if (c instanceof SQLException sql
+                    && sql.getSQLState() != null
                     && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P0"))) {
                 return true;
             }

@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,6 +11,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.Rejection;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -41,9 +41,13 @@ class SessionStateTest {
     void noOutcomeLeavesSessionStateOnAnyServerConnection(ClaimMode mode) throws Exception {
         try (HikariDataSource pool = Db.DATABASE.newPool(8)) {
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
-            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8()).claimMode(mode)
-                    .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(100)).build())
-                    .schema(Db.SCHEMA).build();
+            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
+                    .claimMode(mode)
+                    .policy(IdempotencyPolicy.builder()
+                            .duplicateWait(Duration.ofMillis(100))
+                            .build())
+                    .schema(Db.SCHEMA)
+                    .build();
 
             IdempotencyKey key = Db.freshKey();
             assertThat(idem.run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x")))
@@ -54,22 +58,26 @@ class SessionStateTest {
 
             IdempotencyKey rejected = Db.freshKey();
             assertThat(idem.run(scope, rejected, fingerprint, tx -> {
-                Db.writeEffect(tx, scope, rejected, "undone");
-                throw new Rejection("insufficient_funds", "no");
-            })).isInstanceOf(Outcome.Rejected.class);
+                        Db.writeEffect(tx, scope, rejected, "undone");
+                        throw new Rejection("insufficient_funds", "no");
+                    }))
+                    .isInstanceOf(Outcome.Rejected.class);
 
             IdempotencyKey failing = Db.freshKey();
             assertThatThrownBy(() -> idem.run(scope, failing, fingerprint, tx -> {
-                tx.execute("select 1/0");
-                return "never";
-            })).hasMessageContaining("division by zero");
+                        tx.execute("select 1/0");
+                        return "never";
+                    }))
+                    .hasMessageContaining("division by zero");
 
             assertThat(inProgressWhileHeld(idem)).isInstanceOf(Outcome.InProgress.class);
 
             IdempotencyKey joined = Db.freshKey();
             dsl.transaction(cfg -> assertThat(Db.builder(cfg.dsl(), ResultCodec.utf8())
-                    .schema(Db.SCHEMA).build()
-                    .run(scope, joined, fingerprint, tx -> "joined")).isInstanceOf(Outcome.Executed.class));
+                            .schema(Db.SCHEMA)
+                            .build()
+                            .run(scope, joined, fingerprint, tx -> "joined"))
+                    .isInstanceOf(Outcome.Executed.class));
 
             Db.expire(scope, key);
             assertThat(idem.purgeExpired(1000)).isPositive();
@@ -92,7 +100,9 @@ class SessionStateTest {
             // insert waits on it under the transaction-local lock_timeout it sets
             Future<Outcome<String>> first = holder.submit(() -> idem.claimMode() == ClaimMode.WORK_FIRST
                     ? Db.dsl().transactionResult(cfg -> {
-                        Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build()
+                        Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8())
+                                .schema(Db.SCHEMA)
+                                .build()
                                 .run(scope, key, fingerprint, tx -> "holder");
                         claimed.countDown();
                         release.await();

@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -10,6 +9,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -35,12 +35,15 @@ class SpringWithoutTheModuleTest {
     private final IdempotencyKey key = Db.freshKey();
     private final Fingerprint fingerprint = Db.fingerprint("spring");
 
-    private final DSLContext dsl = DSL.using(new DataSourceConnectionProvider(new TransactionAwareDataSourceProxy(Db.POOL)),
-            SQLDialect.POSTGRES);
+    private final DSLContext dsl = DSL.using(
+            new DataSourceConnectionProvider(new TransactionAwareDataSourceProxy(Db.POOL)), SQLDialect.POSTGRES);
     private final TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(Db.POOL));
 
     private IdempotentTransaction<String> idem(TransactionMode mode) {
-        return Db.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).transactionMode(mode).build();
+        return Db.builder(dsl, ResultCodec.utf8())
+                .schema(Db.SCHEMA)
+                .transactionMode(mode)
+                .build();
     }
 
     @Test
@@ -48,9 +51,11 @@ class SpringWithoutTheModuleTest {
         AtomicBoolean ran = new AtomicBoolean();
         transactions.executeWithoutResult(status -> {
             assertThatThrownBy(() -> idem(TransactionMode.DETECT).run(scope, key, fingerprint, tx -> {
-                ran.set(true);
-                return "x";
-            })).isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("managed by Spring")
+                        ran.set(true);
+                        return "x";
+                    }))
+                    .isInstanceOf(TransactionOwnershipException.class)
+                    .hasMessageContaining("managed by Spring")
                     .hasMessageContaining("JOIN");
             Db.writeEffect(dsl, scope, key, "the method goes on");
         });
@@ -62,17 +67,22 @@ class SpringWithoutTheModuleTest {
     @Test
     void statedJoinCommitsAndRollsBackWithTheSpringTransaction() {
         assertThatThrownBy(() -> transactions.executeWithoutResult(status -> {
-            assertThat(idem(TransactionMode.JOIN).run(scope, key, fingerprint, tx -> "s-" + Db.writeEffect(tx, scope, key, "in")))
-                    .isInstanceOf(Outcome.Executed.class);
-            throw new IllegalStateException("the method throws after run");
-        })).hasMessage("the method throws after run");
+                    assertThat(idem(TransactionMode.JOIN)
+                                    .run(scope, key, fingerprint, tx -> "s-" + Db.writeEffect(tx, scope, key, "in")))
+                            .isInstanceOf(Outcome.Executed.class);
+                    throw new IllegalStateException("the method throws after run");
+                }))
+                .hasMessage("the method throws after run");
         assertThat(Db.claims(scope, key)).isZero();
         assertThat(Db.effects(scope, key)).isZero();
 
         transactions.executeWithoutResult(status -> {
-            assertThat(idem(TransactionMode.JOIN).run(scope, key, fingerprint, tx -> "s-" + Db.writeEffect(tx, scope, key, "in")))
+            assertThat(idem(TransactionMode.JOIN)
+                            .run(scope, key, fingerprint, tx -> "s-" + Db.writeEffect(tx, scope, key, "in")))
                     .isInstanceOf(Outcome.Executed.class);
-            assertThat(Db.claims(scope, key)).as("not before the method's commit").isZero();
+            assertThat(Db.claims(scope, key))
+                    .as("not before the method's commit")
+                    .isZero();
         });
         assertThat(Db.claims(scope, key)).isEqualTo(1);
         assertThat(Db.effects(scope, key)).isEqualTo(1);
@@ -80,7 +90,8 @@ class SpringWithoutTheModuleTest {
 
     @Test
     void outsideATransactionItOwnsItsOwn() {
-        assertThat(idem(TransactionMode.DETECT).run(scope, key, fingerprint, tx -> "s-" + Db.writeEffect(tx, scope, key, "own")))
+        assertThat(idem(TransactionMode.DETECT)
+                        .run(scope, key, fingerprint, tx -> "s-" + Db.writeEffect(tx, scope, key, "own")))
                 .isInstanceOf(Outcome.Executed.class);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
         assertThatThrownBy(() -> idem(TransactionMode.JOIN).run(scope, Db.freshKey(), fingerprint, tx -> "x"))
@@ -91,8 +102,10 @@ class SpringWithoutTheModuleTest {
     void aReadOnlySpringTransactionIsRefused() {
         TransactionTemplate readOnly = new TransactionTemplate(new DataSourceTransactionManager(Db.POOL));
         readOnly.setReadOnly(true);
-        readOnly.executeWithoutResult(status -> assertThatThrownBy(() -> idem(TransactionMode.JOIN).run(scope, key, fingerprint, tx -> "x"))
-                .isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("read-only"));
+        readOnly.executeWithoutResult(status -> assertThatThrownBy(
+                        () -> idem(TransactionMode.JOIN).run(scope, key, fingerprint, tx -> "x"))
+                .isInstanceOf(TransactionOwnershipException.class)
+                .hasMessageContaining("read-only"));
         assertThat(Db.claims(scope, key)).isZero();
     }
 }

@@ -82,8 +82,10 @@ interface SqlHook {
                         return identity;
                     }
                     Object result = call(connection, method, args);
-                    if (result instanceof PreparedStatement ps && method.getName().equals("prepareStatement")) {
-                        return statement(PreparedStatement.class, ps, (Connection) proxy, connection, (String) args[0], hooks);
+                    if (result instanceof PreparedStatement ps
+                            && method.getName().equals("prepareStatement")) {
+                        return statement(
+                                PreparedStatement.class, ps, (Connection) proxy, connection, (String) args[0], hooks);
                     }
                     if (result instanceof Statement s && method.getName().equals("createStatement")) {
                         return statement(Statement.class, s, (Connection) proxy, connection, null, hooks);
@@ -91,11 +93,17 @@ interface SqlHook {
                     return result;
                 }
             };
-            return (Connection) Proxy.newProxyInstance(SqlHook.class.getClassLoader(), new Class<?>[] {Connection.class}, handler);
+            return (Connection)
+                    Proxy.newProxyInstance(SqlHook.class.getClassLoader(), new Class<?>[] {Connection.class}, handler);
         }
 
-        private static <S extends Statement> S statement(Class<S> type, S statement, Connection proxyConnection,
-                Connection connection, String preparedSql, List<SqlHook> hooks) {
+        private static <S extends Statement> S statement(
+                Class<S> type,
+                S statement,
+                Connection proxyConnection,
+                Connection connection,
+                String preparedSql,
+                List<SqlHook> hooks) {
             Map<Integer, Object> parameters = new TreeMap<>();
             InvocationHandler handler = (proxy, method, args) -> {
                 String name = method.getName();

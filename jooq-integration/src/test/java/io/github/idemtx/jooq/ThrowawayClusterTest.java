@@ -1,9 +1,9 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.ThrowawayCluster;
 import io.github.idemtx.db.testing.ThrowawayCluster.StopMode;
 import java.nio.file.Files;
@@ -41,18 +41,22 @@ class ThrowawayClusterTest {
             assertThat(cluster.logTail(100_000)).contains("automatic recovery in progress");
             assertThat(cluster.running()).isTrue();
         }
-        assertThatThrownBy(() -> connect(url, "postgres").close()).as("the server is gone").isInstanceOf(SQLException.class);
+        assertThatThrownBy(() -> connect(url, "postgres").close())
+                .as("the server is gone")
+                .isInstanceOf(SQLException.class);
         directory.ifPresent(d -> assertThat(Files.exists(d)).as("%s deleted", d).isFalse());
     }
 
     private static void execute(ThrowawayCluster cluster, String sql) throws SQLException {
-        try (Connection c = connect(cluster.jdbcUrl(), cluster.user()); Statement s = c.createStatement()) {
+        try (Connection c = connect(cluster.jdbcUrl(), cluster.user());
+                Statement s = c.createStatement()) {
             s.execute(sql);
         }
     }
 
     private static long count(ThrowawayCluster cluster, String sql) throws SQLException {
-        try (Connection c = connect(cluster.jdbcUrl(), cluster.user()); Statement s = c.createStatement();
+        try (Connection c = connect(cluster.jdbcUrl(), cluster.user());
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);

@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -13,6 +12,7 @@ import io.github.idemtx.core.Rejection;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.db.testing.DatabaseTest;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -64,22 +64,35 @@ class TransactionOwnershipTest {
                 // HikariCP runs the test query on a borrow after the connection sat idle > 500 ms
                 hikari("hikari+connectionTestQuery", false, true, c -> c.setConnectionTestQuery("SELECT 1")),
                 hikari("hikari+connectionInitSql(SELECT)", false, false, c -> c.setConnectionInitSql("SELECT 1")),
-                hikari("hikari+connectionInitSql(SET)", true, false,
+                hikari(
+                        "hikari+connectionInitSql(SET)",
+                        true,
+                        false,
                         c -> c.setConnectionInitSql("SET application_name = '" + INIT_MARK + "'")),
                 hikari("hikari+schema", true, false, c -> c.setSchema(Db.SCHEMA)),
-                hikari("hikari+transactionIsolation(REPEATABLE_READ)", true, false,
+                hikari(
+                        "hikari+transactionIsolation(REPEATABLE_READ)",
+                        true,
+                        false,
                         c -> c.setTransactionIsolation("TRANSACTION_REPEATABLE_READ")),
-                hikari("hikari+transactionIsolation(SERIALIZABLE)", true, false,
+                hikari(
+                        "hikari+transactionIsolation(SERIALIZABLE)",
+                        true,
+                        false,
                         c -> c.setTransactionIsolation("TRANSACTION_SERIALIZABLE")),
                 new Pool("plain DataSource, no pool", false, false, autoCommit -> plainDataSource()));
     }
 
-    private static Pool hikari(String name, boolean sessionState, boolean idle,
-            Consumer<com.zaxxer.hikari.HikariConfig> customizer) {
-        return new Pool(name, sessionState, idle, autoCommit -> Db.DATABASE.newPool(1, c -> {
-            c.setAutoCommit(autoCommit);
-            customizer.accept(c);
-        }));
+    private static Pool hikari(
+            String name, boolean sessionState, boolean idle, Consumer<com.zaxxer.hikari.HikariConfig> customizer) {
+        return new Pool(
+                name,
+                sessionState,
+                idle,
+                autoCommit -> Db.DATABASE.newPool(1, c -> {
+                    c.setAutoCommit(autoCommit);
+                    customizer.accept(c);
+                }));
     }
 
     private static DataSource plainDataSource() {
@@ -117,7 +130,8 @@ class TransactionOwnershipTest {
 
     /** A fresh pool for one step, so that its first borrow meets whatever the pool's set-up left open. */
     private static <R> R withPool(Pool pool, boolean autoCommit, Function<DSLContext, R> body) {
-        assumeFalse(pool.sessionState() && Db.DATABASE.throughPgBouncer(),
+        assumeFalse(
+                pool.sessionState() && Db.DATABASE.throughPgBouncer(),
                 "session settings do not belong behind a transaction-mode pooler");
         DataSource ds = pool.open(autoCommit);
         try {
@@ -138,15 +152,22 @@ class TransactionOwnershipTest {
     @MethodSource("ownSetUps")
     void anOwnExecutedIsCommittedWhenRunReturnsAndReplays(Pool pool, boolean autoCommit) {
         IdempotencyKey key = Db.freshKey();
-        Outcome<String> first = withPool(pool, autoCommit,
+        Outcome<String> first = withPool(
+                pool,
+                autoCommit,
                 dsl -> idem(dsl).run(scope, key, fingerprint, tx -> "paid-" + Db.writeEffect(tx, scope, key, "own")));
         assertThat(first).isInstanceOf(Outcome.Executed.class);
         assertThat(Db.claims(scope, key)).as("claim seen by another connection").isEqualTo(1);
-        assertThat(Db.effects(scope, key)).as("effect seen by another connection").isEqualTo(1);
+        assertThat(Db.effects(scope, key))
+                .as("effect seen by another connection")
+                .isEqualTo(1);
 
-        Outcome<String> again = withPool(pool, autoCommit, dsl -> idem(dsl).run(scope, key, fingerprint, tx -> "twice"));
-        assertThat(again).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(
-                ((Outcome.Executed<String>) first).value()));
+        Outcome<String> again =
+                withPool(pool, autoCommit, dsl -> idem(dsl).run(scope, key, fingerprint, tx -> "twice"));
+        assertThat(again)
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class,
+                        r -> assertThat(r.value()).isEqualTo(((Outcome.Executed<String>) first).value()));
         assertThat(Db.effects(scope, key)).isEqualTo(1);
     }
 
@@ -154,15 +175,21 @@ class TransactionOwnershipTest {
     @MethodSource("ownSetUps")
     void anOwnRejectedIsCommittedWhenRunReturns(Pool pool, boolean autoCommit) {
         IdempotencyKey key = Db.freshKey();
-        Outcome<String> first = withPool(pool, autoCommit, dsl -> idem(dsl).run(scope, key, fingerprint, tx -> {
-            Db.writeEffect(tx, scope, key, "undone");
-            throw new Rejection("insufficient_funds", "no money");
-        }));
-        assertThat(first).isInstanceOfSatisfying(Outcome.Rejected.class, r -> assertThat(r.replayed()).isFalse());
+        Outcome<String> first = withPool(
+                pool,
+                autoCommit,
+                dsl -> idem(dsl).run(scope, key, fingerprint, tx -> {
+                    Db.writeEffect(tx, scope, key, "undone");
+                    throw new Rejection("insufficient_funds", "no money");
+                }));
+        assertThat(first)
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.replayed()).isFalse());
         assertThat(Db.claims(scope, key)).isEqualTo(1);
         assertThat(Db.effects(scope, key)).isZero();
         assertThat(idem(Db.dsl()).run(scope, key, fingerprint, tx -> "x"))
-                .isInstanceOfSatisfying(Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
     }
 
     @ParameterizedTest(name = "{0}, autoCommit={1}")
@@ -173,13 +200,17 @@ class TransactionOwnershipTest {
         String expected = withPool(pool, true, TransactionOwnershipTest::sessionSetUp);
         withPool(pool, autoCommit, dsl -> {
             assertThatThrownBy(() -> idem(dsl).run(scope, key, fingerprint, tx -> {
-                Db.writeEffect(tx, scope, key, "undone");
-                throw new IllegalStateException("the work broke");
-            })).hasMessage("the work broke");
-            assertThat(sessionSetUp(dsl)).as("what the pool set on its connection survives the rollback").isEqualTo(expected);
+                        Db.writeEffect(tx, scope, key, "undone");
+                        throw new IllegalStateException("the work broke");
+                    }))
+                    .hasMessage("the work broke");
+            assertThat(sessionSetUp(dsl))
+                    .as("what the pool set on its connection survives the rollback")
+                    .isEqualTo(expected);
             assertThat(Db.claims(scope, key)).isZero();
             assertThat(Db.effects(scope, key)).isZero();
-            assertThat(idem(dsl).run(scope, key, fingerprint, tx -> "second-" + Db.writeEffect(tx, scope, key, "again")))
+            assertThat(idem(dsl)
+                            .run(scope, key, fingerprint, tx -> "second-" + Db.writeEffect(tx, scope, key, "again")))
                     .isInstanceOf(Outcome.Executed.class);
             return null;
         });
@@ -213,7 +244,9 @@ class TransactionOwnershipTest {
     /** What the pool's own statements set on the session (a rollback of them would undo it). */
     private static String sessionSetUp(DSLContext dsl) {
         return dsl.resultQuery("select current_setting('application_name') || '|' || current_schema()"
-                + " || '|' || current_setting('transaction_isolation')").fetchSingle().get(0, String.class);
+                        + " || '|' || current_setting('transaction_isolation')")
+                .fetchSingle()
+                .get(0, String.class);
     }
 
     @Test
@@ -221,8 +254,9 @@ class TransactionOwnershipTest {
         IdempotencyKey key = Db.freshKey();
         try (Connection c = Db.POOL.getConnection()) {
             assertThat(c.getAutoCommit()).isTrue();
-            assertThat(idem(DSL.using(c, SQLDialect.POSTGRES)).run(scope, key, fingerprint,
-                    tx -> "c-" + Db.writeEffect(tx, scope, key, "own"))).isInstanceOf(Outcome.Executed.class);
+            assertThat(idem(DSL.using(c, SQLDialect.POSTGRES))
+                            .run(scope, key, fingerprint, tx -> "c-" + Db.writeEffect(tx, scope, key, "own")))
+                    .isInstanceOf(Outcome.Executed.class);
             assertThat(Db.claims(scope, key)).isEqualTo(1);
             assertThat(c.getAutoCommit()).as("auto-commit put back").isTrue();
         }
@@ -246,18 +280,25 @@ class TransactionOwnershipTest {
         try (com.zaxxer.hikari.HikariDataSource manual = Db.DATABASE.newPool(4, c -> c.setAutoCommit(false))) {
             for (DataSource ds : List.<DataSource>of(Db.POOL, manual)) {
                 IdempotentTransaction<String> idem = IdempotentTransaction.builder(threadLocal(ds), ResultCodec.utf8())
-                        .schema(Db.SCHEMA).claimMode(mode).build();
+                        .schema(Db.SCHEMA)
+                        .claimMode(mode)
+                        .build();
                 IdempotencyKey key = Db.freshKey();
                 assertThat(idem.run(scope, key, fingerprint, tx -> "tl-" + Db.writeEffect(tx, scope, key, "own")))
                         .isInstanceOf(Outcome.Executed.class);
-                assertThat(Db.effects(scope, key)).as("Executed: the work's write committed with the claim").isEqualTo(1);
+                assertThat(Db.effects(scope, key))
+                        .as("Executed: the work's write committed with the claim")
+                        .isEqualTo(1);
 
                 IdempotencyKey refused = Db.freshKey();
                 assertThat(idem.run(scope, refused, fingerprint, tx -> {
-                    Db.writeEffect(tx, scope, refused, "undone");
-                    throw new io.github.idemtx.core.Rejection("no", "refused");
-                })).isInstanceOf(Outcome.Rejected.class);
-                assertThat(Db.effects(scope, refused)).as("Rejected: the work's write rolled back").isZero();
+                            Db.writeEffect(tx, scope, refused, "undone");
+                            throw new io.github.idemtx.core.Rejection("no", "refused");
+                        }))
+                        .isInstanceOf(Outcome.Rejected.class);
+                assertThat(Db.effects(scope, refused))
+                        .as("Rejected: the work's write rolled back")
+                        .isZero();
             }
         }
     }
@@ -287,7 +328,9 @@ class TransactionOwnershipTest {
                 new Style("jOOQ nested transaction (savepoint)", new Caller() {
                     @Override
                     public <R> R inTransaction(Function<DSLContext, R> body) {
-                        return Db.dsl().transactionResult(outer -> outer.dsl().transactionResult(inner -> body.apply(inner.dsl())));
+                        return Db.dsl()
+                                .transactionResult(
+                                        outer -> outer.dsl().transactionResult(inner -> body.apply(inner.dsl())));
                     }
                 }),
                 new Style("jOOQ transaction on a pool with autoCommit=false and a test query", new Caller() {
@@ -344,7 +387,8 @@ class TransactionOwnershipTest {
     }
 
     static DSLContext threadLocal(DataSource ds) {
-        return DSL.using(new DefaultConfiguration().set(SQLDialect.POSTGRES)
+        return DSL.using(new DefaultConfiguration()
+                .set(SQLDialect.POSTGRES)
                 .set(new ThreadLocalTransactionProvider(new DataSourceConnectionProvider(ds))));
     }
 
@@ -353,17 +397,26 @@ class TransactionOwnershipTest {
     void aJoinedClaimAndEffectVanishWhenTheCallerRollsBack(Style style) {
         IdempotencyKey key = Db.freshKey();
         assertThatThrownBy(() -> style.caller().inTransaction(dsl -> {
-            assertThat(idem(dsl).run(scope, key, fingerprint, tx -> "j-" + Db.writeEffect(tx, scope, key, "inside")))
-                    .isInstanceOf(Outcome.Executed.class);
-            assertThat(Db.claims(scope, key)).as("nothing visible before the caller commits").isZero();
-            Db.writeEffect(dsl, scope, key, "the caller's own write");
-            throw new IllegalStateException("the caller fails later");
-        })).hasMessage("the caller fails later");
+                    assertThat(idem(dsl)
+                                    .run(
+                                            scope,
+                                            key,
+                                            fingerprint,
+                                            tx -> "j-" + Db.writeEffect(tx, scope, key, "inside")))
+                            .isInstanceOf(Outcome.Executed.class);
+                    assertThat(Db.claims(scope, key))
+                            .as("nothing visible before the caller commits")
+                            .isZero();
+                    Db.writeEffect(dsl, scope, key, "the caller's own write");
+                    throw new IllegalStateException("the caller fails later");
+                }))
+                .hasMessage("the caller fails later");
 
         assertThat(Db.claims(scope, key)).isZero();
         assertThat(Db.effects(scope, key)).isZero();
         assertThat(idem(Db.dsl()).run(scope, key, fingerprint, tx -> "ran again"))
-                .as("the key is free").isInstanceOf(Outcome.Executed.class);
+                .as("the key is free")
+                .isInstanceOf(Outcome.Executed.class);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -374,7 +427,8 @@ class TransactionOwnershipTest {
         IdempotencyKey failed = Db.freshKey();
         List<Outcome<String>> outcomes = style.caller().inTransaction(dsl -> {
             IdempotentTransaction<String> idem = idem(dsl);
-            Outcome<String> first = idem.run(scope, executed, fingerprint, tx -> "j-" + Db.writeEffect(tx, scope, executed, "inside"));
+            Outcome<String> first =
+                    idem.run(scope, executed, fingerprint, tx -> "j-" + Db.writeEffect(tx, scope, executed, "inside"));
             Outcome<String> replay = idem.run(scope, executed, fingerprint, tx -> "not run");
             Outcome<String> mismatch = idem.run(scope, executed, Db.fingerprint("other"), tx -> "not run");
             Outcome<String> rejection = idem.run(scope, rejected, fingerprint, tx -> {
@@ -382,10 +436,11 @@ class TransactionOwnershipTest {
                 throw new Rejection("insufficient_funds", "no");
             });
             assertThatThrownBy(() -> idem.run(scope, failed, fingerprint, tx -> {
-                Db.writeEffect(tx, scope, failed, "undone");
-                tx.execute("select 1/0");
-                return "never";
-            })).hasMessageContaining("division by zero");
+                        Db.writeEffect(tx, scope, failed, "undone");
+                        tx.execute("select 1/0");
+                        return "never";
+                    }))
+                    .hasMessageContaining("division by zero");
             Db.writeEffect(dsl, scope, failed, "the caller goes on");
             return List.of(first, replay, mismatch, rejection);
         });
@@ -393,19 +448,26 @@ class TransactionOwnershipTest {
         assertThat(outcomes.get(0)).isInstanceOf(Outcome.Executed.class);
         assertThat(outcomes.get(1)).isInstanceOf(Outcome.Replayed.class);
         assertThat(outcomes.get(2)).isInstanceOf(Outcome.FingerprintMismatch.class);
-        assertThat(outcomes.get(3)).isInstanceOfSatisfying(Outcome.Rejected.class, r -> assertThat(r.replayed()).isFalse());
+        assertThat(outcomes.get(3))
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.replayed()).isFalse());
         assertThat(Db.effects(scope, executed)).isEqualTo(1);
         assertThat(Db.effects(scope, rejected)).isZero();
         assertThat(Db.effects(scope, failed)).as("only the caller's own write").isEqualTo(1);
         assertThat(Db.claims(scope)).as("executed and rejected").isEqualTo(2);
-        assertThat(storedStates(scope)).as("committed rows carry their final state").containsOnly(1, 2);
+        assertThat(storedStates(scope))
+                .as("committed rows carry their final state")
+                .containsOnly(1, 2);
         assertThat(idem(Db.dsl()).run(scope, executed, fingerprint, tx -> "x")).isInstanceOf(Outcome.Replayed.class);
         assertThat(idem(Db.dsl()).run(scope, rejected, fingerprint, tx -> "x"))
-                .isInstanceOfSatisfying(Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
     }
 
     static List<Integer> storedStates(Scope scope) {
-        return Db.dsl().resultQuery("SELECT state::int FROM " + Db.SCHEMA + ".idempotency_claim WHERE scope = ?", scope.value())
+        return Db.dsl()
+                .resultQuery(
+                        "SELECT state::int FROM " + Db.SCHEMA + ".idempotency_claim WHERE scope = ?", scope.value())
                 .fetch(0, Integer.class);
     }
 
@@ -415,11 +477,14 @@ class TransactionOwnershipTest {
         idem(Db.dsl()).run(scope, key, fingerprint, tx -> "old");
         Db.expire(scope, key);
         assertThatThrownBy(() -> Db.dsl().transaction(cfg -> {
-            assertThat(idem(cfg.dsl()).purgeExpired(1000)).isPositive();
-            throw new IllegalStateException("rolled back");
-        })).hasMessage("rolled back");
+                    assertThat(idem(cfg.dsl()).purgeExpired(1000)).isPositive();
+                    throw new IllegalStateException("rolled back");
+                }))
+                .hasMessage("rolled back");
         assertThat(Db.claims(scope, key)).isEqualTo(1);
-        Db.dsl().transaction(cfg -> assertThat(idem(cfg.dsl()).purgeExpired(1000)).isPositive());
+        Db.dsl()
+                .transaction(
+                        cfg -> assertThat(idem(cfg.dsl()).purgeExpired(1000)).isPositive());
         assertThat(Db.claims(scope, key)).isZero();
     }
 
@@ -431,11 +496,15 @@ class TransactionOwnershipTest {
         AtomicBoolean ran = new AtomicBoolean();
         Db.dsl().transaction(cfg -> {
             IdempotentTransaction<String> own = Db.builder(cfg.dsl(), ResultCodec.utf8())
-                    .schema(Db.SCHEMA).transactionMode(TransactionMode.OWN).build();
+                    .schema(Db.SCHEMA)
+                    .transactionMode(TransactionMode.OWN)
+                    .build();
             assertThatThrownBy(() -> own.run(scope, key, fingerprint, tx -> {
-                ran.set(true);
-                return "x";
-            })).isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("transactionMode is OWN")
+                        ran.set(true);
+                        return "x";
+                    }))
+                    .isInstanceOf(TransactionOwnershipException.class)
+                    .hasMessageContaining("transactionMode is OWN")
                     .hasMessageContaining("split");
             Db.writeEffect(cfg.dsl(), scope, key, "the caller goes on");
         });
@@ -448,11 +517,14 @@ class TransactionOwnershipTest {
     void joinStatedWithoutATransactionIsRefused() {
         IdempotencyKey key = Db.freshKey();
         IdempotentTransaction<String> join = Db.builder(Db.dsl(), ResultCodec.utf8())
-                .schema(Db.SCHEMA).transactionMode(TransactionMode.JOIN).build();
+                .schema(Db.SCHEMA)
+                .transactionMode(TransactionMode.JOIN)
+                .build();
         assertThatThrownBy(() -> join.run(scope, key, fingerprint, tx -> "x"))
                 .isInstanceOf(TransactionOwnershipException.class)
                 .hasMessageContaining("no transaction is open to join")
-                .satisfies(e -> assertThat(((TransactionOwnershipException) e).key()).isEqualTo(key));
+                .satisfies(e ->
+                        assertThat(((TransactionOwnershipException) e).key()).isEqualTo(key));
         assertThat(Db.claims(scope, key)).isZero();
     }
 
@@ -463,7 +535,9 @@ class TransactionOwnershipTest {
             c.setAutoCommit(false);
             DSLContext dsl = DSL.using(new OneConnection(c), SQLDialect.POSTGRES);
             IdempotentTransaction<String> join = Db.builder(dsl, ResultCodec.utf8())
-                    .schema(Db.SCHEMA).transactionMode(TransactionMode.JOIN).build();
+                    .schema(Db.SCHEMA)
+                    .transactionMode(TransactionMode.JOIN)
+                    .build();
             assertThat(join.run(scope, key, fingerprint, tx -> "j-" + Db.writeEffect(tx, scope, key, "x")))
                     .isInstanceOf(Outcome.Executed.class);
             assertThat(Db.claims(scope, key)).isZero();
@@ -482,10 +556,12 @@ class TransactionOwnershipTest {
             c.setAutoCommit(false);
             IdempotentTransaction<String> idem = idem(DSL.using(new OneConnection(c), SQLDialect.POSTGRES));
             assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
-                ran.set(true);
-                return "x";
-            })).isInstanceOf(TransactionOwnershipException.class)
-                    .hasMessageContaining("cannot tell").hasMessageContaining("transactionMode");
+                        ran.set(true);
+                        return "x";
+                    }))
+                    .isInstanceOf(TransactionOwnershipException.class)
+                    .hasMessageContaining("cannot tell")
+                    .hasMessageContaining("transactionMode");
             assertThatThrownBy(() -> idem.purgeExpired(10)).isInstanceOf(TransactionOwnershipException.class);
             c.rollback();
             c.setAutoCommit(true);
@@ -500,7 +576,9 @@ class TransactionOwnershipTest {
             c.setAutoCommit(false);
             IdempotentTransaction<String> idem = Db.builder(
                             DSL.using(new OneConnection(c), SQLDialect.POSTGRES), ResultCodec.utf8())
-                    .schema(Db.SCHEMA).detector(cfg -> TransactionDetector.Detection.ACTIVE).build();
+                    .schema(Db.SCHEMA)
+                    .detector(cfg -> TransactionDetector.Detection.ACTIVE)
+                    .build();
             assertThat(idem.run(scope, key, fingerprint, tx -> "j-" + Db.writeEffect(tx, scope, key, "x")))
                     .isInstanceOf(Outcome.Executed.class);
             assertThat(Db.claims(scope, key)).as("joined: not yet committed").isZero();
@@ -516,9 +594,11 @@ class TransactionOwnershipTest {
         AtomicBoolean ran = new AtomicBoolean();
         try (HikariDataSource ds = Db.DATABASE.newPool(1, c -> c.setReadOnly(true))) {
             assertThatThrownBy(() -> idem(DSL.using(ds, SQLDialect.POSTGRES)).run(scope, key, fingerprint, tx -> {
-                ran.set(true);
-                return "x";
-            })).isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("read-only");
+                        ran.set(true);
+                        return "x";
+                    }))
+                    .isInstanceOf(TransactionOwnershipException.class)
+                    .hasMessageContaining("read-only");
         }
         assertThat(ran).isFalse();
     }

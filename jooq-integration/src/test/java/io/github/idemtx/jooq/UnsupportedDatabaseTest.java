@@ -33,22 +33,27 @@ class UnsupportedDatabaseTest {
 
     @Test
     void aCallOnASchemaWithoutTheClaimTableNamesTheSchemaAndTheMigrationAndWritesNothing() {
-        String empty = "idemtx_unmigrated_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        String empty = "idemtx_unmigrated_"
+                + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         Db.DATABASE.execute("CREATE SCHEMA " + empty);
         try {
-            IdempotentTransaction<String> idem = Db.builder(Db.dsl(), ResultCodec.utf8()).schema(empty).build();
+            IdempotentTransaction<String> idem =
+                    Db.builder(Db.dsl(), ResultCodec.utf8()).schema(empty).build();
             AtomicInteger runs = new AtomicInteger();
 
             assertThatThrownBy(() -> idem.run(scope, key, Db.fingerprint("a"), tx -> {
-                runs.incrementAndGet();
-                return "effect-" + Db.writeEffect(tx, scope, key, "unmigrated");
-            }))
-                    .isInstanceOfSatisfying(UnsupportedDatabaseException.class,
+                        runs.incrementAndGet();
+                        return "effect-" + Db.writeEffect(tx, scope, key, "unmigrated");
+                    }))
+                    .isInstanceOfSatisfying(
+                            UnsupportedDatabaseException.class,
                             e -> assertThat(e.problem()).isEqualTo(Problem.NOT_MIGRATED))
                     .hasMessageContaining(empty + ".idempotency_claim")
                     .hasMessageContaining("IdempotencySchema.migrate(dataSource, \"" + empty + "\")")
                     .hasMessageContaining("42P01");
-            assertThat(Db.effects(scope, key)).as("the work's write rolled back").isZero();
+            assertThat(Db.effects(scope, key))
+                    .as("the work's write rolled back")
+                    .isZero();
             assertThat(runs).hasValueLessThanOrEqualTo(Db.workFirst() ? 1 : 0);
         } finally {
             Db.DATABASE.execute("DROP SCHEMA " + empty + " CASCADE");
@@ -57,7 +62,9 @@ class UnsupportedDatabaseTest {
 
     @Test
     void aSchemaThatDoesNotExistIsReportedTheSameWay() {
-        IdempotentTransaction<String> idem = Db.builder(Db.dsl(), ResultCodec.utf8()).schema("idemtx_no_such_schema").build();
+        IdempotentTransaction<String> idem = Db.builder(Db.dsl(), ResultCodec.utf8())
+                .schema("idemtx_no_such_schema")
+                .build();
 
         assertThatThrownBy(() -> idem.run(scope, key, Db.fingerprint("a"), tx -> "x"))
                 .isInstanceOf(UnsupportedDatabaseException.class)
@@ -69,13 +76,14 @@ class UnsupportedDatabaseTest {
 
     @Test
     void anExternalEffectOnASchemaWithoutTheClaimTableIsRefusedTheSameWay() {
-        ExternalEffect<Long, String> charges = ExternalEffect.builder(Db.dsl(), "charge", ExternalEffectTest.LONGS,
-                        ResultCodec.utf8(), new FakeBank(Db.SCHEMA))
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(
+                        Db.dsl(), "charge", ExternalEffectTest.LONGS, ResultCodec.utf8(), new FakeBank(Db.SCHEMA))
                 .schema("idemtx_no_such_schema")
                 .policy(IdempotencyPolicy.defaults())
                 .build();
         assertThatThrownBy(() -> charges.run(scope, key, Db.fingerprint("a"), 100L))
-                .isInstanceOfSatisfying(UnsupportedDatabaseException.class,
+                .isInstanceOfSatisfying(
+                        UnsupportedDatabaseException.class,
                         e -> assertThat(e.problem()).isEqualTo(Problem.NOT_MIGRATED))
                 .hasMessageContaining("IdempotencySchema.migrate");
     }
@@ -88,18 +96,20 @@ class UnsupportedDatabaseTest {
             dataSource.setUser("postgres");
 
             assertThatThrownBy(() -> IdempotencySchema.migrate(dataSource))
-                    .isInstanceOfSatisfying(UnsupportedDatabaseException.class,
+                    .isInstanceOfSatisfying(
+                            UnsupportedDatabaseException.class,
                             e -> assertThat(e.problem()).isEqualTo(Problem.SERVER_TOO_OLD))
                     .hasMessageContaining("PostgreSQL 13.4")
                     .hasMessageContaining("PostgreSQL 14 and newer");
 
             DSLContext dsl = DSL.using(dataSource, SQLDialect.POSTGRES);
             AtomicInteger runs = new AtomicInteger();
-            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8()).build();
+            IdempotentTransaction<String> idem =
+                    IdempotentTransaction.builder(dsl, ResultCodec.utf8()).build();
             assertThatThrownBy(() -> idem.run(scope, key, Db.fingerprint("a"), tx -> {
-                runs.incrementAndGet();
-                return "x";
-            }))
+                        runs.incrementAndGet();
+                        return "x";
+                    }))
                     .isInstanceOf(UnsupportedDatabaseException.class)
                     .hasMessageContaining("13.4");
             assertThat(runs).hasValue(0);

@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
@@ -13,6 +12,7 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.Concurrently;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.time.Duration;
 import java.util.List;
@@ -39,13 +39,17 @@ class WorkFirstTest {
     private final Fingerprint fingerprint = Db.fingerprint("work first");
 
     private static IdempotentTransaction.Builder<String> workFirst() {
-        return IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).claimMode(ClaimMode.WORK_FIRST);
+        return IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+                .schema(Db.SCHEMA)
+                .claimMode(ClaimMode.WORK_FIRST);
     }
 
     @Test
     void isChosenOnTheBuilderAndReadFirstIsTheDefault() {
-        assertThat(IdempotentTransaction.create(Db.dsl(), IdempotencyPolicy.defaults(), ResultCodec.utf8()).claimMode())
-                .isEqualTo(ClaimMode.READ_FIRST).isEqualTo(IdempotentTransaction.DEFAULT_CLAIM_MODE);
+        assertThat(IdempotentTransaction.create(Db.dsl(), IdempotencyPolicy.defaults(), ResultCodec.utf8())
+                        .claimMode())
+                .isEqualTo(ClaimMode.READ_FIRST)
+                .isEqualTo(IdempotentTransaction.DEFAULT_CLAIM_MODE);
         assertThat(workFirst().build().claimMode()).isEqualTo(ClaimMode.WORK_FIRST);
     }
 
@@ -64,13 +68,16 @@ class WorkFirstTest {
             }));
             assertThat(working.await(30, TimeUnit.SECONDS)).isTrue();
 
-            Outcome<String> fast = idem.run(scope, key, fingerprint, tx -> "fast-" + Db.writeEffect(tx, scope, key, "fast"));
+            Outcome<String> fast =
+                    idem.run(scope, key, fingerprint, tx -> "fast-" + Db.writeEffect(tx, scope, key, "fast"));
             release.countDown();
 
             assertThat(fast).isInstanceOf(Outcome.Executed.class);
             String answer = ((Outcome.Executed<String>) fast).value();
-            assertThat(slow.get(30, TimeUnit.SECONDS)).as("one key, one answer")
-                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(answer));
+            assertThat(slow.get(30, TimeUnit.SECONDS))
+                    .as("one key, one answer")
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(answer));
             assertThat(Db.effects(scope, key)).isEqualTo(1);
             assertThat(Db.claims(scope, key)).isEqualTo(1);
         } finally {
@@ -81,11 +88,16 @@ class WorkFirstTest {
 
     @Test
     void aDuplicateMeetingAnUncommittedRowGetsInProgressPastTheBoundAndReplaysOnceItCommits() throws Exception {
-        assumeThat(Db.DATABASE.throughPgBouncer()).as("the holder pins a server connection for seconds").isFalse();
+        assumeThat(Db.DATABASE.throughPgBouncer())
+                .as("the holder pins a server connection for seconds")
+                .isFalse();
         List<CallEvent> events = new CopyOnWriteArrayList<>();
         Duration retryAfter = Duration.ofSeconds(2);
         IdempotentTransaction<String> impatient = workFirst()
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofMillis(300)).retryAfter(retryAfter).build())
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(300))
+                        .retryAfter(retryAfter)
+                        .build())
                 .listener(new IdempotencyListener<Object>() {
                     @Override
                     public void callFinished(CallEvent event, Object context) {
@@ -99,7 +111,9 @@ class WorkFirstTest {
         try {
             // the holder: a joined call, whose completed row stays uncommitted until its caller commits
             Future<Outcome<String>> joined = holder.submit(() -> Db.dsl().transactionResult(cfg -> {
-                Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build()
+                Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8())
+                        .schema(Db.SCHEMA)
+                        .build()
                         .run(scope, key, fingerprint, tx -> "holder-" + Db.writeEffect(tx, scope, key, "holder"));
                 recorded.countDown();
                 commit.await(30, TimeUnit.SECONDS);
@@ -107,19 +121,25 @@ class WorkFirstTest {
             }));
             assertThat(recorded.await(30, TimeUnit.SECONDS)).isTrue();
 
-            Outcome<String> duplicate = impatient.run(scope, key, fingerprint, tx -> "dup-" + Db.writeEffect(tx, scope, key, "dup"));
+            Outcome<String> duplicate =
+                    impatient.run(scope, key, fingerprint, tx -> "dup-" + Db.writeEffect(tx, scope, key, "dup"));
 
             assertThat(duplicate).isEqualTo(new Outcome.InProgress<String>(retryAfter));
             assertThat(events).singleElement().satisfies(e -> {
                 assertThat(e.result()).isEqualTo(CallEvent.Result.IN_PROGRESS);
-                assertThat(e.waiting()).as("the wait on the holder's row is timed as waiting").isGreaterThanOrEqualTo(Duration.ofMillis(250));
+                assertThat(e.waiting())
+                        .as("the wait on the holder's row is timed as waiting")
+                        .isGreaterThanOrEqualTo(Duration.ofMillis(250));
             });
-            assertThat(Db.lockTimeout(Db.dsl())).as("the bound was transaction-local").isEqualTo("0");
+            assertThat(Db.lockTimeout(Db.dsl()))
+                    .as("the bound was transaction-local")
+                    .isEqualTo("0");
             commit.countDown();
             assertThat(joined.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.Executed.class);
             String answer = ((Outcome.Executed<String>) joined.get()).value();
             assertThat(impatient.run(scope, key, fingerprint, tx -> "again-" + Db.writeEffect(tx, scope, key, "again")))
-                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(answer));
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(answer));
             assertThat(Db.effects(scope, key)).isEqualTo(1);
         } finally {
             commit.countDown();
@@ -129,26 +149,35 @@ class WorkFirstTest {
 
     @Test
     void aDuplicateMeetingAnUncommittedRowThatCommitsWithinTheBoundWaitsAndReplaysIt() throws Exception {
-        assumeThat(Db.DATABASE.throughPgBouncer()).as("the holder pins a server connection while it waits").isFalse();
+        assumeThat(Db.DATABASE.throughPgBouncer())
+                .as("the holder pins a server connection while it waits")
+                .isFalse();
         IdempotentTransaction<String> patient = workFirst()
-                .policy(IdempotencyPolicy.builder().duplicateWait(Duration.ofSeconds(20)).build()).build();
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofSeconds(20))
+                        .build())
+                .build();
         CountDownLatch recorded = new CountDownLatch(1);
         ExecutorService threads = Executors.newFixedThreadPool(2);
         try {
             Future<Outcome<String>> joined = threads.submit(() -> Db.dsl().transactionResult(cfg -> {
-                Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build()
+                Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8())
+                        .schema(Db.SCHEMA)
+                        .build()
                         .run(scope, key, fingerprint, tx -> "holder-" + Db.writeEffect(tx, scope, key, "holder"));
                 recorded.countDown();
-                Db.DATABASE.awaitLockWaiters(Faults.running(StatementKind.RECORD_AND_COMMIT), 1); // the duplicate waits on our row
+                Db.DATABASE.awaitLockWaiters(
+                        Faults.running(StatementKind.RECORD_AND_COMMIT), 1); // the duplicate waits on our row
                 return o;
             }));
             assertThat(recorded.await(30, TimeUnit.SECONDS)).isTrue();
-            Future<Outcome<String>> duplicate = threads.submit(() -> patient.run(scope, key, fingerprint,
-                    tx -> "dup-" + Db.writeEffect(tx, scope, key, "dup")));
+            Future<Outcome<String>> duplicate = threads.submit(
+                    () -> patient.run(scope, key, fingerprint, tx -> "dup-" + Db.writeEffect(tx, scope, key, "dup")));
 
             String answer = ((Outcome.Executed<String>) joined.get(30, TimeUnit.SECONDS)).value();
             assertThat(duplicate.get(30, TimeUnit.SECONDS))
-                    .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(answer));
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(answer));
             assertThat(Db.effects(scope, key)).isEqualTo(1);
         } finally {
             threads.shutdownNow();
@@ -160,20 +189,30 @@ class WorkFirstTest {
         IdempotentTransaction<String> idem = workFirst().build();
         AtomicInteger runs = new AtomicInteger();
 
-        List<Concurrently.Result<Outcome<String>>> results = Concurrently.times(16, () -> idem.run(scope, key, fingerprint, tx -> {
-            runs.incrementAndGet();
-            long id = Db.writeEffect(tx, scope, key, Thread.currentThread().getName());
-            Thread.sleep(20);
-            return "effect-" + id;
-        }));
+        List<Concurrently.Result<Outcome<String>>> results = Concurrently.times(
+                16,
+                () -> idem.run(scope, key, fingerprint, tx -> {
+                    runs.incrementAndGet();
+                    long id = Db.writeEffect(
+                            tx, scope, key, Thread.currentThread().getName());
+                    Thread.sleep(20);
+                    return "effect-" + id;
+                }));
 
         assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
-        List<Outcome<String>> outcomes = results.stream().map(Concurrently.Result::value).toList();
-        List<String> executed = outcomes.stream().filter(o -> o instanceof Outcome.Executed)
-                .map(o -> ((Outcome.Executed<String>) o).value()).toList();
+        List<Outcome<String>> outcomes =
+                results.stream().map(Concurrently.Result::value).toList();
+        List<String> executed = outcomes.stream()
+                .filter(o -> o instanceof Outcome.Executed)
+                .map(o -> ((Outcome.Executed<String>) o).value())
+                .toList();
         assertThat(executed).hasSize(1);
-        assertThat(outcomes).filteredOn(o -> !(o instanceof Outcome.Executed)).allSatisfy(o -> assertThat(o)
-                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(executed.get(0))));
+        assertThat(outcomes)
+                .filteredOn(o -> !(o instanceof Outcome.Executed))
+                .allSatisfy(o -> assertThat(o)
+                        .isInstanceOfSatisfying(
+                                Outcome.Replayed.class,
+                                r -> assertThat(r.value()).isEqualTo(executed.get(0))));
         assertThat(runs.get()).as("the duplicates ran speculatively").isGreaterThan(1);
         assertThat(Db.effects(scope, key)).isEqualTo(1);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
@@ -187,11 +226,18 @@ class WorkFirstTest {
 
         Outcome<String> again = idem.run(scope, key, fingerprint, tx -> "new-" + Db.writeEffect(tx, scope, key, "new"));
 
-        assertThat(again).isInstanceOfSatisfying(Outcome.Executed.class, e -> assertThat((String) e.value()).startsWith("new-"));
-        assertThat(Db.effects(scope, key)).as("the old effect and the new one; the speculative run rolled back").isEqualTo(2);
+        assertThat(again)
+                .isInstanceOfSatisfying(
+                        Outcome.Executed.class,
+                        e -> assertThat((String) e.value()).startsWith("new-"));
+        assertThat(Db.effects(scope, key))
+                .as("the old effect and the new one; the speculative run rolled back")
+                .isEqualTo(2);
         assertThat(Db.claims(scope, key)).isEqualTo(1);
         assertThat(idem.run(scope, key, fingerprint, tx -> "never"))
-                .isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat((String) r.value()).startsWith("new-"));
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class,
+                        r -> assertThat((String) r.value()).startsWith("new-"));
     }
 
     @Test
@@ -205,7 +251,9 @@ class WorkFirstTest {
 
         Outcome<String> retry = idem.run(scope, key, fingerprint, tx -> "now-" + Db.writeEffect(tx, scope, key, "now"));
 
-        assertThat(retry).isInstanceOfSatisfying(Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
+        assertThat(retry)
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
         assertThat(Db.effects(scope, key)).isZero();
     }
 
@@ -218,15 +266,18 @@ class WorkFirstTest {
     @Test
     void anInsertThatMeetsTheKeyAndThenLosesItsConnectionSaysNothingCommitted() throws Exception {
         assumeThat(Db.DATABASE.throughPgBouncer()).as("kills a server backend").isFalse();
-        try (io.github.idemtx.db.testing.Backends killer = new io.github.idemtx.db.testing.Backends(Db.DATABASE.connect())) {
+        try (io.github.idemtx.db.testing.Backends killer =
+                new io.github.idemtx.db.testing.Backends(Db.DATABASE.connect())) {
             java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean(true);
             SqlHook duplicateThenKilled = new SqlHook() {
                 @Override
                 public void before(Sql sql) throws java.sql.SQLException {
-                    if (StatementKind.of(sql.sql()) == StatementKind.RECORD_AND_COMMIT && armed.compareAndSet(true, false)) {
+                    if (StatementKind.of(sql.sql()) == StatementKind.RECORD_AND_COMMIT
+                            && armed.compareAndSet(true, false)) {
                         killer.kill(sql.connection());
                         java.sql.SQLException duplicate = new java.sql.SQLException(
-                                "ERROR: duplicate key value violates unique constraint \"idempotency_claim_pk\"", "23505");
+                                "ERROR: duplicate key value violates unique constraint \"idempotency_claim_pk\"",
+                                "23505");
                         duplicate.setNextException(new java.sql.SQLException(
                                 "FATAL: terminating connection due to administrator command", "57P01"));
                         throw duplicate;
@@ -234,15 +285,20 @@ class WorkFirstTest {
                 }
             };
             org.jooq.DSLContext dsl = SqlHook.around(Db.dsl(), duplicateThenKilled);
-            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA)
-                    .claimMode(ClaimMode.WORK_FIRST).build();
+            IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
+                    .schema(Db.SCHEMA)
+                    .claimMode(ClaimMode.WORK_FIRST)
+                    .build();
 
             org.assertj.core.api.Assertions.assertThatThrownBy(
                             () -> idem.run(scope, key, fingerprint, tx -> "x-" + Db.writeEffect(tx, scope, key, "x")))
                     .isInstanceOf(org.jooq.exception.DataAccessException.class)
                     .isNotInstanceOf(io.github.idemtx.core.CommitOutcomeUnknownException.class)
-                    .hasMessageContaining("connection was lost").hasMessageContaining("nothing of this call was committed")
-                    .satisfies(e -> assertThat(Faults.isConnectionError(e)).as("classified as a lost connection").isTrue());
+                    .hasMessageContaining("connection was lost")
+                    .hasMessageContaining("nothing of this call was committed")
+                    .satisfies(e -> assertThat(Faults.isConnectionError(e))
+                            .as("classified as a lost connection")
+                            .isTrue());
             assertThat(Db.effects(scope, key)).isZero();
             assertThat(Db.claims(scope, key)).isZero();
             assertThat(idem.run(scope, key, fingerprint, tx -> "y")).isEqualTo(new Outcome.Executed<>("y"));

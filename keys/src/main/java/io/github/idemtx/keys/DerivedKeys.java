@@ -2,7 +2,6 @@ package io.github.idemtx.keys;
 
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
-
 import io.github.idemtx.keys.internal.CaseFold;
 import io.github.idemtx.keys.internal.DerivedHmac;
 import io.github.idemtx.keys.internal.DerivedMaterial;
@@ -192,8 +191,8 @@ public final class DerivedKeys {
                 throw new IllegalArgumentException("payload must not have a null field name");
             }
             if (!(name instanceof String field)) {
-                throw new IllegalArgumentException(
-                        "payload field names must be strings, found a " + name.getClass().getName());
+                throw new IllegalArgumentException("payload field names must be strings, found a "
+                        + name.getClass().getName());
             }
             if (fields.containsKey(field)) {
                 values.put(field, entry.getValue());
@@ -208,9 +207,11 @@ public final class DerivedKeys {
             }
         }
         if (!unclassified.isEmpty() || !missing.isEmpty()) {
-            StringBuilder message = new StringBuilder("payload of action '").append(action).append("'");
+            StringBuilder message =
+                    new StringBuilder("payload of action '").append(action).append("'");
             if (!unclassified.isEmpty()) {
-                message.append(" has unclassified fields ").append(unclassified)
+                message.append(" has unclassified fields ")
+                        .append(unclassified)
                         .append(" (name each with field(...) or ignore(...))");
             }
             if (!unclassified.isEmpty() && !missing.isEmpty()) {

@@ -2,7 +2,6 @@ package io.github.idemtx.keys;
 
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
-
 import io.github.idemtx.keys.internal.DerivedHmac;
 import io.github.idemtx.keys.internal.DerivedMaterial;
 import io.github.idemtx.keys.internal.DerivedText;

@@ -1,11 +1,10 @@
 package io.github.idemtx.keys;
 
-import io.github.idemtx.core.IdempotencyKey;
-import io.github.idemtx.core.Scope;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
 import io.github.idemtx.keys.internal.DerivedText;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -41,7 +40,8 @@ class DerivedKeysPropertiesTest {
     Arbitrary<String> texts() {
         Arbitrary<Integer> interesting = Arbitraries.of(
                 0xDF, 0x1E9E, 0x130, 0x131, 0x3A3, 0x3C2, 0x3C3, 0xFB01, 0x301, 0x308, 0xE9, 0x65, 0xA0, 0x3000, 0x85,
-                0x2028, 0x200B, 0xFEFF, 0x09, 0x0A, 0x1C, 0x22, 0x5C, 0x00, 0x7F, 0xE000, 0xFFFD, 0x1F600, 0x1D49C, 0x10400);
+                0x2028, 0x200B, 0xFEFF, 0x09, 0x0A, 0x1C, 0x22, 0x5C, 0x00, 0x7F, 0xE000, 0xFFFD, 0x1F600, 0x1D49C,
+                0x10400);
         Arbitrary<Integer> codePoint = Arbitraries.oneOf(List.of(
                 Arbitraries.integers().between(0x20, 0x7E),
                 interesting,
@@ -61,35 +61,36 @@ class DerivedKeysPropertiesTest {
     @Provide
     Arbitrary<Object> amounts() {
         return Arbitraries.oneOf(List.of(
-                decimals(),
-                decimals().map(BigDecimal::toPlainString),
-                Arbitraries.longs(),
-                Arbitraries.integers()));
+                decimals(), decimals().map(BigDecimal::toPlainString), Arbitraries.longs(), Arbitraries.integers()));
     }
 
     @Provide
     Arbitrary<String> creditors() {
-        Arbitrary<String> formatted = Arbitraries.strings().withChars("0123456789./-").ofMinLength(1).ofMaxLength(20);
+        Arbitrary<String> formatted =
+                Arbitraries.strings().withChars("0123456789./-").ofMinLength(1).ofMaxLength(20);
         return Arbitraries.oneOf(List.of(formatted, texts()));
     }
 
     @Provide
     Arbitrary<Map<String, Object>> payloads() {
-        return Combinators.combine(amounts(), texts(), creditors(), texts()).as((amount, currency, creditor, description) -> {
-            Map<String, Object> payload = new LinkedHashMap<>();
-            payload.put("amount", amount);
-            payload.put("currency", currency);
-            payload.put("creditor", creditor);
-            payload.put("description", description);
-            return payload;
-        });
+        return Combinators.combine(amounts(), texts(), creditors(), texts())
+                .as((amount, currency, creditor, description) -> {
+                    Map<String, Object> payload = new LinkedHashMap<>();
+                    payload.put("amount", amount);
+                    payload.put("currency", currency);
+                    payload.put("creditor", creditor);
+                    payload.put("description", description);
+                    return payload;
+                });
     }
 
     @Provide
     Arbitrary<Instant> instants() {
         return Arbitraries.longs()
                 .between(-100_000_000_000L, 100_000_000_000L)
-                .flatMap(second -> Arbitraries.integers().between(0, 999_999_999).map(nano -> Instant.ofEpochSecond(second, nano)));
+                .flatMap(second -> Arbitraries.integers()
+                        .between(0, 999_999_999)
+                        .map(nano -> Instant.ofEpochSecond(second, nano)));
     }
 
     @Provide
@@ -106,12 +107,15 @@ class DerivedKeysPropertiesTest {
     // --- properties
 
     @Property(tries = 300)
-    void derivationIsDeterministic(@ForAll("tenants") Scope tenant, @ForAll("payloads") Map<String, Object> payload,
+    void derivationIsDeterministic(
+            @ForAll("tenants") Scope tenant,
+            @ForAll("payloads") Map<String, Object> payload,
             @ForAll("instants") Instant createdAt) {
         String key = PIX.deriveHex(tenant, payload, createdAt);
 
         assertThat(PIX.deriveHex(tenant, payload, createdAt)).isEqualTo(key);
-        assertThat(DerivedKeysTest.pix().deriveHex(Scope.of(new String(tenant.value())), new LinkedHashMap<>(payload), createdAt))
+        assertThat(DerivedKeysTest.pix()
+                        .deriveHex(Scope.of(new String(tenant.value())), new LinkedHashMap<>(payload), createdAt))
                 .isEqualTo(key);
         assertThat(key).hasSize(64).matches("[0-9a-f]{64}");
     }
@@ -128,7 +132,9 @@ class DerivedKeysPropertiesTest {
     }
 
     @Property(tries = 200)
-    void ignoredFieldsNeverMatter(@ForAll("payloads") Map<String, Object> payload, @ForAll("texts") String note,
+    void ignoredFieldsNeverMatter(
+            @ForAll("payloads") Map<String, Object> payload,
+            @ForAll("texts") String note,
             @ForAll("amounts") Object traceId) {
         Map<String, Object> withIgnored = new LinkedHashMap<>(payload);
         withIgnored.put("client_note", note);
@@ -145,8 +151,10 @@ class DerivedKeysPropertiesTest {
         assertThat(amount).matches("-?(0|[1-9][0-9]*)\\.[0-9]{2}").isNotEqualTo("-0.00");
         assertThat(new BigDecimal(amount)).isEqualByComparingTo(value.setScale(2, RoundingMode.HALF_UP));
         assertThat(new BigDecimal(amount).subtract(value).abs()).isLessThanOrEqualTo(HALF_CENT);
-        assertThat(FieldNormalizer.AMOUNT.normalize("amount", value.toPlainString())).isEqualTo(amount);
-        assertThat(FieldNormalizer.AMOUNT.normalize("amount", new BigDecimal(amount))).isEqualTo(amount);
+        assertThat(FieldNormalizer.AMOUNT.normalize("amount", value.toPlainString()))
+                .isEqualTo(amount);
+        assertThat(FieldNormalizer.AMOUNT.normalize("amount", new BigDecimal(amount)))
+                .isEqualTo(amount);
     }
 
     @Property
@@ -161,31 +169,44 @@ class DerivedKeysPropertiesTest {
         String amount = FieldNormalizer.AMOUNT.normalize("amount", value);
 
         assertThat(amount).isEqualTo(value + ".00");
-        assertThat(FieldNormalizer.AMOUNT.normalize("amount", BigInteger.valueOf(value))).isEqualTo(amount);
-        assertThat(FieldNormalizer.AMOUNT.normalize("amount", Long.toString(value))).isEqualTo(amount);
+        assertThat(FieldNormalizer.AMOUNT.normalize("amount", BigInteger.valueOf(value)))
+                .isEqualTo(amount);
+        assertThat(FieldNormalizer.AMOUNT.normalize("amount", Long.toString(value)))
+                .isEqualTo(amount);
     }
 
     @Property(tries = 300)
-    void keysStayTheSameWithinABucketAndChangeAcrossIt(@ForAll @LongRange(min = -10_000_000_000L, max = 10_000_000_000L) long second,
+    void keysStayTheSameWithinABucketAndChangeAcrossIt(
+            @ForAll @LongRange(min = -10_000_000_000L, max = 10_000_000_000L) long second,
             @ForAll @IntRange(min = 1, max = 365 * 24 * 3600) int bucketSeconds) {
-        DerivedKeys keys = DerivedKeysTest.pixBuilder().bucketSize(Duration.ofSeconds(bucketSeconds)).build();
+        DerivedKeys keys = DerivedKeysTest.pixBuilder()
+                .bucketSize(Duration.ofSeconds(bucketSeconds))
+                .build();
         Map<String, Object> payload = DerivedKeysTest.payload();
         Instant start = Instant.ofEpochSecond(Math.floorDiv(second, bucketSeconds) * bucketSeconds);
         String key = keys.deriveHex(DerivedKeysTest.TENANT, payload, Instant.ofEpochSecond(second));
 
         assertThat(keys.deriveHex(DerivedKeysTest.TENANT, payload, start)).isEqualTo(key);
-        assertThat(keys.deriveHex(DerivedKeysTest.TENANT, payload, start.plusSeconds(bucketSeconds).minusNanos(1))).isEqualTo(key);
-        assertThat(keys.deriveHex(DerivedKeysTest.TENANT, payload, start.plusSeconds(bucketSeconds))).isNotEqualTo(key);
-        assertThat(keys.deriveHex(DerivedKeysTest.TENANT, payload, start.minusNanos(1))).isNotEqualTo(key);
+        assertThat(keys.deriveHex(
+                        DerivedKeysTest.TENANT,
+                        payload,
+                        start.plusSeconds(bucketSeconds).minusNanos(1)))
+                .isEqualTo(key);
+        assertThat(keys.deriveHex(DerivedKeysTest.TENANT, payload, start.plusSeconds(bucketSeconds)))
+                .isNotEqualTo(key);
+        assertThat(keys.deriveHex(DerivedKeysTest.TENANT, payload, start.minusNanos(1)))
+                .isNotEqualTo(key);
     }
 
     @Property(tries = 200)
-    void aShorterKeyIsAPrefixOfTheFullKey(@ForAll("payloads") Map<String, Object> payload,
-            @ForAll @IntRange(min = 16, max = 64) int length) {
+    void aShorterKeyIsAPrefixOfTheFullKey(
+            @ForAll("payloads") Map<String, Object> payload, @ForAll @IntRange(min = 16, max = 64) int length) {
         String full = PIX.deriveHex(DerivedKeysTest.TENANT, payload, DerivedKeysTest.CREATED);
 
-        IdempotencyKey key = DerivedKeysTest.pixBuilder().keyLength(length).build().derive(DerivedKeysTest.TENANT, payload,
-                DerivedKeysTest.CREATED);
+        IdempotencyKey key = DerivedKeysTest.pixBuilder()
+                .keyLength(length)
+                .build()
+                .derive(DerivedKeysTest.TENANT, payload, DerivedKeysTest.CREATED);
 
         assertThat(key.value()).hasSize(length);
         assertThat(full).startsWith(key.value());
@@ -195,16 +216,20 @@ class DerivedKeysPropertiesTest {
     void freeTextIgnoresNormalisationFormAndSurroundingWhitespace(@ForAll("texts") String text) {
         String normalised = FieldNormalizer.FREE_TEXT.normalize("f", text);
 
-        assertThat(FieldNormalizer.FREE_TEXT.normalize("f", Normalizer.normalize(text, Normalizer.Form.NFD))).isEqualTo(normalised);
-        assertThat(FieldNormalizer.FREE_TEXT.normalize("f", "\u00a0\u3000 \t" + text + "\n\u2028")).isEqualTo(normalised);
+        assertThat(FieldNormalizer.FREE_TEXT.normalize("f", Normalizer.normalize(text, Normalizer.Form.NFD)))
+                .isEqualTo(normalised);
+        assertThat(FieldNormalizer.FREE_TEXT.normalize("f", "\u00a0\u3000 \t" + text + "\n\u2028"))
+                .isEqualTo(normalised);
         if (!normalised.isEmpty()) {
             assertThat(DerivedText.isPythonSpace(normalised.charAt(0))).isFalse();
-            assertThat(DerivedText.isPythonSpace(normalised.charAt(normalised.length() - 1))).isFalse();
+            assertThat(DerivedText.isPythonSpace(normalised.charAt(normalised.length() - 1)))
+                    .isFalse();
         }
     }
 
     @Property
-    void aFormattedTaxIdIsItsDigits(@ForAll @LongRange(min = 0, max = 99_999_999_999_999L) long number, @ForAll Random random) {
+    void aFormattedTaxIdIsItsDigits(
+            @ForAll @LongRange(min = 0, max = 99_999_999_999_999L) long number, @ForAll Random random) {
         String digits = String.format("%014d", number);
         StringBuilder formatted = new StringBuilder();
         for (char c : digits.toCharArray()) {
@@ -214,21 +239,29 @@ class DerivedKeysPropertiesTest {
             }
         }
 
-        assertThat(FieldNormalizer.CREDITOR_KEY.normalize("creditor", " " + formatted + "\u00a0")).isEqualTo(digits);
+        assertThat(FieldNormalizer.CREDITOR_KEY.normalize("creditor", " " + formatted + "\u00a0"))
+                .isEqualTo(digits);
     }
 
     @Property(tries = 2000)
     void codePointOrderIsPythonsOrder(@ForAll("texts") String a, @ForAll("texts") String b) {
-        int expected = Integer.signum(Arrays.compare(a.codePoints().toArray(), b.codePoints().toArray()));
+        int expected = Integer.signum(
+                Arrays.compare(a.codePoints().toArray(), b.codePoints().toArray()));
 
         assertThat(Integer.signum(DerivedText.CODE_POINT_ORDER.compare(a, b))).isEqualTo(expected);
         assertThat(DerivedText.CODE_POINT_ORDER.compare(a, b) == 0).isEqualTo(a.equals(b));
     }
 
     @Property(tries = 300)
-    void downstreamKeysAreDeterministicAndPrefixed(@ForAll("tenants") Scope scope, @ForAll("texts") String step,
+    void downstreamKeysAreDeterministicAndPrefixed(
+            @ForAll("tenants") Scope scope,
+            @ForAll("texts") String step,
             @ForAll @IntRange(min = 16, max = 64) int length) {
-        String usable = "s" + fromCodePoints(step.codePoints().filter(c -> !Character.isISOControl(c)).boxed().toList());
+        String usable = "s"
+                + fromCodePoints(step.codePoints()
+                        .filter(c -> !Character.isISOControl(c))
+                        .boxed()
+                        .toList());
         IdempotencyKey key = IdempotencyKey.random();
 
         String full = DownstreamKeys.of(DownstreamKeysTest.SECRET, 64).deriveHex(scope, key, usable);
@@ -236,6 +269,7 @@ class DerivedKeysPropertiesTest {
         assertThat(DownstreamKeys.of(DownstreamKeysTest.SECRET, length).deriveHex(scope, key, usable))
                 .hasSize(length)
                 .isEqualTo(full.substring(0, length));
-        assertThat(DownstreamKeys.of(DownstreamKeysTest.SECRET, 64).deriveHex(scope, key, usable)).isEqualTo(full);
+        assertThat(DownstreamKeys.of(DownstreamKeysTest.SECRET, 64).deriveHex(scope, key, usable))
+                .isEqualTo(full);
     }
 }

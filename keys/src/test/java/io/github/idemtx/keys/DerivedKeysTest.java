@@ -1,15 +1,13 @@
 package io.github.idemtx.keys;
 
-import io.github.idemtx.core.IdempotencyKey;
-import io.github.idemtx.core.Scope;
-import io.github.idemtx.keys.internal.CaseFold;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -41,7 +39,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class DerivedKeysTest {
 
-    static final byte[] SECRET = HexFormat.of().parseHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+    static final byte[] SECRET =
+            HexFormat.of().parseHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
     static final Scope TENANT = Scope.of("tenant-42");
     static final Instant CREATED = Instant.parse("2026-05-09T12:34:56Z");
     /** The key of {@link #pix()} and {@link #payload()}, from vectors.json ("basic"). */
@@ -171,7 +170,8 @@ class DerivedKeysTest {
         Instant start = Instant.parse("2026-05-09T12:30:00Z");
 
         assertThat(keys.deriveHex(TENANT, payload(), start)).isEqualTo(BASIC_KEY);
-        assertThat(keys.deriveHex(TENANT, payload(), start.plusSeconds(900).minusNanos(1))).isEqualTo(BASIC_KEY);
+        assertThat(keys.deriveHex(TENANT, payload(), start.plusSeconds(900).minusNanos(1)))
+                .isEqualTo(BASIC_KEY);
         assertThat(keys.deriveHex(TENANT, payload(), start.plusSeconds(900))).isNotEqualTo(BASIC_KEY);
         assertThat(keys.deriveHex(TENANT, payload(), start.minusNanos(1))).isNotEqualTo(BASIC_KEY);
     }
@@ -202,12 +202,19 @@ class DerivedKeysTest {
     @Test
     void nothingReadsTheClock() throws IOException, URISyntaxException {
         // target/classes -> the module's src/main/java
-        Path classes = Path.of(DerivedKeys.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path classes = Path.of(DerivedKeys.class
+                .getProtectionDomain()
+                .getCodeSource()
+                .getLocation()
+                .toURI());
         Path main = classes.getParent().getParent().resolve("src/main/java/io/github/idemtx/keys");
         List<Path> sources = new ArrayList<>(List.of(
-                main.resolve("DerivedKeys.java"), main.resolve("DownstreamKeys.java"), main.resolve("FieldNormalizer.java")));
+                main.resolve("DerivedKeys.java"),
+                main.resolve("DownstreamKeys.java"),
+                main.resolve("FieldNormalizer.java")));
         try (Stream<Path> internal = Files.list(main.resolve("internal"))) {
-            internal.filter(p -> p.getFileName().toString().matches("(Derived|CaseFold).*\\.java")).forEach(sources::add);
+            internal.filter(p -> p.getFileName().toString().matches("(Derived|CaseFold).*\\.java"))
+                    .forEach(sources::add);
         }
 
         assertThat(sources).hasSizeGreaterThanOrEqualTo(8);
@@ -230,8 +237,9 @@ class DerivedKeysTest {
 
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> pix().derive(TENANT, payload, CREATED))
-                .withMessage("payload of action 'pix.payment' has unclassified fields [alpha, zeta, \uE000, \uD83D\uDCB0]"
-                        + " (name each with field(...) or ignore(...))");
+                .withMessage(
+                        "payload of action 'pix.payment' has unclassified fields [alpha, zeta, \uE000, \uD83D\uDCB0]"
+                                + " (name each with field(...) or ignore(...))");
     }
 
     @Test
@@ -251,8 +259,9 @@ class DerivedKeysTest {
 
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> pix().derive(TENANT, payload, CREATED))
-                .withMessage("payload of action 'pix.payment' has unclassified fields [note] (name each with field(...) or"
-                        + " ignore(...)) and lacks normalised fields [creditor, currency, description]");
+                .withMessage(
+                        "payload of action 'pix.payment' has unclassified fields [note] (name each with field(...) or"
+                                + " ignore(...)) and lacks normalised fields [creditor, currency, description]");
     }
 
     @Test
@@ -288,10 +297,18 @@ class DerivedKeysTest {
     void nullArgumentsAreRefusedByName() {
         DerivedKeys keys = pix();
 
-        assertThatNullPointerException().isThrownBy(() -> keys.derive(null, payload(), CREATED)).withMessageContaining("tenant");
-        assertThatNullPointerException().isThrownBy(() -> keys.derive(TENANT, null, CREATED)).withMessageContaining("payload");
-        assertThatNullPointerException().isThrownBy(() -> keys.derive(TENANT, payload(), null)).withMessageContaining("createdAt");
-        assertThatNullPointerException().isThrownBy(() -> keys.deriveHex(null, payload(), CREATED)).withMessageContaining("tenant");
+        assertThatNullPointerException()
+                .isThrownBy(() -> keys.derive(null, payload(), CREATED))
+                .withMessageContaining("tenant");
+        assertThatNullPointerException()
+                .isThrownBy(() -> keys.derive(TENANT, null, CREATED))
+                .withMessageContaining("payload");
+        assertThatNullPointerException()
+                .isThrownBy(() -> keys.derive(TENANT, payload(), null))
+                .withMessageContaining("createdAt");
+        assertThatNullPointerException()
+                .isThrownBy(() -> keys.deriveHex(null, payload(), CREATED))
+                .withMessageContaining("tenant");
     }
 
     @Test
@@ -326,7 +343,8 @@ class DerivedKeysTest {
                 .withMessageStartingWith("field 'amount': AMOUNT must be a decimal number in plain notation");
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> pix().derive(TENANT, payloadWith("description", "\uD800"), CREATED))
-                .withMessage("field 'description': FREE_TEXT value holds an unpaired surrogate, which cannot be written as UTF-8");
+                .withMessage(
+                        "field 'description': FREE_TEXT value holds an unpaired surrogate, which cannot be written as UTF-8");
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> pix().derive(TENANT, payloadWith("currency", 986), CREATED))
                 .withMessage("field 'currency': CURRENCY accepts a String, not java.lang.Integer");
@@ -349,8 +367,9 @@ class DerivedKeysTest {
     void amountRefusesOtherNumberTypes() {
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> FieldNormalizer.AMOUNT.normalize("amount", new AtomicLong(10)))
-                .withMessage("field 'amount': AMOUNT accepts a String, BigDecimal, BigInteger, Long, Integer, Short or Byte,"
-                        + " not java.util.concurrent.atomic.AtomicLong");
+                .withMessage(
+                        "field 'amount': AMOUNT accepts a String, BigDecimal, BigInteger, Long, Integer, Short or Byte,"
+                                + " not java.util.concurrent.atomic.AtomicLong");
     }
 
     @Test
@@ -359,17 +378,20 @@ class DerivedKeysTest {
         assertThat(FieldNormalizer.AMOUNT.normalize("a", (short) 300)).isEqualTo("300.00");
         assertThat(FieldNormalizer.AMOUNT.normalize("a", 10)).isEqualTo("10.00");
         assertThat(FieldNormalizer.AMOUNT.normalize("a", Long.MIN_VALUE)).isEqualTo(Long.MIN_VALUE + ".00");
-        assertThat(FieldNormalizer.AMOUNT.normalize("a", BigInteger.TEN.pow(99))).isEqualTo("1" + "0".repeat(99) + ".00");
+        assertThat(FieldNormalizer.AMOUNT.normalize("a", BigInteger.TEN.pow(99)))
+                .isEqualTo("1" + "0".repeat(99) + ".00");
     }
 
     @Test
     void amountAllowsAtMostOneHundredIntegerDigits() {
-        assertThat(FieldNormalizer.AMOUNT.normalize("a", new BigDecimal("1E+99"))).isEqualTo("1" + "0".repeat(99) + ".00");
+        assertThat(FieldNormalizer.AMOUNT.normalize("a", new BigDecimal("1E+99")))
+                .isEqualTo("1" + "0".repeat(99) + ".00");
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> FieldNormalizer.AMOUNT.normalize("a", new BigDecimal("1E+100")))
                 .withMessage("field 'a': AMOUNT must have at most 100 digits before the decimal point");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> FieldNormalizer.AMOUNT.normalize("a", new BigDecimal("-9".repeat(1) + "9".repeat(99) + ".995")));
+                .isThrownBy(() -> FieldNormalizer.AMOUNT.normalize(
+                        "a", new BigDecimal("-9".repeat(1) + "9".repeat(99) + ".995")));
     }
 
     @Test
@@ -377,11 +399,15 @@ class DerivedKeysTest {
     void amountNeverComputesAHugePowerOfTen() {
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> FieldNormalizer.AMOUNT.normalize("a", new BigDecimal("1E+999999999")));
-        assertThat(FieldNormalizer.AMOUNT.normalize("a", new BigDecimal("1E-999999999"))).isEqualTo("0.00");
-        assertThat(FieldNormalizer.AMOUNT.normalize("a", new BigDecimal("-1E-999999999"))).isEqualTo("0.00");
-        assertThat(FieldNormalizer.AMOUNT.normalize("a", new BigDecimal(BigInteger.ONE, Integer.MAX_VALUE))).isEqualTo("0.00");
+        assertThat(FieldNormalizer.AMOUNT.normalize("a", new BigDecimal("1E-999999999")))
+                .isEqualTo("0.00");
+        assertThat(FieldNormalizer.AMOUNT.normalize("a", new BigDecimal("-1E-999999999")))
+                .isEqualTo("0.00");
+        assertThat(FieldNormalizer.AMOUNT.normalize("a", new BigDecimal(BigInteger.ONE, Integer.MAX_VALUE)))
+                .isEqualTo("0.00");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> FieldNormalizer.AMOUNT.normalize("a", new BigDecimal(BigInteger.ONE, Integer.MIN_VALUE)));
+                .isThrownBy(
+                        () -> FieldNormalizer.AMOUNT.normalize("a", new BigDecimal(BigInteger.ONE, Integer.MIN_VALUE)));
     }
 
     @ParameterizedTest
@@ -394,11 +420,14 @@ class DerivedKeysTest {
 
     @Test
     void secretMustBeAtLeast32Bytes() {
-        assertThatNullPointerException().isThrownBy(() -> DerivedKeys.builder().secret(null)).withMessage("secret must not be null");
+        assertThatNullPointerException()
+                .isThrownBy(() -> DerivedKeys.builder().secret(null))
+                .withMessage("secret must not be null");
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> DerivedKeys.builder().secret(new byte[31]))
                 .withMessage("secret must be at least 32 bytes (256 bits) of random data, was 31 bytes");
-        assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().secret(new byte[0]));
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> DerivedKeys.builder().secret(new byte[0]));
         assertThat(pixBuilder().secret(new byte[32]).build()).isNotNull();
         assertThat(pixBuilder().secret(new byte[1000]).build()).isNotNull();
     }
@@ -416,42 +445,58 @@ class DerivedKeysTest {
 
     @Test
     void actionIsValidated() {
-        assertThatNullPointerException().isThrownBy(() -> DerivedKeys.builder().action(null)).withMessage("action must not be null");
-        assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().action(" \t")).withMessage("action must not be blank");
-        assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().action("a\nb"))
+        assertThatNullPointerException()
+                .isThrownBy(() -> DerivedKeys.builder().action(null))
+                .withMessage("action must not be null");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> DerivedKeys.builder().action(" \t"))
+                .withMessage("action must not be blank");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> DerivedKeys.builder().action("a\nb"))
                 .withMessage("action must not contain control characters");
-        assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().action("a\uDC00"))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> DerivedKeys.builder().action("a\uDC00"))
                 .withMessage("action must not contain an unpaired surrogate");
     }
 
     @Test
     void fieldNamesAreValidated() {
-        assertThatNullPointerException().isThrownBy(() -> DerivedKeys.builder().field(null, FieldNormalizer.AMOUNT))
+        assertThatNullPointerException()
+                .isThrownBy(() -> DerivedKeys.builder().field(null, FieldNormalizer.AMOUNT))
                 .withMessage("field name must not be null");
-        assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().field(" ", FieldNormalizer.AMOUNT))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> DerivedKeys.builder().field(" ", FieldNormalizer.AMOUNT))
                 .withMessage("field name must not be blank");
-        assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().field("a\uD800", FieldNormalizer.AMOUNT))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> DerivedKeys.builder().field("a\uD800", FieldNormalizer.AMOUNT))
                 .withMessage("field name must not contain an unpaired surrogate");
-        assertThatNullPointerException().isThrownBy(() -> DerivedKeys.builder().field("a", null))
+        assertThatNullPointerException()
+                .isThrownBy(() -> DerivedKeys.builder().field("a", null))
                 .withMessage("normalizer of field 'a' must not be null");
-        assertThatNullPointerException().isThrownBy(() -> DerivedKeys.builder().ignore((String[]) null))
+        assertThatNullPointerException()
+                .isThrownBy(() -> DerivedKeys.builder().ignore((String[]) null))
                 .withMessage("names must not be null");
-        assertThatNullPointerException().isThrownBy(() -> DerivedKeys.builder().ignore("a", null))
+        assertThatNullPointerException()
+                .isThrownBy(() -> DerivedKeys.builder().ignore("a", null))
                 .withMessage("field name must not be null");
-        assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().ignore(""))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> DerivedKeys.builder().ignore(""))
                 .withMessage("field name must not be blank");
     }
 
     @Test
     void aFieldIsClassifiedOnlyOnce() {
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> DerivedKeys.builder().field("a", FieldNormalizer.AMOUNT).field("a", FieldNormalizer.AMOUNT))
+                .isThrownBy(() ->
+                        DerivedKeys.builder().field("a", FieldNormalizer.AMOUNT).field("a", FieldNormalizer.AMOUNT))
                 .withMessage("field 'a' is already normalised as AMOUNT");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> DerivedKeys.builder().field("a", FieldNormalizer.AMOUNT).field("a", FieldNormalizer.CURRENCY))
+                .isThrownBy(() ->
+                        DerivedKeys.builder().field("a", FieldNormalizer.AMOUNT).field("a", FieldNormalizer.CURRENCY))
                 .withMessage("field 'a' is already normalised as AMOUNT");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> DerivedKeys.builder().field("a", FieldNormalizer.AMOUNT).ignore("a"))
+                .isThrownBy(() ->
+                        DerivedKeys.builder().field("a", FieldNormalizer.AMOUNT).ignore("a"))
                 .withMessage("field 'a' is already normalised as AMOUNT");
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> DerivedKeys.builder().ignore("a").field("a", FieldNormalizer.AMOUNT))
@@ -466,7 +511,8 @@ class DerivedKeysTest {
 
     @Test
     void aRefusedIgnoreAddsNothing() {
-        DerivedKeys.Builder builder = DerivedKeys.builder().secret(SECRET).action("a").field("x", FieldNormalizer.AMOUNT);
+        DerivedKeys.Builder builder =
+                DerivedKeys.builder().secret(SECRET).action("a").field("x", FieldNormalizer.AMOUNT);
 
         assertThatIllegalArgumentException().isThrownBy(() -> builder.ignore("y", "x"));
 
@@ -477,17 +523,25 @@ class DerivedKeysTest {
     @Test
     void bucketSizeIsValidated() {
         assertThat(pix().bucketSize()).isEqualTo(Duration.ofSeconds(900)).isEqualTo(DerivedKeys.DEFAULT_BUCKET_SIZE);
-        assertThat(pixBuilder().bucketSize(Duration.ofSeconds(1)).build().bucketSize()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(pixBuilder().bucketSize(Duration.ofDays(365)).build().bucketSize()).isEqualTo(Duration.ofDays(365));
+        assertThat(pixBuilder().bucketSize(Duration.ofSeconds(1)).build().bucketSize())
+                .isEqualTo(Duration.ofSeconds(1));
+        assertThat(pixBuilder().bucketSize(Duration.ofDays(365)).build().bucketSize())
+                .isEqualTo(Duration.ofDays(365));
 
-        assertThatNullPointerException().isThrownBy(() -> DerivedKeys.builder().bucketSize(null))
+        assertThatNullPointerException()
+                .isThrownBy(() -> DerivedKeys.builder().bucketSize(null))
                 .withMessage("bucketSize must not be null");
-        for (Duration bad : List.of(Duration.ZERO, Duration.ofMillis(999), Duration.ofSeconds(-900),
+        for (Duration bad : List.of(
+                Duration.ZERO,
+                Duration.ofMillis(999),
+                Duration.ofSeconds(-900),
                 Duration.ofDays(365).plusSeconds(1))) {
-            assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().bucketSize(bad))
+            assertThatIllegalArgumentException()
+                    .isThrownBy(() -> DerivedKeys.builder().bucketSize(bad))
                     .withMessage("bucketSize must be between PT1S and PT8760H, was " + bad);
         }
-        assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().bucketSize(Duration.ofMillis(1500)))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> DerivedKeys.builder().bucketSize(Duration.ofMillis(1500)))
                 .withMessage("bucketSize must be whole seconds, was PT1.5S");
     }
 
@@ -496,7 +550,8 @@ class DerivedKeysTest {
         assertThat(pix().keyLength()).isEqualTo(64);
         assertThat(pixBuilder().keyLength(16).build().keyLength()).isEqualTo(16);
         for (int bad : new int[] {Integer.MIN_VALUE, 0, 15, 65, 128}) {
-            assertThatIllegalArgumentException().isThrownBy(() -> DerivedKeys.builder().keyLength(bad))
+            assertThatIllegalArgumentException()
+                    .isThrownBy(() -> DerivedKeys.builder().keyLength(bad))
                     .withMessage("keyLength must be between 16 and 64 hexadecimal digits, was " + bad);
         }
     }
@@ -504,13 +559,23 @@ class DerivedKeysTest {
     @Test
     void buildNeedsASecretAnActionAndAField() {
         assertThatIllegalStateException()
-                .isThrownBy(() -> DerivedKeys.builder().action("a").field("x", FieldNormalizer.AMOUNT).build())
+                .isThrownBy(() -> DerivedKeys.builder()
+                        .action("a")
+                        .field("x", FieldNormalizer.AMOUNT)
+                        .build())
                 .withMessage("secret must be set");
         assertThatIllegalStateException()
-                .isThrownBy(() -> DerivedKeys.builder().secret(SECRET).field("x", FieldNormalizer.AMOUNT).build())
+                .isThrownBy(() -> DerivedKeys.builder()
+                        .secret(SECRET)
+                        .field("x", FieldNormalizer.AMOUNT)
+                        .build())
                 .withMessage("action must be set");
         assertThatIllegalStateException()
-                .isThrownBy(() -> DerivedKeys.builder().secret(SECRET).action("a").ignore("x").build())
+                .isThrownBy(() -> DerivedKeys.builder()
+                        .secret(SECRET)
+                        .action("a")
+                        .ignore("x")
+                        .build())
                 .withMessage("at least one field must be normalised");
     }
 
@@ -518,7 +583,11 @@ class DerivedKeysTest {
     void theBuilderCanBeReusedWithoutChangingWhatItBuilt() {
         DerivedKeys.Builder builder = pixBuilder();
         DerivedKeys first = builder.build();
-        builder.field("extra", FieldNormalizer.AMOUNT).ignore("more").keyLength(20).secret(new byte[32]).action("other");
+        builder.field("extra", FieldNormalizer.AMOUNT)
+                .ignore("more")
+                .keyLength(20)
+                .secret(new byte[32])
+                .action("other");
 
         assertThat(first.fields()).containsOnlyKeys("amount", "creditor", "currency", "description");
         assertThat(first.ignoredFields()).containsExactly("client_note", "trace_id");
@@ -542,7 +611,8 @@ class DerivedKeysTest {
         assertThat(keys.fields().keySet()).containsExactly("b", "\uE000", "\uD83D\uDCB0");
         assertThat(keys.fields()).containsEntry("b", FieldNormalizer.FREE_TEXT);
         assertThat(keys.ignoredFields()).containsExactly("a", "\uFFFD", "\uD83D\uDE00");
-        assertThatThrownBy(() -> keys.fields().put("c", FieldNormalizer.AMOUNT)).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> keys.fields().put("c", FieldNormalizer.AMOUNT))
+                .isInstanceOf(UnsupportedOperationException.class);
         assertThatThrownBy(() -> keys.ignoredFields().add("c")).isInstanceOf(UnsupportedOperationException.class);
     }
 
@@ -552,13 +622,17 @@ class DerivedKeysTest {
         DerivedKeys keys = pixBuilder().secret(secret).keyLength(40).build();
 
         assertThat(keys.toString())
-                .isEqualTo("DerivedKeys[action=pix.payment, fields={amount=AMOUNT, creditor=CREDITOR_KEY, currency=CURRENCY,"
-                        + " description=FREE_TEXT}, ignored=[client_note, trace_id], bucketSize=PT15M, keyLength=40,"
-                        + " secret=(hidden)]")
-                .doesNotContain("very secret", HexFormat.of().formatHex(secret), Base64.getEncoder().encodeToString(secret),
+                .isEqualTo(
+                        "DerivedKeys[action=pix.payment, fields={amount=AMOUNT, creditor=CREDITOR_KEY, currency=CURRENCY,"
+                                + " description=FREE_TEXT}, ignored=[client_note, trace_id], bucketSize=PT15M, keyLength=40,"
+                                + " secret=(hidden)]")
+                .doesNotContain(
+                        "very secret",
+                        HexFormat.of().formatHex(secret),
+                        Base64.getEncoder().encodeToString(secret),
                         Arrays.toString(secret));
-        assertThat(pixBuilder().secret(secret).toString()).doesNotContain("very secret", HexFormat.of().formatHex(secret),
-                Arrays.toString(secret));
+        assertThat(pixBuilder().secret(secret).toString())
+                .doesNotContain("very secret", HexFormat.of().formatHex(secret), Arrays.toString(secret));
     }
 
     // --- thread-safety

@@ -1,13 +1,12 @@
 package io.github.idemtx.keys;
 
-import io.github.idemtx.core.IdempotencyKey;
-import io.github.idemtx.core.Scope;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
 import io.github.idemtx.keys.internal.DerivedText;
 import java.io.IOException;
 import java.io.InputStream;
@@ -67,11 +66,16 @@ class DerivedKeysVectorsTest {
     }
 
     private static Stream<Arguments> normalisers() {
-        return elements("normalisers").map(v -> Arguments.of(v.get("normaliser").asText(), v.get("input"), v.get("output").asText()));
+        return elements("normalisers")
+                .map(v -> Arguments.of(
+                        v.get("normaliser").asText(),
+                        v.get("input"),
+                        v.get("output").asText()));
     }
 
     private static Stream<Arguments> normaliserErrors() {
-        return elements("normaliser_errors").map(v -> Arguments.of(v.get("normaliser").asText(), v.get("input")));
+        return elements("normaliser_errors")
+                .map(v -> Arguments.of(v.get("normaliser").asText(), v.get("input")));
     }
 
     /** A vector's payload value as the Java value it stands for (see make_vectors.py). */
@@ -96,13 +100,17 @@ class DerivedKeysVectorsTest {
                 .action(v.get("action").asText())
                 .bucketSize(Duration.ofSeconds(v.get("bucket_seconds").asLong()))
                 .keyLength(v.get("key_length").asInt());
-        v.get("fields").properties().forEach(f -> builder.field(f.getKey(), FieldNormalizer.valueOf(f.getValue().asText())));
+        v.get("fields")
+                .properties()
+                .forEach(f -> builder.field(
+                        f.getKey(), FieldNormalizer.valueOf(f.getValue().asText())));
         v.get("ignored").forEach(name -> builder.ignore(name.asText()));
         return builder.build();
     }
 
     private static Map<String, Object> payload(JsonNode v, boolean reversed) {
-        List<Map.Entry<String, JsonNode>> entries = new ArrayList<>(v.get("payload").properties());
+        List<Map.Entry<String, JsonNode>> entries =
+                new ArrayList<>(v.get("payload").properties());
         if (reversed) {
             entries = entries.reversed();
         }
@@ -142,7 +150,8 @@ class DerivedKeysVectorsTest {
     void derivedFieldsNormaliseAsInPython(String name, JsonNode v) {
         Map<String, Object> payload = payload(v, false);
         v.get("normalised").properties().forEach(f -> {
-            FieldNormalizer normalizer = FieldNormalizer.valueOf(v.get("fields").get(f.getKey()).asText());
+            FieldNormalizer normalizer =
+                    FieldNormalizer.valueOf(v.get("fields").get(f.getKey()).asText());
             assertThat(normalizer.normalize(f.getKey(), payload.get(f.getKey())))
                     .as("field %s", f.getKey())
                     .isEqualTo(f.getValue().asText());
@@ -152,7 +161,8 @@ class DerivedKeysVectorsTest {
     @ParameterizedTest(name = "{0} {1} -> {2}")
     @MethodSource("normalisers")
     void normalisersMatchPython(String normaliser, JsonNode input, String output) {
-        assertThat(FieldNormalizer.valueOf(normaliser).normalize("f", value(input))).isEqualTo(output);
+        assertThat(FieldNormalizer.valueOf(normaliser).normalize("f", value(input)))
+                .isEqualTo(output);
     }
 
     @ParameterizedTest(name = "{0} refuses {1}")
@@ -166,24 +176,33 @@ class DerivedKeysVectorsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("downstream")
     void downstreamKeyIsPythons(String name, JsonNode v) {
-        DownstreamKeys keys = DownstreamKeys.of(HEX.parseHex(v.get("secret_hex").asText()), v.get("length").asInt());
+        DownstreamKeys keys = DownstreamKeys.of(
+                HEX.parseHex(v.get("secret_hex").asText()), v.get("length").asInt());
         Scope scope = Scope.of(v.get("scope").asText());
         IdempotencyKey key = IdempotencyKey.of(v.get("key").asText());
         String step = v.get("step").asText();
 
-        assertThat(HEX.formatHex(keys.material(scope, key, step))).isEqualTo(v.get("material_hex").asText());
-        assertThat(keys.deriveHex(scope, key, step)).isEqualTo(v.get("downstream_key").asText());
-        assertThat(keys.derive(scope, key, step).value()).isEqualTo(v.get("downstream_key").asText());
-        assertThat(v.get("full_key").asText()).startsWith(v.get("downstream_key").asText());
+        assertThat(HEX.formatHex(keys.material(scope, key, step)))
+                .isEqualTo(v.get("material_hex").asText());
+        assertThat(keys.deriveHex(scope, key, step))
+                .isEqualTo(v.get("downstream_key").asText());
+        assertThat(keys.derive(scope, key, step).value())
+                .isEqualTo(v.get("downstream_key").asText());
+        assertThat(v.get("full_key").asText())
+                .startsWith(v.get("downstream_key").asText());
     }
 
     @Test
     void vectorsThatShareAKeyShareIt() {
         Map<String, String> keyByName = new LinkedHashMap<>();
-        elements("derived").forEach(v -> keyByName.put(v.get("name").asText(), v.get("full_key").asText()));
-        elements("derived").filter(v -> v.has("same_key_as")).forEach(v -> assertThat(keyByName.get(v.get("name").asText()))
-                .as(v.get("name").asText())
-                .isEqualTo(keyByName.get(v.get("same_key_as").asText())));
+        elements("derived")
+                .forEach(v ->
+                        keyByName.put(v.get("name").asText(), v.get("full_key").asText()));
+        elements("derived")
+                .filter(v -> v.has("same_key_as"))
+                .forEach(v -> assertThat(keyByName.get(v.get("name").asText()))
+                        .as(v.get("name").asText())
+                        .isEqualTo(keyByName.get(v.get("same_key_as").asText())));
     }
 
     @Test

@@ -1,11 +1,10 @@
 package io.github.idemtx.keys;
 
-import io.github.idemtx.core.Scope;
-import io.github.idemtx.keys.internal.CaseFold;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.keys.internal.CaseFold;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URL;
@@ -47,13 +46,19 @@ class DerivedKeysWithoutIcuTest {
 
     private static Object field(ClassLoader loader, Object builder, String name, String normalizer) throws Exception {
         Class<?> normalizers = loader.loadClass(FieldNormalizer.class.getName());
-        return call(builder, "field", new Class<?>[] {String.class, normalizers}, name, normalizers.getField(normalizer).get(null));
+        return call(
+                builder,
+                "field",
+                new Class<?>[] {String.class, normalizers},
+                name,
+                normalizers.getField(normalizer).get(null));
     }
 
     @Test
     void theIsolatedLoaderReallyLacksIcu() throws Exception {
         try (URLClassLoader loader = withoutIcu()) {
-            assertThatThrownBy(() -> loader.loadClass("com.ibm.icu.lang.UCharacter")).isInstanceOf(ClassNotFoundException.class);
+            assertThatThrownBy(() -> loader.loadClass("com.ibm.icu.lang.UCharacter"))
+                    .isInstanceOf(ClassNotFoundException.class);
             Class<?> caseFold = loader.loadClass(CaseFold.class.getName());
             assertThat(caseFold.getClassLoader()).isSameAs(loader);
             assertThat(call(caseFold, "available", new Class<?>[0])).isEqualTo(false);
@@ -67,8 +72,9 @@ class DerivedKeysWithoutIcuTest {
 
             assertThatThrownBy(() -> field(loader, builder, "description", "FREE_TEXT"))
                     .isInstanceOf(IllegalStateException.class)
-                    .hasMessage("field 'description': FREE_TEXT needs ICU4J for Unicode case folding, and it is not on the"
-                            + " class path: add the dependency com.ibm.icu:icu4j");
+                    .hasMessage(
+                            "field 'description': FREE_TEXT needs ICU4J for Unicode case folding, and it is not on the"
+                                    + " class path: add the dependency com.ibm.icu:icu4j");
             assertThatThrownBy(() -> field(loader, builder, "creditor", "CREDITOR_KEY"))
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("CREDITOR_KEY needs ICU4J")
@@ -96,7 +102,8 @@ class DerivedKeysWithoutIcuTest {
             Class<?> scopes = loader.loadClass(Scope.class.getName());
             Object tenant = call(scopes, "of", new Class<?>[] {String.class}, DerivedKeysTest.TENANT.value());
 
-            Object key = call(keys, "deriveHex", new Class<?>[] {scopes, Map.class, Instant.class}, tenant, payload, created);
+            Object key = call(
+                    keys, "deriveHex", new Class<?>[] {scopes, Map.class, Instant.class}, tenant, payload, created);
 
             assertThat(key).isEqualTo(expected);
             assertThat(keys.getClass().getClassLoader()).isSameAs(loader);

@@ -31,7 +31,8 @@ class DerivedTextTest {
 
     @Test
     void pythonStripRemovesWhatStrIsspaceMatchesAndNothingElse() {
-        assertThat(DerivedText.pythonStrip("\u00a0\u3000\u2003\t\n\u000b\f\r\u001c\u001f\u0085\u1680\u2028\u2029\u202f\u205f x y \u00a0"))
+        assertThat(DerivedText.pythonStrip(
+                        "\u00a0\u3000\u2003\t\n\u000b\f\r\u001c\u001f\u0085\u1680\u2028\u2029\u202f\u205f x y \u00a0"))
                 .isEqualTo("x y");
         assertThat(DerivedText.pythonStrip("\u200bx\ufeff")).isEqualTo("\u200bx\ufeff");
         assertThat(DerivedText.pythonStrip("\u180ex")).isEqualTo("\u180ex");

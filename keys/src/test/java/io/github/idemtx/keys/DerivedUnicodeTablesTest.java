@@ -36,7 +36,8 @@ class DerivedUnicodeTablesTest {
 
     private static boolean assignedInPython(int codePoint) {
         for (JsonNode range : TABLES.get("assigned")) {
-            if (codePoint >= range.get(0).intValue() && codePoint <= range.get(1).intValue()) {
+            if (codePoint >= range.get(0).intValue()
+                    && codePoint <= range.get(1).intValue()) {
                 return true;
             }
         }
@@ -63,8 +64,11 @@ class DerivedUnicodeTablesTest {
                 String expected = mapped.has(hex) ? decode(mapped.get(hex).asText()) : single;
                 String actual = java.apply(single);
                 if (!actual.equals(expected)) {
-                    differences.add("U+" + hex + " python=" + expected.codePoints().mapToObj(Integer::toHexString).toList()
-                            + " java=" + actual.codePoints().mapToObj(Integer::toHexString).toList());
+                    differences.add("U+" + hex + " python="
+                            + expected.codePoints()
+                                    .mapToObj(Integer::toHexString)
+                                    .toList() + " java="
+                            + actual.codePoints().mapToObj(Integer::toHexString).toList());
                 }
                 checked++;
             }
@@ -97,9 +101,7 @@ class DerivedUnicodeTablesTest {
         // Unicode 16); folding is stable against that, upper-casing is not
         for (String difference : differences) {
             String java = difference.substring(difference.indexOf("java=[") + 6, difference.length() - 1);
-            assertThat(java.split(", "))
-                    .as(difference)
-                    .anyMatch(hex -> !assignedInPython(Integer.parseInt(hex, 16)));
+            assertThat(java.split(", ")).as(difference).anyMatch(hex -> !assignedInPython(Integer.parseInt(hex, 16)));
         }
         assertThat(differences).hasSizeLessThan(10);
     }

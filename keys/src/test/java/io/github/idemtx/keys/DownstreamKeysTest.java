@@ -1,12 +1,11 @@
 package io.github.idemtx.keys;
 
-import io.github.idemtx.core.IdempotencyKey;
-import io.github.idemtx.core.Scope;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -17,11 +16,13 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class DownstreamKeysTest {
 
-    static final byte[] SECRET = HexFormat.of().parseHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+    static final byte[] SECRET =
+            HexFormat.of().parseHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
     static final Scope SCOPE = Scope.of("tenant-42");
     static final IdempotencyKey KEY = IdempotencyKey.of("3f1e0c2a-6a4b-4a43-9f3e-6d1f2c0b9a11");
     /** From vectors.json ("basic"). */
     static final String CHARGE_CARD = "bc6213fbbfff3a5d92b2a558514d71ac";
+
     static final String CHARGE_CARD_FULL = "bc6213fbbfff3a5d92b2a558514d71ac1121b549757e050712adf4c44a917f96";
 
     @Test
@@ -51,7 +52,8 @@ class DownstreamKeysTest {
     @Test
     void theSameUnitAndStepGiveTheSameKeyOnEveryAttempt() {
         assertThat(DownstreamKeys.of(SECRET).derive(SCOPE, KEY, "charge-card"))
-                .isEqualTo(DownstreamKeys.of(SECRET.clone()).derive(Scope.of("tenant-42"), IdempotencyKey.of(KEY.value()), "charge-card"));
+                .isEqualTo(DownstreamKeys.of(SECRET.clone())
+                        .derive(Scope.of("tenant-42"), IdempotencyKey.of(KEY.value()), "charge-card"));
     }
 
     @Test
@@ -96,7 +98,9 @@ class DownstreamKeysTest {
 
     @Test
     void secretIsValidatedAndCopied() {
-        assertThatNullPointerException().isThrownBy(() -> DownstreamKeys.of(null)).withMessage("secret must not be null");
+        assertThatNullPointerException()
+                .isThrownBy(() -> DownstreamKeys.of(null))
+                .withMessage("secret must not be null");
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> DownstreamKeys.of(new byte[31]))
                 .withMessage("secret must be at least 32 bytes (256 bits) of random data, was 31 bytes");
@@ -112,9 +116,15 @@ class DownstreamKeysTest {
     void nullArgumentsAreRefusedByName() {
         DownstreamKeys keys = DownstreamKeys.of(SECRET);
 
-        assertThatNullPointerException().isThrownBy(() -> keys.derive(null, KEY, "s")).withMessage("scope must not be null");
-        assertThatNullPointerException().isThrownBy(() -> keys.derive(SCOPE, null, "s")).withMessage("key must not be null");
-        assertThatNullPointerException().isThrownBy(() -> keys.derive(SCOPE, KEY, null)).withMessage("step must not be null");
+        assertThatNullPointerException()
+                .isThrownBy(() -> keys.derive(null, KEY, "s"))
+                .withMessage("scope must not be null");
+        assertThatNullPointerException()
+                .isThrownBy(() -> keys.derive(SCOPE, null, "s"))
+                .withMessage("key must not be null");
+        assertThatNullPointerException()
+                .isThrownBy(() -> keys.derive(SCOPE, KEY, null))
+                .withMessage("step must not be null");
     }
 
     @ParameterizedTest
@@ -129,9 +139,11 @@ class DownstreamKeysTest {
     void stepMustBeWellFormedWithoutControls() {
         DownstreamKeys keys = DownstreamKeys.of(SECRET);
 
-        assertThatIllegalArgumentException().isThrownBy(() -> keys.derive(SCOPE, KEY, "charge\ncard"))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> keys.derive(SCOPE, KEY, "charge\ncard"))
                 .withMessage("step must not contain control characters");
-        assertThatIllegalArgumentException().isThrownBy(() -> keys.derive(SCOPE, KEY, "charge\uD800"))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> keys.derive(SCOPE, KEY, "charge\uD800"))
                 .withMessage("step must not contain an unpaired surrogate");
         assertThat(keys.deriveHex(SCOPE, KEY, "cobran\u00e7a \uD83D\uDCB3")).hasSize(32);
     }

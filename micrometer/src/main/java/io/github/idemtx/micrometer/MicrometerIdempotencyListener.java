@@ -40,13 +40,15 @@ import org.jspecify.annotations.Nullable;
  * {@link Builder#scopeTag} maps scopes to a bounded set on purpose.
  */
 @SuppressWarnings("EnumOrdinal") // meters in arrays indexed by CallEvent.Result, built once per operation
-public final class MicrometerIdempotencyListener implements IdempotencyListener<MicrometerIdempotencyListener.InFlight> {
+public final class MicrometerIdempotencyListener
+        implements IdempotencyListener<MicrometerIdempotencyListener.InFlight> {
 
     /** The observation's name, and so the timer's. */
     public static final String CALL = "idemtx.call";
 
     /** Null when only metrics are made: then calls are timed directly, without the Observation machinery. */
     private final @Nullable ObservationRegistry observations;
+
     private final MeterRegistry meters;
     private final @Nullable Function<Scope, String> scopeTag;
     private final ConcurrentMap<String, Operation> operations = new ConcurrentHashMap<>();
@@ -64,16 +66,20 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener<
             this.name = name;
             this.retries = Counter.builder("idemtx.call.retries")
                     .description("attempts after the first, after serialization failures or deadlocks")
-                    .tag("operation", name).register(meters);
+                    .tag("operation", name)
+                    .register(meters);
             for (CallEvent.Result r : CallEvent.Result.values()) {
-                waits[r.ordinal()] = Timer.builder("idemtx.call.wait").description("time a call waited on another holder of its key")
-                        .tags(Tags.of("operation", name, "outcome", r.tag())).register(meters);
+                waits[r.ordinal()] = Timer.builder("idemtx.call.wait")
+                        .description("time a call waited on another holder of its key")
+                        .tags(Tags.of("operation", name, "outcome", r.tag()))
+                        .register(meters);
             }
         }
 
         Timer call(CallEvent.Result result, boolean joined, @Nullable String exception) {
             if (exception != null) {
-                return failures.computeIfAbsent(exception + "|" + joined, k -> callTimer(result, joined, simpleName(exception)));
+                return failures.computeIfAbsent(
+                        exception + "|" + joined, k -> callTimer(result, joined, simpleName(exception)));
             }
             int i = result.ordinal() * 2 + (joined ? 1 : 0);
             Timer t = calls[i];
@@ -85,9 +91,19 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener<
         }
 
         private Timer callTimer(CallEvent.Result result, boolean joined, String exception) {
-            return Timer.builder(CALL).description("idempotent calls, by outcome")
-                    .tags(Tags.of("operation", name, "outcome", result.tag(), "joined", Boolean.toString(joined),
-                            "exception", exception, "error", exception))
+            return Timer.builder(CALL)
+                    .description("idempotent calls, by outcome")
+                    .tags(Tags.of(
+                            "operation",
+                            name,
+                            "outcome",
+                            result.tag(),
+                            "joined",
+                            Boolean.toString(joined),
+                            "exception",
+                            exception,
+                            "error",
+                            exception))
                     .register(meters);
         }
     }
@@ -96,7 +112,8 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener<
         this.meters = b.meters;
         this.observations = b.observations;
         this.scopeTag = b.scopeTag;
-        this.purgeDeleted = Counter.builder("idemtx.purge.deleted").description("expired idempotency claims deleted")
+        this.purgeDeleted = Counter.builder("idemtx.purge.deleted")
+                .description("expired idempotency claims deleted")
                 .register(meters);
     }
 
@@ -153,18 +170,30 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener<
             Observation o = started.observation
                     .lowCardinalityKeyValue("outcome", outcome)
                     .lowCardinalityKeyValue("joined", Boolean.toString(event.joined()))
-                    .lowCardinalityKeyValue("exception", event.exception() == null ? "none" : simpleName(event.exception()));
+                    .lowCardinalityKeyValue(
+                            "exception", event.exception() == null ? "none" : simpleName(event.exception()));
             if (scopeTag != null && event.scope() != null) {
                 o.lowCardinalityKeyValue("scope", scopeTag.apply(event.scope()));
             }
             o.stop();
         } else if (scopeTag != null && event.scope() != null) {
-            Timer.builder(CALL).description("idempotent calls, by outcome")
-                    .tags(Tags.of("operation", op.name, "outcome", outcome, "joined", Boolean.toString(event.joined()),
-                            "exception", event.exception() == null ? "none" : simpleName(event.exception()),
-                            "error", event.exception() == null ? "none" : simpleName(event.exception()),
-                            "scope", scopeTag.apply(event.scope())))
-                    .register(meters).record(event.totalNanos(), TimeUnit.NANOSECONDS);
+            Timer.builder(CALL)
+                    .description("idempotent calls, by outcome")
+                    .tags(Tags.of(
+                            "operation",
+                            op.name,
+                            "outcome",
+                            outcome,
+                            "joined",
+                            Boolean.toString(event.joined()),
+                            "exception",
+                            event.exception() == null ? "none" : simpleName(event.exception()),
+                            "error",
+                            event.exception() == null ? "none" : simpleName(event.exception()),
+                            "scope",
+                            scopeTag.apply(event.scope())))
+                    .register(meters)
+                    .record(event.totalNanos(), TimeUnit.NANOSECONDS);
         } else {
             op.call(event.result(), event.joined(), event.exception()).record(event.totalNanos(), TimeUnit.NANOSECONDS);
         }
@@ -179,8 +208,11 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener<
     @Override
     public void purged(PurgeEvent event) {
         purgeDeleted.increment(event.deleted());
-        Timer.builder("idemtx.purge").description("purges of expired idempotency claims")
-                .tag("outcome", event.exception() == null ? "ok" : "failed").register(meters).record(event.took());
+        Timer.builder("idemtx.purge")
+                .description("purges of expired idempotency claims")
+                .tag("outcome", event.exception() == null ? "ok" : "failed")
+                .register(meters)
+                .record(event.took());
     }
 
     private static String simpleName(String className) {

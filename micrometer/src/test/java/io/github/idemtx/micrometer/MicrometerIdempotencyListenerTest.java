@@ -1,6 +1,5 @@
 package io.github.idemtx.micrometer;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
@@ -9,11 +8,12 @@ import io.github.idemtx.core.Rejection;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.IdempotentTransaction;
 import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.util.UUID;
@@ -39,8 +39,10 @@ class MicrometerIdempotencyListenerTest {
     private final Fingerprint fingerprint = Fingerprint.sha256("request");
 
     private IdempotentTransaction<String> idem(MicrometerIdempotencyListener listener) {
-        return IdempotentTransaction.builder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8()).schema(DB.schema())
-                .listener(listener).build();
+        return IdempotentTransaction.builder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
+                .schema(DB.schema())
+                .listener(listener)
+                .build();
     }
 
     @Test
@@ -56,11 +58,23 @@ class MicrometerIdempotencyListenerTest {
             throw new Rejection("no", "refused");
         });
 
-        assertThat(meters.get("idemtx.call").tag("outcome", "executed").timer().count()).isEqualTo(1);
-        assertThat(meters.get("idemtx.call").tag("outcome", "replayed").timer().count()).isEqualTo(2);
-        assertThat(meters.get("idemtx.call").tag("outcome", "fingerprint_mismatch").timer().count()).isEqualTo(1);
-        assertThat(meters.get("idemtx.call").tag("outcome", "rejected").timer().count()).isEqualTo(1);
-        assertThat(meters.get("idemtx.call.wait").tag("outcome", "executed").timer().count()).as("no call waited").isZero();
+        assertThat(meters.get("idemtx.call").tag("outcome", "executed").timer().count())
+                .isEqualTo(1);
+        assertThat(meters.get("idemtx.call").tag("outcome", "replayed").timer().count())
+                .isEqualTo(2);
+        assertThat(meters.get("idemtx.call")
+                        .tag("outcome", "fingerprint_mismatch")
+                        .timer()
+                        .count())
+                .isEqualTo(1);
+        assertThat(meters.get("idemtx.call").tag("outcome", "rejected").timer().count())
+                .isEqualTo(1);
+        assertThat(meters.get("idemtx.call.wait")
+                        .tag("outcome", "executed")
+                        .timer()
+                        .count())
+                .as("no call waited")
+                .isZero();
         for (Meter m : meters.getMeters()) {
             assertThat(m.getId().getTags()).allSatisfy(t -> {
                 assertThat(t.getValue()).doesNotContain(scope.value()).doesNotContain(key.value());
@@ -72,12 +86,16 @@ class MicrometerIdempotencyListenerTest {
     @Test
     void aScopeTagOnlyWhenMappedOnPurposeAndPurgesCounted() {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        MicrometerIdempotencyListener listener = MicrometerIdempotencyListener.builder(meters).scopeTag(s -> "plan-a").build();
+        MicrometerIdempotencyListener listener = MicrometerIdempotencyListener.builder(meters)
+                .scopeTag(s -> "plan-a")
+                .build();
         IdempotentTransaction<String> idem = idem(listener);
         idem.run(scope, IdempotencyKey.of(UUID.randomUUID().toString()), fingerprint, tx -> "v");
-        assertThat(meters.get("idemtx.call").tag("scope", "plan-a").timer().count()).isEqualTo(1);
+        assertThat(meters.get("idemtx.call").tag("scope", "plan-a").timer().count())
+                .isEqualTo(1);
         idem.purgeExpired(10);
-        assertThat(meters.get("idemtx.purge").tag("outcome", "ok").timer().count()).isEqualTo(1);
+        assertThat(meters.get("idemtx.purge").tag("outcome", "ok").timer().count())
+                .isEqualTo(1);
         assertThat(meters.find("idemtx.purge.deleted").counter()).isNotNull();
     }
 
@@ -86,10 +104,16 @@ class MicrometerIdempotencyListenerTest {
         TestObservationRegistry observations = TestObservationRegistry.create();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         observations.observationConfig().observationHandler(new DefaultMeterObservationHandler(meters));
-        IdempotentTransaction<String> idem = idem(MicrometerIdempotencyListener.builder(meters).observations(observations).build());
+        IdempotentTransaction<String> idem = idem(MicrometerIdempotencyListener.builder(meters)
+                .observations(observations)
+                .build());
         idem.run(scope, IdempotencyKey.of(UUID.randomUUID().toString()), fingerprint, tx -> "traced");
-        TestObservationRegistryAssert.assertThat(observations).hasObservationWithNameEqualTo("idemtx.call")
-                .that().hasLowCardinalityKeyValue("outcome", "executed").hasLowCardinalityKeyValue("operation", "transaction")
-                .hasBeenStarted().hasBeenStopped();
+        TestObservationRegistryAssert.assertThat(observations)
+                .hasObservationWithNameEqualTo("idemtx.call")
+                .that()
+                .hasLowCardinalityKeyValue("outcome", "executed")
+                .hasLowCardinalityKeyValue("operation", "transaction")
+                .hasBeenStarted()
+                .hasBeenStopped();
     }
 }

@@ -39,7 +39,8 @@ public final class IdempotentTransactions {
      *     on use, so an application without Jackson 3 can use the rest); null, or no such bean: a plain one
      * @throws NullPointerException if {@code dsl}, {@code policy} or {@code schema} is null
      */
-    public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, @Nullable BeanFactory beans) {
+    public IdempotentTransactions(
+            DSLContext dsl, IdempotencyPolicy policy, String schema, @Nullable BeanFactory beans) {
         this(dsl, policy, schema, beans, List.of());
     }
 
@@ -53,7 +54,11 @@ public final class IdempotentTransactions {
      * @param customizers applied, in this order, to every builder made here; copied
      * @throws NullPointerException if an argument other than {@code beans} is null, or a customizer is
      */
-    public IdempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, String schema, @Nullable BeanFactory beans,
+    public IdempotentTransactions(
+            DSLContext dsl,
+            IdempotencyPolicy policy,
+            String schema,
+            @Nullable BeanFactory beans,
             List<IdempotentTransactionCustomizer> customizers) {
         this.dsl = Objects.requireNonNull(dsl, "dsl must not be null");
         this.policy = Objects.requireNonNull(policy, "policy must not be null");
@@ -83,7 +88,8 @@ public final class IdempotentTransactions {
      * @throws NullPointerException if {@code codec} is null
      */
     public <T> IdempotentTransaction.Builder<T> builder(ResultCodec<T> codec) {
-        IdempotentTransaction.Builder<T> builder = IdempotentTransaction.builder(dsl, codec).policy(policy).schema(schema);
+        IdempotentTransaction.Builder<T> builder =
+                IdempotentTransaction.builder(dsl, codec).policy(policy).schema(schema);
         customizers.forEach(c -> c.customize(builder));
         return builder;
     }
@@ -128,7 +134,8 @@ public final class IdempotentTransactions {
     }
 
     private JsonMapper mapper() {
-        JsonMapper mapper = beans == null ? null : beans.getBeanProvider(JsonMapper.class).getIfAvailable();
+        JsonMapper mapper =
+                beans == null ? null : beans.getBeanProvider(JsonMapper.class).getIfAvailable();
         return mapper != null ? mapper : JsonMapper.builder().build();
     }
 }

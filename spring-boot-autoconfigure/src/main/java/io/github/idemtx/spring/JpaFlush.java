@@ -22,7 +22,8 @@ final class JpaFlush {
      * JPA refuses to flush it.
      */
     static void flushBoundEntityManagers() {
-        for (Object resource : TransactionSynchronizationManager.getResourceMap().values()) {
+        for (Object resource :
+                TransactionSynchronizationManager.getResourceMap().values()) {
             if (resource instanceof EntityManagerHolder holder) {
                 EntityManager entityManager;
                 try {

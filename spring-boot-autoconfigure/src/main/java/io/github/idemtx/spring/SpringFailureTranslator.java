@@ -30,7 +30,8 @@ public final class SpringFailureTranslator implements FailureTranslator {
         }
         String database = configuration.dialect().thirdParty().springDbName();
         SQLExceptionTranslator translator = database != null
-                ? new SQLErrorCodeSQLExceptionTranslator(database) : new SQLStateSQLExceptionTranslator();
+                ? new SQLErrorCodeSQLExceptionTranslator(database)
+                : new SQLStateSQLExceptionTranslator();
         String task = "idemtx: " + failure.getMessage();
         org.springframework.dao.DataAccessException translated = translator.translate(task, null, sql);
         RuntimeException result = translated != null ? translated : new UncategorizedSQLException(task, null, sql);

@@ -48,8 +48,8 @@ public final class SpringTransactionDetector implements TransactionDetector {
     /** Stateless; {@link java.util.ServiceLoader} creates it. */
     public SpringTransactionDetector() {}
 
-    private static final boolean JPA = present("org.springframework.orm.jpa.EntityManagerHolder")
-            && present("jakarta.persistence.EntityManager");
+    private static final boolean JPA =
+            present("org.springframework.orm.jpa.EntityManagerHolder") && present("jakarta.persistence.EntityManager");
 
     private static boolean present(String className) {
         return ClassUtils.isPresent(className, SpringTransactionDetector.class.getClassLoader());
@@ -64,18 +64,22 @@ public final class SpringTransactionDetector implements TransactionDetector {
         if (dataSource instanceof TransactionAwareDataSourceProxy proxy) {
             DataSource target = proxy.getTargetDataSource();
             if (TransactionSynchronizationManager.isActualTransactionActive()
-                    && target != null && TransactionSynchronizationManager.hasResource(target)) {
+                    && target != null
+                    && TransactionSynchronizationManager.hasResource(target)) {
                 return Detection.ACTIVE;
             }
             return Detection.NONE;
         }
         if (TransactionSynchronizationManager.isActualTransactionActive()
                 && TransactionSynchronizationManager.hasResource(dataSource)) {
-            throw new TransactionOwnershipException(null, null, "refused before running anything: a Spring"
-                    + " transaction is open on this DSLContext's DataSource, but the DSLContext takes its connections"
-                    + " from the DataSource itself, not from the transaction, so the call would commit apart from it:"
-                    + " build the DSLContext over a TransactionAwareDataSourceProxy (Spring Boot's jOOQ"
-                    + " auto-configuration does), or inject the application's DSLContext");
+            throw new TransactionOwnershipException(
+                    null,
+                    null,
+                    "refused before running anything: a Spring"
+                            + " transaction is open on this DSLContext's DataSource, but the DSLContext takes its connections"
+                            + " from the DataSource itself, not from the transaction, so the call would commit apart from it:"
+                            + " build the DSLContext over a TransactionAwareDataSourceProxy (Spring Boot's jOOQ"
+                            + " auto-configuration does), or inject the application's DSLContext");
         }
         return Detection.UNKNOWN;
     }

@@ -20,7 +20,8 @@ public final class Committed {
      */
     public static long number(String sql, String... params) {
         try (Connection c = TestDatabase.get().connect();
-                PreparedStatement ps = c.prepareStatement(sql.replace("{schema}", TestDatabase.get().schema()))) {
+                PreparedStatement ps = c.prepareStatement(
+                        sql.replace("{schema}", TestDatabase.get().schema()))) {
             for (int i = 0; i < params.length; i++) {
                 ps.setString(i + 1, params[i]);
             }

@@ -1,12 +1,12 @@
 package io.github.idemtx.spring;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.spring.autoconfigure.IdempotencyAutoConfiguration;
 import io.github.idemtx.spring.autoconfigure.IdempotencyPurge;
@@ -34,7 +34,8 @@ class IdempotencyAutoConfigurationTest {
     /** A context over a schema of its own, with Spring Boot's DataSource, transaction manager, jOOQ and Flyway. */
     private static ApplicationContextRunner runner(String schema) {
         List<String> properties = new ArrayList<>(List.of(
-                "spring.datasource.url=" + DB.serverUrl() + (DB.serverUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema,
+                "spring.datasource.url=" + DB.serverUrl() + (DB.serverUrl().contains("?") ? "&" : "?")
+                        + "currentSchema=" + schema,
                 "spring.datasource.username=" + (DB.user() == null ? "" : DB.user()),
                 "spring.datasource.password=" + (DB.password() == null ? "" : DB.password()),
                 "spring.flyway.schemas=" + schema,
@@ -42,9 +43,12 @@ class IdempotencyAutoConfigurationTest {
                 "spring.jooq.sql-dialect=POSTGRES",
                 "idemtx.schema=" + schema));
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class, JooqAutoConfiguration.class,
-                        FlywayAutoConfiguration.class, IdempotencyAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(
+                        DataSourceAutoConfiguration.class,
+                        DataSourceTransactionManagerAutoConfiguration.class,
+                        JooqAutoConfiguration.class,
+                        FlywayAutoConfiguration.class,
+                        IdempotencyAutoConfiguration.class))
                 .withPropertyValues(properties.toArray(String[]::new));
     }
 
@@ -57,30 +61,44 @@ class IdempotencyAutoConfigurationTest {
         String schema = freshSchema();
         runner(schema).run(context -> {
             assertThat(context).hasNotFailed();
-            assertThat(context.getBean(IdempotencyPolicy.class).toString()).isEqualTo(IdempotencyPolicy.defaults().toString());
+            assertThat(context.getBean(IdempotencyPolicy.class).toString())
+                    .isEqualTo(IdempotencyPolicy.defaults().toString());
             assertThat(context).hasSingleBean(IdempotentTransactions.class).doesNotHaveBean(IdempotencyPurge.class);
-            assertThat(context.getBean(IdempotencySchemaMigration.class).applied()).isPositive();
+            assertThat(context.getBean(IdempotencySchemaMigration.class).applied())
+                    .isPositive();
             DSLContext dsl = context.getBean(DSLContext.class);
             // both histories, both sets of tables: the application's Flyway ran first on an empty schema
-            assertThat(dsl.fetchValue("select count(*) from information_schema.tables where table_schema = ? and table_name in"
-                    + " ('flyway_schema_history', 'idempotency_schema_history', 'payment', 'idempotency_claim')", schema))
+            assertThat(dsl.fetchValue(
+                            "select count(*) from information_schema.tables where table_schema = ? and table_name in"
+                                    + " ('flyway_schema_history', 'idempotency_schema_history', 'payment', 'idempotency_claim')",
+                            schema))
                     .isEqualTo(4L);
             IdempotentTransactions transactions = context.getBean(IdempotentTransactions.class);
-            assertThat(transactions.strings().run(Scope.of("s"), IdempotencyKey.of("k"), Fingerprint.sha256("f"), tx -> "ok"))
+            assertThat(transactions
+                            .strings()
+                            .run(Scope.of("s"), IdempotencyKey.of("k"), Fingerprint.sha256("f"), tx -> "ok"))
                     .isInstanceOf(io.github.idemtx.core.Outcome.Executed.class);
         });
         // a second start finds both up to date
         runner(schema).run(context -> {
             assertThat(context).hasNotFailed();
-            assertThat(context.getBean(IdempotencySchemaMigration.class).applied()).isZero();
+            assertThat(context.getBean(IdempotencySchemaMigration.class).applied())
+                    .isZero();
         });
     }
 
     @Test
     void thePolicyComesFromTheProperties() {
-        runner(freshSchema()).withPropertyValues("idemtx.ttl=2h", "idemtx.duplicate-wait=750ms", "idemtx.retry-after=3s",
-                "idemtx.max-attempts=3", "idemtx.initial-backoff=10ms", "idemtx.max-backoff=80ms",
-                "idemtx.max-result-bytes=4096").run(context -> {
+        runner(freshSchema())
+                .withPropertyValues(
+                        "idemtx.ttl=2h",
+                        "idemtx.duplicate-wait=750ms",
+                        "idemtx.retry-after=3s",
+                        "idemtx.max-attempts=3",
+                        "idemtx.initial-backoff=10ms",
+                        "idemtx.max-backoff=80ms",
+                        "idemtx.max-result-bytes=4096")
+                .run(context -> {
                     IdempotencyPolicy policy = context.getBean(IdempotencyPolicy.class);
                     assertThat(policy.ttl()).isEqualTo(Duration.ofHours(2));
                     assertThat(policy.duplicateWait()).isEqualTo(Duration.ofMillis(750));
@@ -89,31 +107,44 @@ class IdempotencyAutoConfigurationTest {
                     assertThat(policy.initialBackoff()).isEqualTo(Duration.ofMillis(10));
                     assertThat(policy.maxBackoff()).isEqualTo(Duration.ofMillis(80));
                     assertThat(policy.maxResultBytes()).isEqualTo(4096);
-                    assertThat(context.getBean(IdempotentTransactions.class).policy()).isSameAs(policy);
+                    assertThat(context.getBean(IdempotentTransactions.class).policy())
+                            .isSameAs(policy);
                 });
     }
 
     @Test
     void theClaimModeComesFromTheProperty() {
-        runner(freshSchema()).run(context -> assertThat(context.getBean(IdempotentTransactions.class).strings().claimMode())
-                .isEqualTo(io.github.idemtx.jooq.ClaimMode.READ_FIRST));
-        runner(freshSchema()).withPropertyValues("idemtx.claim-mode=work-first").run(context ->
-                assertThat(context.getBean(IdempotentTransactions.class).strings().claimMode())
+        runner(freshSchema())
+                .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
+                                .strings()
+                                .claimMode())
+                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.READ_FIRST));
+        runner(freshSchema())
+                .withPropertyValues("idemtx.claim-mode=work-first")
+                .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
+                                .strings()
+                                .claimMode())
                         .isEqualTo(io.github.idemtx.jooq.ClaimMode.WORK_FIRST));
-        runner(freshSchema()).withPropertyValues("idemtx.claim-mode=sometimes").run(context ->
-                assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.claim-mode"));
+        runner(freshSchema())
+                .withPropertyValues("idemtx.claim-mode=sometimes")
+                .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.claim-mode"));
     }
 
     @Test
     void anOutOfRangePropertyStopsTheStartWithItsName() {
-        runner(freshSchema()).withPropertyValues("idemtx.max-attempts=0").run(context ->
-                assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("maxAttempts"));
-        runner(freshSchema()).withPropertyValues("idemtx.max-attempts=0").run(context ->
-                assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.max-attempts"));
-        runner(freshSchema()).withPropertyValues("idemtx.schema=no-such;schema").run(context ->
-                assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.schema"));
-        runner(freshSchema()).withPropertyValues("idemtx.purge.enabled=true", "idemtx.purge.limit=0").run(context ->
-                assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.purge.limit"));
+        runner(freshSchema())
+                .withPropertyValues("idemtx.max-attempts=0")
+                .run(context ->
+                        assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("maxAttempts"));
+        runner(freshSchema())
+                .withPropertyValues("idemtx.max-attempts=0")
+                .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.max-attempts"));
+        runner(freshSchema())
+                .withPropertyValues("idemtx.schema=no-such;schema")
+                .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.schema"));
+        runner(freshSchema())
+                .withPropertyValues("idemtx.purge.enabled=true", "idemtx.purge.limit=0")
+                .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.purge.limit"));
     }
 
     @Test
@@ -121,35 +152,48 @@ class IdempotencyAutoConfigurationTest {
         String schema = freshSchema();
         runner(schema).withPropertyValues("idemtx.migration.enabled=false").run(context -> {
             assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencySchemaMigration.class);
-            assertThat(context.getBean(DSLContext.class).fetchValue("select count(*) from information_schema.tables"
-                    + " where table_schema = ? and table_name = 'idempotency_claim'", schema)).isEqualTo(0L);
+            assertThat(context.getBean(DSLContext.class)
+                            .fetchValue(
+                                    "select count(*) from information_schema.tables"
+                                            + " where table_schema = ? and table_name = 'idempotency_claim'",
+                                    schema))
+                    .isEqualTo(0L);
         });
     }
 
     @Test
     void theScheduledPurgeDeletesExpiredClaims() {
         String schema = freshSchema();
-        runner(schema).withPropertyValues("idemtx.purge.enabled=true", "idemtx.purge.interval=1h", "idemtx.purge.limit=2")
+        runner(schema)
+                .withPropertyValues("idemtx.purge.enabled=true", "idemtx.purge.interval=1h", "idemtx.purge.limit=2")
                 .run(context -> {
                     IdempotentTransactions transactions = context.getBean(IdempotentTransactions.class);
                     for (int i = 0; i < 5; i++) {
-                        transactions.strings().run(Scope.of("s"), IdempotencyKey.of("k" + i), Fingerprint.sha256("f"), tx -> "ok");
+                        transactions
+                                .strings()
+                                .run(Scope.of("s"), IdempotencyKey.of("k" + i), Fingerprint.sha256("f"), tx -> "ok");
                     }
                     DSLContext dsl = context.getBean(DSLContext.class);
                     dsl.execute("update " + schema + ".idempotency_claim set expires_at = now() - interval '1 minute'"
                             + " where idem_key in ('k0', 'k1', 'k2')");
                     IdempotencyPurge purge = context.getBean(IdempotencyPurge.class);
                     assertThat(purge.isRunning()).isTrue();
-                    assertThat(purge.purgeNow()).as("three expired, in rounds of two").isEqualTo(3);
-                    assertThat(dsl.fetchValue("select count(*) from " + schema + ".idempotency_claim")).isEqualTo(2L);
+                    assertThat(purge.purgeNow())
+                            .as("three expired, in rounds of two")
+                            .isEqualTo(3);
+                    assertThat(dsl.fetchValue("select count(*) from " + schema + ".idempotency_claim"))
+                            .isEqualTo(2L);
                 });
     }
 
     @Test
     void theApplicationsOwnBeansWin() {
         IdempotencyPolicy mine = IdempotencyPolicy.builder().maxAttempts(2).build();
-        runner(freshSchema()).withUserConfiguration(OwnPolicy.class).run(context ->
-                assertThat(context.getBean(IdempotencyPolicy.class).maxAttempts()).isEqualTo(mine.maxAttempts()));
+        runner(freshSchema())
+                .withUserConfiguration(OwnPolicy.class)
+                .run(context -> assertThat(
+                                context.getBean(IdempotencyPolicy.class).maxAttempts())
+                        .isEqualTo(mine.maxAttempts()));
     }
 
     @Test
@@ -163,12 +207,24 @@ class IdempotencyAutoConfigurationTest {
     void everyPropertyHasMetadataForIdes() throws Exception {
         String metadata;
         try (var in = getClass().getClassLoader().getResourceAsStream("META-INF/spring-configuration-metadata.json")) {
-            assertThat(in).as("generated by spring-boot-configuration-processor").isNotNull();
+            assertThat(in)
+                    .as("generated by spring-boot-configuration-processor")
+                    .isNotNull();
             metadata = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         }
-        for (String property : List.of("idemtx.schema", "idemtx.ttl", "idemtx.duplicate-wait", "idemtx.retry-after",
-                "idemtx.max-attempts", "idemtx.initial-backoff", "idemtx.max-backoff", "idemtx.max-result-bytes",
-                "idemtx.migration.enabled", "idemtx.purge.enabled", "idemtx.purge.interval", "idemtx.purge.limit",
+        for (String property : List.of(
+                "idemtx.schema",
+                "idemtx.ttl",
+                "idemtx.duplicate-wait",
+                "idemtx.retry-after",
+                "idemtx.max-attempts",
+                "idemtx.initial-backoff",
+                "idemtx.max-backoff",
+                "idemtx.max-result-bytes",
+                "idemtx.migration.enabled",
+                "idemtx.purge.enabled",
+                "idemtx.purge.interval",
+                "idemtx.purge.limit",
                 "idemtx.web.max-body-bytes")) {
             assertThat(metadata).contains("\"name\": \"" + property + "\"");
         }
@@ -176,18 +232,36 @@ class IdempotencyAutoConfigurationTest {
 
     @Test
     void withAMeterRegistryEveryInstanceReportsToIt() {
-        runner(freshSchema()).withBean(io.micrometer.core.instrument.MeterRegistry.class,
-                io.micrometer.core.instrument.simple.SimpleMeterRegistry::new).run(context -> {
+        runner(freshSchema())
+                .withBean(
+                        io.micrometer.core.instrument.MeterRegistry.class,
+                        io.micrometer.core.instrument.simple.SimpleMeterRegistry::new)
+                .run(context -> {
                     IdempotentTransactions transactions = context.getBean(IdempotentTransactions.class);
-                    transactions.strings().run(Scope.of("s"), IdempotencyKey.of("metered"), Fingerprint.sha256("f"), tx -> "ok");
-                    io.micrometer.core.instrument.MeterRegistry meters = context.getBean(io.micrometer.core.instrument.MeterRegistry.class);
-                    assertThat(meters.get("idemtx.call").tag("outcome", "executed").timer().count()).isEqualTo(1);
+                    transactions
+                            .strings()
+                            .run(Scope.of("s"), IdempotencyKey.of("metered"), Fingerprint.sha256("f"), tx -> "ok");
+                    io.micrometer.core.instrument.MeterRegistry meters =
+                            context.getBean(io.micrometer.core.instrument.MeterRegistry.class);
+                    assertThat(meters.get("idemtx.call")
+                                    .tag("outcome", "executed")
+                                    .timer()
+                                    .count())
+                            .isEqualTo(1);
                 });
-        runner(freshSchema()).withPropertyValues("idemtx.metrics.enabled=false").withBean(io.micrometer.core.instrument.MeterRegistry.class,
-                io.micrometer.core.instrument.simple.SimpleMeterRegistry::new).run(context -> {
-                    context.getBean(IdempotentTransactions.class).strings()
+        runner(freshSchema())
+                .withPropertyValues("idemtx.metrics.enabled=false")
+                .withBean(
+                        io.micrometer.core.instrument.MeterRegistry.class,
+                        io.micrometer.core.instrument.simple.SimpleMeterRegistry::new)
+                .run(context -> {
+                    context.getBean(IdempotentTransactions.class)
+                            .strings()
                             .run(Scope.of("s"), IdempotencyKey.of("unmetered"), Fingerprint.sha256("f"), tx -> "ok");
-                    assertThat(context.getBean(io.micrometer.core.instrument.MeterRegistry.class).find("idemtx.call").timer()).isNull();
+                    assertThat(context.getBean(io.micrometer.core.instrument.MeterRegistry.class)
+                                    .find("idemtx.call")
+                                    .timer())
+                            .isNull();
                 });
     }
 

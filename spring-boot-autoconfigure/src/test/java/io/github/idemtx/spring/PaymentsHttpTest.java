@@ -1,9 +1,9 @@
 package io.github.idemtx.spring;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.db.testing.Concurrently;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.spring.sample.PaymentsApplication;
 import java.net.URI;
@@ -64,8 +64,8 @@ class PaymentsHttpTest {
 
     private int payments(String reference) throws SQLException {
         try (Connection c = TestDatabase.get().connect();
-                PreparedStatement ps = c.prepareStatement("select count(*) from " + TestDatabase.get().schema()
-                        + ".payment where payer = ? and reference = ?")) {
+                PreparedStatement ps = c.prepareStatement("select count(*) from "
+                        + TestDatabase.get().schema() + ".payment where payer = ? and reference = ?")) {
             ps.setString(1, user);
             ps.setString(2, reference);
             try (ResultSet rs = ps.executeQuery()) {
@@ -89,8 +89,11 @@ class PaymentsHttpTest {
         assertThat(payments("inv-1")).isEqualTo(1);
 
         String id = first.body().replaceAll(".*\"id\":(\\d+).*", "$1");
-        HttpResponse<String> get = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/payments/" + id))
-                .header("Authorization", "Bearer " + user).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> get = http.send(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/payments/" + id))
+                        .header("Authorization", "Bearer " + user)
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(get.statusCode()).isEqualTo(200);
         assertThat(get.body()).contains("\"reference\":\"inv-1\"");
     }
@@ -104,25 +107,35 @@ class PaymentsHttpTest {
         }
         List<Concurrently.Result<HttpResponse<String>>> results = Concurrently.run(tasks);
         assertThat(results).extracting(Concurrently.Result::error).containsOnlyNulls();
-        Map<Integer, List<HttpResponse<String>>> byStatus = results.stream().map(Concurrently.Result::value)
+        Map<Integer, List<HttpResponse<String>>> byStatus = results.stream()
+                .map(Concurrently.Result::value)
                 .collect(Collectors.groupingBy(HttpResponse::statusCode));
         assertThat(byStatus.keySet()).isSubsetOf(201, 409);
         List<HttpResponse<String>> created = byStatus.get(201);
         assertThat(created).isNotEmpty();
-        assertThat(created).extracting(HttpResponse::body).containsOnly(created.get(0).body());
-        assertThat(created.stream().filter(r -> r.headers().firstValue("Idempotent-Replayed").isEmpty()))
-                .as("exactly one executed").hasSize(1);
-        byStatus.getOrDefault(409, List.of()).forEach(r -> assertThat(r.headers().firstValue("Retry-After")).isPresent());
+        assertThat(created)
+                .extracting(HttpResponse::body)
+                .containsOnly(created.get(0).body());
+        assertThat(created.stream()
+                        .filter(r ->
+                                r.headers().firstValue("Idempotent-Replayed").isEmpty()))
+                .as("exactly one executed")
+                .hasSize(1);
+        byStatus.getOrDefault(409, List.of())
+                .forEach(r -> assertThat(r.headers().firstValue("Retry-After")).isPresent());
         assertThat(payments("dup")).isEqualTo(1);
     }
 
     @Test
     void theSameKeyForAnotherRequestIs422AndNothingIsWritten() throws Exception {
         String key = key();
-        assertThat(post(user, key, "{\"amountCents\": 100, \"reference\": \"a\"}").statusCode()).isEqualTo(201);
+        assertThat(post(user, key, "{\"amountCents\": 100, \"reference\": \"a\"}")
+                        .statusCode())
+                .isEqualTo(201);
         HttpResponse<String> other = post(user, key, "{\"amountCents\": 999, \"reference\": \"b\"}");
         assertThat(other.statusCode()).isEqualTo(422);
-        assertThat(other.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+        assertThat(other.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
         assertThat(other.body()).contains("idempotency-key-reused");
         assertThat(payments("b")).isZero();
     }
@@ -170,13 +183,15 @@ class PaymentsHttpTest {
         assertThat(failed.statusCode()).isEqualTo(500);
         assertThat(payments("fail-after")).isZero();
         try (Connection c = TestDatabase.get().connect();
-                PreparedStatement ps = c.prepareStatement("select count(*) from " + TestDatabase.get().schema()
-                        + ".idempotency_claim where scope = ? and idem_key = ?")) {
+                PreparedStatement ps = c.prepareStatement("select count(*) from "
+                        + TestDatabase.get().schema() + ".idempotency_claim where scope = ? and idem_key = ?")) {
             ps.setString(1, user);
             ps.setString(2, key.substring(1, key.length() - 1));
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                assertThat(rs.getInt(1)).as("the claim rolled back with the method").isZero();
+                assertThat(rs.getInt(1))
+                        .as("the claim rolled back with the method")
+                        .isZero();
             }
         }
         // the same key with a request that succeeds is not a mismatch: nothing was recorded

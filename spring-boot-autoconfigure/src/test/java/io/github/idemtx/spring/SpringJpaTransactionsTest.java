@@ -1,6 +1,5 @@
 package io.github.idemtx.spring;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,6 +8,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.spring.jpa.JpaPaymentsApplication;
 import io.github.idemtx.spring.jpa.NotedPayments;
 import io.github.idemtx.spring.jpa.NotedPayments.Then;
@@ -28,9 +28,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.dao.DataAccessException;
-import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.orm.jpa.JpaTransactionManager;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -78,9 +78,12 @@ class SpringJpaTransactionsTest {
     private int[] committed(IdempotencyKey key, String reference) {
         return new int[] {
             Committed.count("select count(*) from {schema}.payment where reference = ?", reference),
-            Committed.count("select count(*) from {schema}.idempotency_claim where scope = ? and idem_key = ?",
-                    scope.value(), key.value()),
-            Committed.count("select count(*) from {schema}.payment_note where note = ?", reference)};
+            Committed.count(
+                    "select count(*) from {schema}.idempotency_claim where scope = ? and idem_key = ?",
+                    scope.value(),
+                    key.value()),
+            Committed.count("select count(*) from {schema}.payment_note where note = ?", reference)
+        };
     }
 
     /** The SQLSTATEs in {@code e}'s causes and suppressed exceptions, all the way down. */
@@ -107,9 +110,14 @@ class SpringJpaTransactionsTest {
     @Test
     void theSetUpIsJpaTransactionsWithJooqOverTheSameDataSource() {
         assertThat(transactionManager).isInstanceOf(JpaTransactionManager.class);
-        assertThat(dsl.configuration().connectionProvider()).isInstanceOfSatisfying(DataSourceConnectionProvider.class,
-                p -> assertThat(p.dataSource()).isInstanceOfSatisfying(TransactionAwareDataSourceProxy.class,
-                        proxy -> assertThat(proxy.getTargetDataSource()).isSameAs(dataSource)));
+        assertThat(dsl.configuration().connectionProvider())
+                .isInstanceOfSatisfying(
+                        DataSourceConnectionProvider.class,
+                        p -> assertThat(p.dataSource())
+                                .isInstanceOfSatisfying(
+                                        TransactionAwareDataSourceProxy.class,
+                                        proxy -> assertThat(proxy.getTargetDataSource())
+                                                .isSameAs(dataSource)));
     }
 
     @Test
@@ -117,10 +125,13 @@ class SpringJpaTransactionsTest {
         IdempotencyKey key = key();
         String reference = "rejected-" + key.value();
         Outcome<String> outcome = payments.pay(scope, key, fingerprint, reference, Then.REJECT);
-        assertThat(outcome).isInstanceOfSatisfying(Outcome.Rejected.class,
-                r -> assertThat(r.failure().code()).isEqualTo("declined"));
+        assertThat(outcome)
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class,
+                        r -> assertThat(r.failure().code()).isEqualTo("declined"));
         assertThat(committed(key, reference)).as("payment, claim, note").containsExactly(0, 1, 0);
-        assertThat(payments.pay(scope, key, fingerprint, reference, Then.RETURN)).as("the rejection replays")
+        assertThat(payments.pay(scope, key, fingerprint, reference, Then.RETURN))
+                .as("the rejection replays")
                 .isInstanceOf(Outcome.Rejected.class);
         assertThat(committed(key, reference)).containsExactly(0, 1, 0);
     }
@@ -133,8 +144,9 @@ class SpringJpaTransactionsTest {
         assertThat(outcome).isInstanceOf(Outcome.Executed.class);
         assertThat(committed(key, reference)).as("payment, claim, note").containsExactly(1, 1, 1);
         String id = ((Outcome.Executed<String>) outcome).value();
-        assertThat(payments.pay(scope, key, fingerprint, reference, Then.RETURN)).isInstanceOfSatisfying(Outcome.Replayed.class,
-                r -> assertThat(r.value()).isEqualTo(id));
+        assertThat(payments.pay(scope, key, fingerprint, reference, Then.RETURN))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(id));
         assertThat(committed(key, reference)).containsExactly(1, 1, 1);
     }
 
@@ -145,7 +157,8 @@ class SpringJpaTransactionsTest {
         assertThatThrownBy(() -> payments.pay(scope, key, fingerprint, reference, Then.FAIL_AFTER_RUN))
                 .hasMessage("the caller failed after run");
         assertThat(committed(key, reference)).as("payment, claim, note").containsExactly(0, 0, 0);
-        assertThat(payments.pay(scope, key, fingerprint, reference, Then.RETURN)).as("the key is free again")
+        assertThat(payments.pay(scope, key, fingerprint, reference, Then.RETURN))
+                .as("the key is free again")
                 .isInstanceOf(Outcome.Executed.class);
         assertThat(committed(key, reference)).containsExactly(1, 1, 1);
     }
@@ -157,8 +170,12 @@ class SpringJpaTransactionsTest {
         String callersNote = "callers-" + key.value();
         assertThat(payments.payCatchingFailureThenNote(scope, key, fingerprint, reference, Then.THROW, callersNote))
                 .isEqualTo("the work failed");
-        assertThat(committed(key, reference)).as("payment, claim, the work's note").containsExactly(0, 0, 0);
-        assertThat(committed(key, callersNote)[2]).as("the caller's note after the failure").isEqualTo(1);
+        assertThat(committed(key, reference))
+                .as("payment, claim, the work's note")
+                .containsExactly(0, 0, 0);
+        assertThat(committed(key, callersNote)[2])
+                .as("the caller's note after the failure")
+                .isEqualTo(1);
     }
 
     @Test
@@ -168,9 +185,12 @@ class SpringJpaTransactionsTest {
         // the empty note passes Hibernate and fails the table's check: only at the flush after the work
         assertThatThrownBy(() -> payments.payWithNote(scope, key, fingerprint, reference, ""))
                 .isInstanceOf(DataAccessException.class)
-                .satisfies(e -> assertThat(sqlStates(e)).as("the check's violation is told").contains("23514"));
+                .satisfies(e -> assertThat(sqlStates(e))
+                        .as("the check's violation is told")
+                        .contains("23514"));
         assertThat(committed(key, reference)).as("payment, claim, note").containsExactly(0, 0, 0);
-        assertThat(payments.pay(scope, key, fingerprint, reference, Then.RETURN)).as("the key is free")
+        assertThat(payments.pay(scope, key, fingerprint, reference, Then.RETURN))
+                .as("the key is free")
                 .isInstanceOf(Outcome.Executed.class);
     }
 
@@ -183,7 +203,9 @@ class SpringJpaTransactionsTest {
         String callersNote = "callers-" + key.value();
         assertThat(payments.noteThenPay(scope, key, fingerprint, callersNote, reference, Then.REJECT))
                 .isInstanceOf(Outcome.Rejected.class);
-        assertThat(committed(key, reference)).as("payment, claim, the work's note").containsExactly(0, 1, 0);
+        assertThat(committed(key, reference))
+                .as("payment, claim, the work's note")
+                .containsExactly(0, 1, 0);
         assertThat(committed(key, callersNote)[2]).as("the caller's note").isEqualTo(1);
     }
 
@@ -191,8 +213,10 @@ class SpringJpaTransactionsTest {
     void aReadOnlyJpaTransactionIsRefusedBeforeAnythingRunsNotFailedByFlushingTheCallersEntity() {
         IdempotencyKey key = key();
         String reference = "read-only-" + key.value();
-        assertThatThrownBy(() -> payments.noteThenPayReadOnly(scope, key, fingerprint, "callers-" + key.value(), reference))
-                .isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("read-only");
+        assertThatThrownBy(() ->
+                        payments.noteThenPayReadOnly(scope, key, fingerprint, "callers-" + key.value(), reference))
+                .isInstanceOf(TransactionOwnershipException.class)
+                .hasMessageContaining("read-only");
         assertThat(committed(key, reference)).containsExactly(0, 0, 0);
     }
 

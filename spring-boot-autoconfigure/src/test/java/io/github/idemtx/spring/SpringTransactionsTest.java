@@ -1,6 +1,5 @@
 package io.github.idemtx.spring;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,6 +11,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.UnsupportedDatabaseException;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.IdempotentTransaction;
 import io.github.idemtx.spring.sample.PaymentsApplication;
@@ -86,9 +86,12 @@ class SpringTransactionsTest {
     /** What another session sees now: claims and audit rows of the key. */
     private int[] committed(IdempotencyKey key) {
         return new int[] {
-            Committed.count("select count(*) from {schema}.idempotency_claim where scope = ? and idem_key = ?",
-                    scope.value(), key.value()),
-            Committed.count("select count(*) from {schema}.audit where note = ?", audit(key))};
+            Committed.count(
+                    "select count(*) from {schema}.idempotency_claim where scope = ? and idem_key = ?",
+                    scope.value(),
+                    key.value()),
+            Committed.count("select count(*) from {schema}.audit where note = ?", audit(key))
+        };
     }
 
     @Test
@@ -98,8 +101,9 @@ class SpringTransactionsTest {
         Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> write(tx, key));
         assertThat(outcome).isEqualTo(new Outcome.Executed<>("done-" + key.value()));
         assertThat(committed(key)).containsExactly(1, 1);
-        assertThat(idem.run(scope, key, fingerprint, tx -> "never")).isInstanceOfSatisfying(Outcome.Replayed.class,
-                r -> assertThat(r.value()).isEqualTo("done-" + key.value()));
+        assertThat(idem.run(scope, key, fingerprint, tx -> "never"))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("done-" + key.value()));
     }
 
     @Test
@@ -108,7 +112,9 @@ class SpringTransactionsTest {
         IdempotencyKey key = key();
         template(TransactionDefinition.PROPAGATION_REQUIRED).executeWithoutResult(status -> {
             assertThat(idem.run(scope, key, fingerprint, tx -> write(tx, key))).isInstanceOf(Outcome.Executed.class);
-            assertThat(committed(key)).as("nothing visible before the caller commits").containsExactly(0, 0);
+            assertThat(committed(key))
+                    .as("nothing visible before the caller commits")
+                    .containsExactly(0, 0);
         });
         assertThat(committed(key)).containsExactly(1, 1);
     }
@@ -117,10 +123,12 @@ class SpringTransactionsTest {
     void whenTheSpringTransactionRollsBackAfterRunTheClaimAndTheEffectVanishAndTheKeyIsFree() {
         IdempotentTransaction<String> idem = transactions.strings();
         IdempotencyKey key = key();
-        assertThatThrownBy(() -> template(TransactionDefinition.PROPAGATION_REQUIRED).executeWithoutResult(status -> {
-            idem.run(scope, key, fingerprint, tx -> write(tx, key));
-            throw new IllegalStateException("the caller fails after run");
-        })).hasMessage("the caller fails after run");
+        assertThatThrownBy(() -> template(TransactionDefinition.PROPAGATION_REQUIRED)
+                        .executeWithoutResult(status -> {
+                            idem.run(scope, key, fingerprint, tx -> write(tx, key));
+                            throw new IllegalStateException("the caller fails after run");
+                        }))
+                .hasMessage("the caller fails after run");
         assertThat(committed(key)).containsExactly(0, 0);
         assertThat(idem.run(scope, key, fingerprint, tx -> write(tx, key))).isInstanceOf(Outcome.Executed.class);
         assertThat(committed(key)).containsExactly(1, 1);
@@ -142,8 +150,8 @@ class SpringTransactionsTest {
         IdempotentTransaction<String> idem = transactions.strings();
         IdempotencyKey key = key();
         template(TransactionDefinition.PROPAGATION_REQUIRED).executeWithoutResult(outer -> {
-            template(TransactionDefinition.PROPAGATION_REQUIRES_NEW).executeWithoutResult(inner ->
-                    idem.run(scope, key, fingerprint, tx -> write(tx, key)));
+            template(TransactionDefinition.PROPAGATION_REQUIRES_NEW)
+                    .executeWithoutResult(inner -> idem.run(scope, key, fingerprint, tx -> write(tx, key)));
             assertThat(committed(key)).as("REQUIRES_NEW committed on its own").containsExactly(1, 1);
             outer.setRollbackOnly();
         });
@@ -155,13 +163,16 @@ class SpringTransactionsTest {
         IdempotentTransaction<String> idem = transactions.strings();
         IdempotencyKey key = key();
         IdempotencyKey sideKey = key();
-        assertThatThrownBy(() -> template(TransactionDefinition.PROPAGATION_REQUIRED).executeWithoutResult(status -> {
-            idem.run(scope, key, fingerprint, tx -> {
-                template(TransactionDefinition.PROPAGATION_REQUIRES_NEW).executeWithoutResult(inner -> write(dsl, sideKey));
-                return write(tx, key);
-            });
-            throw new IllegalStateException("rollback");
-        })).hasMessage("rollback");
+        assertThatThrownBy(() -> template(TransactionDefinition.PROPAGATION_REQUIRED)
+                        .executeWithoutResult(status -> {
+                            idem.run(scope, key, fingerprint, tx -> {
+                                template(TransactionDefinition.PROPAGATION_REQUIRES_NEW)
+                                        .executeWithoutResult(inner -> write(dsl, sideKey));
+                                return write(tx, key);
+                            });
+                            throw new IllegalStateException("rollback");
+                        }))
+                .hasMessage("rollback");
         assertThat(committed(key)).containsExactly(0, 0);
         assertThat(committed(sideKey)[1]).as("the REQUIRES_NEW write").isEqualTo(1);
     }
@@ -187,14 +198,15 @@ class SpringTransactionsTest {
         IdempotentTransaction<String> idem = transactions.strings();
         IdempotencyKey key = key();
         IdempotencyKey nestedKey = key();
-        template(TransactionDefinition.PROPAGATION_REQUIRED).executeWithoutResult(status ->
-                assertThat(idem.run(scope, key, fingerprint, tx -> {
-                    template(TransactionDefinition.PROPAGATION_NESTED).executeWithoutResult(nested -> {
-                        write(dsl, nestedKey);
-                        nested.setRollbackOnly();
-                    });
-                    return write(tx, key);
-                })).isInstanceOf(Outcome.Executed.class));
+        template(TransactionDefinition.PROPAGATION_REQUIRED)
+                .executeWithoutResult(status -> assertThat(idem.run(scope, key, fingerprint, tx -> {
+                            template(TransactionDefinition.PROPAGATION_NESTED).executeWithoutResult(nested -> {
+                                write(dsl, nestedKey);
+                                nested.setRollbackOnly();
+                            });
+                            return write(tx, key);
+                        }))
+                        .isInstanceOf(Outcome.Executed.class));
         assertThat(committed(key)).containsExactly(1, 1);
         assertThat(committed(nestedKey)[1]).isZero();
     }
@@ -207,9 +219,11 @@ class SpringTransactionsTest {
         readOnly.setReadOnly(true);
         AtomicReference<Boolean> ran = new AtomicReference<>(false);
         assertThatThrownBy(() -> readOnly.executeWithoutResult(status -> idem.run(scope, key, fingerprint, tx -> {
-            ran.set(true);
-            return "never";
-        }))).isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("read-only");
+                    ran.set(true);
+                    return "never";
+                })))
+                .isInstanceOf(TransactionOwnershipException.class)
+                .hasMessageContaining("read-only");
         assertThat(ran.get()).isFalse();
         assertThat(committed(key)).containsExactly(0, 0);
     }
@@ -218,12 +232,15 @@ class SpringTransactionsTest {
     void anInstanceTheApplicationBuildsItselfJoinsSpringTransactionsToo() {
         // as the README's example (TransferService) builds it: the Spring detector is found on the class path
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
-                .schema(transactions.schema()).build();
+                .schema(transactions.schema())
+                .build();
         IdempotencyKey key = key();
-        assertThatThrownBy(() -> template(TransactionDefinition.PROPAGATION_REQUIRED).executeWithoutResult(status -> {
-            idem.run(scope, key, fingerprint, tx -> write(tx, key));
-            throw new IllegalStateException("rollback");
-        })).hasMessage("rollback");
+        assertThatThrownBy(() -> template(TransactionDefinition.PROPAGATION_REQUIRED)
+                        .executeWithoutResult(status -> {
+                            idem.run(scope, key, fingerprint, tx -> write(tx, key));
+                            throw new IllegalStateException("rollback");
+                        }))
+                .hasMessage("rollback");
         assertThat(committed(key)).containsExactly(0, 0);
     }
 
@@ -231,11 +248,13 @@ class SpringTransactionsTest {
     void aDslContextOverTheBareDataSourceInsideASpringTransactionIsRefusedNotSplit() {
         DSLContext bare = DSL.using(dataSource, SQLDialect.POSTGRES);
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(bare, ResultCodec.utf8())
-                .schema(transactions.schema()).build();
+                .schema(transactions.schema())
+                .build();
         IdempotencyKey key = key();
-        assertThatThrownBy(() -> template(TransactionDefinition.PROPAGATION_REQUIRED).executeWithoutResult(status ->
-                idem.run(scope, key, fingerprint, tx -> write(tx, key))))
-                .isInstanceOf(TransactionOwnershipException.class).hasMessageContaining("TransactionAwareDataSourceProxy");
+        assertThatThrownBy(() -> template(TransactionDefinition.PROPAGATION_REQUIRED)
+                        .executeWithoutResult(status -> idem.run(scope, key, fingerprint, tx -> write(tx, key))))
+                .isInstanceOf(TransactionOwnershipException.class)
+                .hasMessageContaining("TransactionAwareDataSourceProxy");
         assertThat(committed(key)).containsExactly(0, 0);
         // outside a Spring transaction the same instance owns its transaction
         assertThat(idem.run(scope, key, fingerprint, tx -> write(tx, key))).isInstanceOf(Outcome.Executed.class);
@@ -245,16 +264,19 @@ class SpringTransactionsTest {
     @Test
     void aFailureOfTheLibrarysStatementsIsSpringsDataAccessException() throws Exception {
         // a claim table whose writes a trigger refuses: the library's own INSERT fails (SQLSTATE P0001)
-        String schema = "idemtx_refusing_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        String schema = "idemtx_refusing_"
+                + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
         IdempotencySchema.migrate(dataSource, schema);
-        try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement()) {
+        try (Connection c = TestDatabase.get().connect();
+                Statement s = c.createStatement()) {
             s.execute("CREATE FUNCTION " + schema + ".refuse() RETURNS trigger LANGUAGE plpgsql AS"
                     + " $$ BEGIN RAISE EXCEPTION 'refused by a trigger'; END $$");
             s.execute("CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON " + schema + ".idempotency_claim"
                     + " FOR EACH ROW EXECUTE FUNCTION " + schema + ".refuse()");
         }
         try {
-            IdempotentTransaction<String> refusing = transactions.builder(ResultCodec.utf8()).schema(schema).build();
+            IdempotentTransaction<String> refusing =
+                    transactions.builder(ResultCodec.utf8()).schema(schema).build();
             assertThatThrownBy(() -> refusing.run(scope, key(), fingerprint, tx -> "never"))
                     .isInstanceOf(DataAccessException.class)
                     .hasMessageContaining("refused by a trigger");
@@ -265,7 +287,10 @@ class SpringTransactionsTest {
 
     @Test
     void aSchemaWithoutTheClaimTableIsTheLibrarysOwnRefusalNamingTheMigration() {
-        IdempotentTransaction<String> wrongSchema = transactions.builder(ResultCodec.utf8()).schema("no_such_schema").build();
+        IdempotentTransaction<String> wrongSchema = transactions
+                .builder(ResultCodec.utf8())
+                .schema("no_such_schema")
+                .build();
         assertThatThrownBy(() -> wrongSchema.run(scope, key(), fingerprint, tx -> "never"))
                 .isInstanceOf(UnsupportedDatabaseException.class)
                 .hasMessageContaining("IdempotencySchema.migrate(dataSource, \"no_such_schema\")");
@@ -278,7 +303,8 @@ class SpringTransactionsTest {
         IdempotencyKey key = key();
         Receipt receipt = new Receipt("r-1", 1250);
         assertThat(idem.run(scope, key, fingerprint, tx -> receipt)).isEqualTo(new Outcome.Executed<>(receipt));
-        assertThat(idem.run(scope, key, fingerprint, tx -> new Receipt("other", 1))).isInstanceOfSatisfying(Outcome.Replayed.class,
-                r -> assertThat(r.value()).isEqualTo(receipt));
+        assertThat(idem.run(scope, key, fingerprint, tx -> new Receipt("other", 1)))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(receipt));
     }
 }

@@ -27,11 +27,13 @@ public final class JsonText {
                     if (c < 0x20) {
                         out.append(String.format("\\u%04x", (int) c));
                     } else if (Character.isSurrogate(c)) {
-                        if (Character.isHighSurrogate(c) && i + 1 < value.length()
+                        if (Character.isHighSurrogate(c)
+                                && i + 1 < value.length()
                                 && Character.isLowSurrogate(value.charAt(i + 1))) {
                             out.append(c).append(value.charAt(++i));
                         } else {
-                            throw new IllegalArgumentException("unpaired surrogate at index " + i + " cannot be written as UTF-8");
+                            throw new IllegalArgumentException(
+                                    "unpaired surrogate at index " + i + " cannot be written as UTF-8");
                         }
                     } else {
                         out.append(c);

@@ -84,7 +84,9 @@ public final class Listeners {
     }
 
     private static void ignored(IdempotencyListener<?> listener, RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING, "idemtx: the listener " + listener.getClass().getName()
-                + " threw; ignored, the outcome is unchanged", e);
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "idemtx: the listener " + listener.getClass().getName() + " threw; ignored, the outcome is unchanged",
+                e);
     }
 }

@@ -3,9 +3,9 @@ package io.github.idemtx.core.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * JsonText writes what Python's {@code json.dumps(s, ensure_ascii=False)} writes: derived keys

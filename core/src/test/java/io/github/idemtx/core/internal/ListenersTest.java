@@ -25,7 +25,8 @@ class ListenersTest {
 
         @Override
         public Integer callStarted(CallStart start) {
-            told.add(name + " started " + start.operation() + " for " + start.scope().value());
+            told.add(name + " started " + start.operation() + " for "
+                    + start.scope().value());
             return name.length();
         }
 
@@ -66,13 +67,21 @@ class ListenersTest {
         assertThat(listeners.any()).isTrue();
 
         Listeners.Started started = listeners.started("transaction", Scope.of("t1"));
-        listeners.finished(CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), started);
+        listeners.finished(
+                CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), started);
         listeners.purged(PurgeEvent.of(4, 10, Duration.ZERO, null));
 
-        assertThat(told).containsExactly(
-                "a started transaction for t1", "broken started", "bbb started transaction for t1",
-                "a finished EXECUTED with 1", "broken finished with null", "bbb finished EXECUTED with 3",
-                "a purged 4", "broken purged", "bbb purged 4");
+        assertThat(told)
+                .containsExactly(
+                        "a started transaction for t1",
+                        "broken started",
+                        "bbb started transaction for t1",
+                        "a finished EXECUTED with 1",
+                        "broken finished with null",
+                        "bbb finished EXECUTED with 3",
+                        "a purged 4",
+                        "broken purged",
+                        "bbb purged 4");
     }
 
     @Test
@@ -94,7 +103,8 @@ class ListenersTest {
         jul.addHandler(handler);
         try {
             Listeners listeners = new Listeners(List.of(broken));
-            listeners.finished(CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(),
+            listeners.finished(
+                    CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(),
                     listeners.started("transaction", null));
             listeners.purged(PurgeEvent.of(0, 1, Duration.ZERO, null));
         } finally {
@@ -111,7 +121,8 @@ class ListenersTest {
     void withoutListenersThereIsNobodyToTell() {
         Listeners none = new Listeners(List.of());
         assertThat(none.any()).isFalse();
-        none.finished(CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), none.started("transaction", null));
+        none.finished(
+                CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), none.started("transaction", null));
         none.purged(PurgeEvent.of(0, 1, Duration.ZERO, null));
         assertThat(told).isEmpty();
     }
@@ -120,7 +131,8 @@ class ListenersTest {
     void aListenerThatTakesNoContextGetsNull() {
         IdempotencyListener<Void> plain = (event, context) -> told.add("plain " + event.result() + " " + context);
         Listeners listeners = new Listeners(List.of(plain));
-        listeners.finished(CallEvent.builder("transaction", CallEvent.Result.REPLAYED).build(),
+        listeners.finished(
+                CallEvent.builder("transaction", CallEvent.Result.REPLAYED).build(),
                 listeners.started("transaction", null));
         assertThat(told).containsExactly("plain REPLAYED null");
     }

@@ -15,16 +15,20 @@ final class ConnectionKiller {
      * Kills a random busy ledger connection {@code perSecond} times a second, on average, while
      * {@code running}; counts each kill in {@code faults}. Returns at once for a rate of 0.
      */
-    static void run(SideDatabase db, double perSecond, AtomicBoolean running, AtomicLong faults, java.io.PrintStream progress) {
+    static void run(
+            SideDatabase db, double perSecond, AtomicBoolean running, AtomicLong faults, java.io.PrintStream progress) {
         if (perSecond <= 0) {
             return;
         }
         ThreadLocalRandom random = ThreadLocalRandom.current();
         try (Backends backends = new Backends(db.connect())) {
             // exponential pauses: kills arrive as a Poisson process of the given rate
-            backends.killRepeatedly("ledger", 0.0,
+            backends.killRepeatedly(
+                    "ledger",
+                    0.0,
                     () -> Math.min((long) (-Math.log(1 - random.nextDouble()) * 1000 / perSecond), 2000),
-                    running::get, state -> faults.incrementAndGet());
+                    running::get,
+                    state -> faults.incrementAndGet());
         } catch (SQLException | RuntimeException e) {
             progress.println("storm: the fault injector stopped: " + e);
         }

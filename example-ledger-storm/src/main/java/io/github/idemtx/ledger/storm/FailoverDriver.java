@@ -32,8 +32,11 @@ final class FailoverDriver {
      * The checks that hold only if every acknowledged commit survives a failover: with asynchronous
      * replication they are measured ({@link StormReport#measured}), not required.
      */
-    private static final List<String> DURABILITY_CHECKS = List.of("no final answer lost", "every key sent again",
-            "every acknowledged intent took effect exactly once", "every answer for a key was byte-identical",
+    private static final List<String> DURABILITY_CHECKS = List.of(
+            "no final answer lost",
+            "every key sent again",
+            "every acknowledged intent took effect exactly once",
+            "every answer for a key was byte-identical",
             "the library's executed count");
 
     private final FailoverCluster cluster;
@@ -47,8 +50,15 @@ final class FailoverDriver {
     private final List<FailoverCluster.Failover> failovers = Collections.synchronizedList(new ArrayList<>());
     private volatile RuntimeException failoverError;
 
-    FailoverDriver(FailoverCluster cluster, Storm.FailoverPlan plan, Storm.Options options, StormClients clients, StormTally tally,
-            SideDatabase db, String schema, java.io.PrintStream progress) {
+    FailoverDriver(
+            FailoverCluster cluster,
+            Storm.FailoverPlan plan,
+            Storm.Options options,
+            StormClients clients,
+            StormTally tally,
+            SideDatabase db,
+            String schema,
+            java.io.PrintStream progress) {
         this.cluster = cluster;
         this.plan = plan;
         this.options = options;
@@ -80,21 +90,31 @@ final class FailoverDriver {
                 promoting = false;
                 failovers.add(f);
                 tally.faults.incrementAndGet();
-                progress.printf("storm: failover %d/%d after %d intents: the primary on port %d SIGKILLed, the standby on %d"
-                        + " promoted in %d ms (%d bytes behind just before)%n", k, plan.failovers(), done.get(), f.killedPort(),
-                        f.promotedPort(), f.promoteMillis(), f.standbyLagBytes());
+                progress.printf(
+                        "storm: failover %d/%d after %d intents: the primary on port %d SIGKILLed, the standby on %d"
+                                + " promoted in %d ms (%d bytes behind just before)%n",
+                        k,
+                        plan.failovers(),
+                        done.get(),
+                        f.killedPort(),
+                        f.promotedPort(),
+                        f.promoteMillis(),
+                        f.standbyLagBytes());
                 if (k < plan.failovers()) {
                     long t = System.nanoTime();
                     cluster.attachStandby();
-                    progress.printf("storm: a new standby streams from it after %d ms%n", (System.nanoTime() - t) / 1_000_000);
+                    progress.printf(
+                            "storm: a new standby streams from it after %d ms%n", (System.nanoTime() - t) / 1_000_000);
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             failoverError = e;
-            tally.aborted = promoting; // no primary may be left; a standby that would not attach leaves the primary serving
-            progress.println("storm: a failover failed" + (promoting ? ", the clients stop: " : ": ") + e + "\n" + cluster.logTail(3000));
+            tally.aborted =
+                    promoting; // no primary may be left; a standby that would not attach leaves the primary serving
+            progress.println("storm: a failover failed" + (promoting ? ", the clients stop: " : ": ") + e + "\n"
+                    + cluster.logTail(3000));
         }
     }
 
@@ -105,7 +125,8 @@ final class FailoverDriver {
      */
     StormReport.FailoverSummary afterFailovers(List<Intent> intents) throws Exception {
         Set<String> transfers = db.strings("SELECT id FROM " + schema + ".transfer");
-        Set<String> recorded = db.strings("SELECT idem_key FROM " + schema + ".idempotency_claim WHERE state IN (1, 2)");
+        Set<String> recorded =
+                db.strings("SELECT idem_key FROM " + schema + ".idempotency_claim WHERE state IN (1, 2)");
         int lostExecuted = 0;
         int lostOther = 0;
         for (Intent intent : intents) {
@@ -115,7 +136,9 @@ final class FailoverDriver {
             }
             boolean created = first.status() == 201;
             if (!recorded.contains(intent.key().value())
-                    || (created && !transfers.contains(MAPPER.readTree(first.body()).get("id").asText()))) {
+                    || (created
+                            && !transfers.contains(
+                                    MAPPER.readTree(first.body()).get("id").asText()))) {
                 if (created) {
                     lostExecuted++;
                 } else {
@@ -131,22 +154,38 @@ final class FailoverDriver {
                 if (first == null) {
                     continue;
                 }
-                futures.add(CompletableFuture.runAsync(() -> {
-                    Answer again = clients.sendUntilAnswered(intent);
-                    String how = again == null ? "no answer" : again.sameAs(first) ? StormReport.SAME_ANSWER
-                            : again.status() == 201 && first.status() == 201 ? StormReport.EXECUTED_AGAIN : StormReport.ANOTHER_ANSWER;
-                    resent.merge(how, 1, Integer::sum);
-                    if (again != null && !again.sameAs(first)) {
-                        tally.mismatchedReplays.incrementAndGet();
-                        progress.println("storm: intent " + intent.index() + " sent again after the failovers answered "
-                                + again.status() + " " + new String(again.body()) + ", first " + first.status() + " " + new String(first.body()));
-                    }
-                }, pool));
+                futures.add(CompletableFuture.runAsync(
+                        () -> {
+                            Answer again = clients.sendUntilAnswered(intent);
+                            String how = again == null
+                                    ? "no answer"
+                                    : again.sameAs(first)
+                                            ? StormReport.SAME_ANSWER
+                                            : again.status() == 201 && first.status() == 201
+                                                    ? StormReport.EXECUTED_AGAIN
+                                                    : StormReport.ANOTHER_ANSWER;
+                            resent.merge(how, 1, Integer::sum);
+                            if (again != null && !again.sameAs(first)) {
+                                tally.mismatchedReplays.incrementAndGet();
+                                progress.println(
+                                        "storm: intent " + intent.index() + " sent again after the failovers answered "
+                                                + again.status() + " " + new String(again.body()) + ", first "
+                                                + first.status() + " " + new String(first.body()));
+                            }
+                        },
+                        pool));
             }
             CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).join();
         }
-        return new StormReport.FailoverSummary(cluster.description().replaceAll(", primary .*", ""), plan.failovers(), List.copyOf(failovers),
-                (int) intents.stream().filter(i -> tally.finalAnswers.containsKey(i.index())).count(), lostExecuted, lostOther,
+        return new StormReport.FailoverSummary(
+                cluster.description().replaceAll(", primary .*", ""),
+                plan.failovers(),
+                List.copyOf(failovers),
+                (int) intents.stream()
+                        .filter(i -> tally.finalAnswers.containsKey(i.index()))
+                        .count(),
+                lostExecuted,
+                lostOther,
                 new TreeMap<>(resent));
     }
 
@@ -154,15 +193,24 @@ final class FailoverDriver {
      * The failovers' own invariants added to {@code invariants}; with asynchronous replication the
      * durability checks move to {@code measured}.
      */
-    void judge(StormReport.FailoverSummary failover, List<Intent> intents, Map<String, Boolean> invariants,
+    void judge(
+            StormReport.FailoverSummary failover,
+            List<Intent> intents,
+            Map<String, Boolean> invariants,
             Map<String, Boolean> measured) {
-        invariants.put("every failover worked (" + failovers.size() + " of " + plan.failovers() + " planned"
-                + (failovers.size() < plan.failovers() ? ", the load ended before the rest: more --intents for more" : "")
-                + (failoverError == null ? "" : "; failed: " + failoverError) + ")", failoverError == null && !failovers.isEmpty());
-        invariants.put("no final answer lost in the failovers (" + failover.lost() + " of " + failover.finalAnswers() + ")",
+        invariants.put(
+                "every failover worked (" + failovers.size() + " of " + plan.failovers() + " planned"
+                        + (failovers.size() < plan.failovers()
+                                ? ", the load ended before the rest: more --intents for more"
+                                : "")
+                        + (failoverError == null ? "" : "; failed: " + failoverError) + ")",
+                failoverError == null && !failovers.isEmpty());
+        invariants.put(
+                "no final answer lost in the failovers (" + failover.lost() + " of " + failover.finalAnswers() + ")",
                 failover.lost() == 0);
-        invariants.put("every key sent again after the failovers got its first answer back ("
-                + failover.resent().getOrDefault(StormReport.SAME_ANSWER, 0) + " of " + intents.size() + ")",
+        invariants.put(
+                "every key sent again after the failovers got its first answer back ("
+                        + failover.resent().getOrDefault(StormReport.SAME_ANSWER, 0) + " of " + intents.size() + ")",
                 failover.resent().getOrDefault(StormReport.SAME_ANSWER, 0) == intents.size());
         if (plan.replication() == Replication.ASYNC) {
             for (String name : List.copyOf(invariants.keySet())) {

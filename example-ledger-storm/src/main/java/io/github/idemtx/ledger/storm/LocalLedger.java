@@ -16,8 +16,8 @@ import java.io.IOException;
 public final class LocalLedger implements AutoCloseable {
 
     /** The ledger's database settings' names, for {@link LocalPostgres}' messages. */
-    static final ConnectionCheck.Settings SETTINGS = new ConnectionCheck.Settings(LedgerConfig.DB_URL_SETTING,
-            LedgerConfig.DB_USER_SETTING, LedgerConfig.DB_PASSWORD_SETTING);
+    static final ConnectionCheck.Settings SETTINGS = new ConnectionCheck.Settings(
+            LedgerConfig.DB_URL_SETTING, LedgerConfig.DB_USER_SETTING, LedgerConfig.DB_PASSWORD_SETTING);
 
     private final LedgerServer server;
     private final LocalPostgres database;

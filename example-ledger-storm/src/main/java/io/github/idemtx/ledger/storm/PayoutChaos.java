@@ -32,7 +32,8 @@ final class PayoutChaos {
 
     private final PayoutStorm.Options options;
     private final java.io.PrintStream progress;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     final int ledgerPort;
     final int bankPort;
     private volatile Process ledger;
@@ -52,8 +53,14 @@ final class PayoutChaos {
 
     /** Starts the bank (its schema recreated), then the ledger; each answers {@code /health} when this returns. */
     void start() throws IOException {
-        bank = spawn("bank", "io.github.idemtx.ledger.bank.BankServer", "--port=" + bankPort, "--fresh=true",
-                "--schema=" + options.bankSchema(), "--db-url=" + options.dbUrl(), "--db-user=" + options.dbUser(),
+        bank = spawn(
+                "bank",
+                "io.github.idemtx.ledger.bank.BankServer",
+                "--port=" + bankPort,
+                "--fresh=true",
+                "--schema=" + options.bankSchema(),
+                "--db-url=" + options.dbUrl(),
+                "--db-user=" + options.dbUser(),
                 "--hang-ms=6000");
         awaitHealth(bankPort, bank);
         startLedger();
@@ -125,9 +132,16 @@ final class PayoutChaos {
     }
 
     void startLedger() throws IOException {
-        ledger = spawn("ledger", "io.github.idemtx.ledger.LedgerServer", "--port=" + ledgerPort, "--schema=" + options.ledgerSchema(),
-                "--db-url=" + options.dbUrl(), "--db-user=" + options.dbUser(), "--tokens=" + PayoutStorm.TOKEN + "=" + PayoutStorm.TENANT,
-                "--bank-url=http://127.0.0.1:" + bankPort, "--pool-size=16");
+        ledger = spawn(
+                "ledger",
+                "io.github.idemtx.ledger.LedgerServer",
+                "--port=" + ledgerPort,
+                "--schema=" + options.ledgerSchema(),
+                "--db-url=" + options.dbUrl(),
+                "--db-user=" + options.dbUser(),
+                "--tokens=" + PayoutStorm.TOKEN + "=" + PayoutStorm.TENANT,
+                "--bank-url=http://127.0.0.1:" + bankPort,
+                "--pool-size=16");
         awaitHealth(ledgerPort, ledger);
         restarts.incrementAndGet();
     }
@@ -140,7 +154,10 @@ final class PayoutChaos {
 
     private Process spawn(String name, String mainClass, String... args) throws IOException {
         List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.add(ProcessHandle.current()
+                .info()
+                .command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         command.add("-cp");
         command.add(classPath());
         command.add(mainClass);
@@ -149,7 +166,10 @@ final class PayoutChaos {
             command.add("--db-password=" + options.dbPassword());
         }
         File log = File.createTempFile("payout-storm-" + name + "-", ".log");
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log)).start();
+        return new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
+                .start();
     }
 
     /** The class path this program runs with, also under exec:java, whose class loader is not the system one. */
@@ -179,8 +199,12 @@ final class PayoutChaos {
                 throw new IOException("the process for port " + port + " exited with " + process.exitValue());
             }
             try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
-                        .timeout(Duration.ofSeconds(1)).GET().build(), HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> r = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+                                .timeout(Duration.ofSeconds(1))
+                                .GET()
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
                 if (r.statusCode() == 200) {
                     return;
                 }
@@ -197,8 +221,11 @@ final class PayoutChaos {
 
     void bankFaults(Map<String, Object> faults) {
         try {
-            http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + bankPort + "/faults"))
-                    .POST(HttpRequest.BodyPublishers.ofString(MAPPER.writeValueAsString(faults))).build(), HttpResponse.BodyHandlers.ofString());
+            http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + bankPort + "/faults"))
+                            .POST(HttpRequest.BodyPublishers.ofString(MAPPER.writeValueAsString(faults)))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             progress.println("payout storm: could not switch the bank's faults: " + e);
         } catch (InterruptedException e) {

@@ -32,71 +32,130 @@ final class PayoutChecks {
         this.chaos = chaos;
     }
 
-    PayoutStorm.Report check(List<PayoutStorm.Intent> intents, Map<String, PayoutStorm.Answer> answers, BigDecimal deposited, double seconds) throws Exception {
+    PayoutStorm.Report check(
+            List<PayoutStorm.Intent> intents,
+            Map<String, PayoutStorm.Answer> answers,
+            BigDecimal deposited,
+            double seconds)
+            throws Exception {
         Map<String, Boolean> invariants = new LinkedHashMap<>();
         String l = options.ledgerSchema();
         String b = options.bankSchema();
         Map<String, Integer> counts = new LinkedHashMap<>();
         for (PayoutStorm.Intent intent : intents) {
             PayoutStorm.Answer a = answers.get(intent.key());
-            String kind = a == null ? "none" : a.status() == 201 ? "paid" : a.status() == 422
-                    ? "refused:" + a.json().path("code").asText() : a.status() == 502 ? "reconciliation" : "status " + a.status();
+            String kind = a == null
+                    ? "none"
+                    : a.status() == 201
+                            ? "paid"
+                            : a.status() == 422
+                                    ? "refused:" + a.json().path("code").asText()
+                                    : a.status() == 502 ? "reconciliation" : "status " + a.status();
             counts.merge(kind, 1, Integer::sum);
         }
         // the bank's charges by the downstream key the ledger sent, the ledger's payouts by the client's key
         Map<String, String[]> bankCharges = new ConcurrentHashMap<>();
-        db.query("SELECT idem_key, id, status, amount FROM " + b + ".charge", rs -> bankCharges.put(rs.getString(1),
-                new String[] {rs.getString(2), rs.getString(3), rs.getBigDecimal(4).toPlainString()}));
+        db.query(
+                "SELECT idem_key, id, status, amount FROM " + b + ".charge",
+                rs -> bankCharges.put(rs.getString(1), new String[] {
+                    rs.getString(2), rs.getString(3), rs.getBigDecimal(4).toPlainString()
+                }));
         Map<String, String[]> payouts = new ConcurrentHashMap<>();
-        db.query("SELECT idem_key, state, charge_id, amount FROM " + l + ".payout", rs -> payouts.put(rs.getString(1),
-                new String[] {rs.getString(2), rs.getString(3), rs.getBigDecimal(4).toPlainString()}));
+        db.query(
+                "SELECT idem_key, state, charge_id, amount FROM " + l + ".payout",
+                rs -> payouts.put(rs.getString(1), new String[] {
+                    rs.getString(2), rs.getString(3), rs.getBigDecimal(4).toPlainString()
+                }));
         Set<String> chargeIdsOfPaidPayouts = new LinkedHashSet<>();
         payouts.values().stream().filter(p -> "paid".equals(p[0])).forEach(p -> chargeIdsOfPaidPayouts.add(p[1]));
-        long paidPayouts = payouts.values().stream().filter(p -> "paid".equals(p[0])).count();
+        long paidPayouts =
+                payouts.values().stream().filter(p -> "paid".equals(p[0])).count();
 
-        invariants.put("each payout intent charged at the bank at most once, and no charge that no payout asked for",
-                db.count("SELECT count(*) FROM (SELECT idem_key FROM " + b + ".charge GROUP BY idem_key HAVING count(*) > 1) x") == 0
+        invariants.put(
+                "each payout intent charged at the bank at most once, and no charge that no payout asked for",
+                db.count("SELECT count(*) FROM (SELECT idem_key FROM " + b
+                                        + ".charge GROUP BY idem_key HAVING count(*) > 1) x")
+                                == 0
                         && bankCharges.size() <= payouts.size()
-                        && bankCharges.values().stream().filter(c -> "succeeded".equals(c[1])).count() == paidPayouts
-                        && bankCharges.values().stream().filter(c -> "succeeded".equals(c[1])).allMatch(c -> chargeIdsOfPaidPayouts.contains(c[0])));
+                        && bankCharges.values().stream()
+                                        .filter(c -> "succeeded".equals(c[1]))
+                                        .count()
+                                == paidPayouts
+                        && bankCharges.values().stream()
+                                .filter(c -> "succeeded".equals(c[1]))
+                                .allMatch(c -> chargeIdsOfPaidPayouts.contains(c[0])));
         boolean paidOnce = true;
         for (PayoutStorm.Intent intent : intents) {
             PayoutStorm.Answer a = answers.get(intent.key());
             if (a != null && a.status() == 201) {
                 String told = a.json().path("chargeId").asText();
                 String[] payout = payouts.get(intent.key());
-                long charges = bankCharges.values().stream().filter(c -> c[0].equals(told) && "succeeded".equals(c[1])).count();
+                long charges = bankCharges.values().stream()
+                        .filter(c -> c[0].equals(told) && "succeeded".equals(c[1]))
+                        .count();
                 paidOnce &= payout != null && "paid".equals(payout[0]) && told.equals(payout[1]) && charges == 1;
             }
         }
-        invariants.put("every intent a client saw as paid is charged exactly once (the charge it was told) and posted exactly once", paidOnce);
-        invariants.put("no hold without a claim in flight or awaiting reconciliation",
-                db.count("SELECT count(*) FROM " + l + ".payout p WHERE p.state = 'in_flight' AND NOT EXISTS (SELECT 1 FROM " + l
-                        + ".idempotency_claim c WHERE c.scope = p.tenant AND c.idem_key = p.idem_key AND c.state IN (3, 4))") == 0);
-        BigDecimal balances = db.decimal("SELECT coalesce(sum(balance), 0) FROM " + l + ".account WHERE NOT is_funding");
-        BigDecimal charged = db.decimal("SELECT coalesce(sum(amount), 0) FROM " + b + ".charge WHERE status = 'succeeded'");
+        invariants.put(
+                "every intent a client saw as paid is charged exactly once (the charge it was told) and posted exactly once",
+                paidOnce);
+        invariants.put(
+                "no hold without a claim in flight or awaiting reconciliation",
+                db.count(
+                                "SELECT count(*) FROM " + l
+                                        + ".payout p WHERE p.state = 'in_flight' AND NOT EXISTS (SELECT 1 FROM " + l
+                                        + ".idempotency_claim c WHERE c.scope = p.tenant AND c.idem_key = p.idem_key AND c.state IN (3, 4))")
+                        == 0);
+        BigDecimal balances =
+                db.decimal("SELECT coalesce(sum(balance), 0) FROM " + l + ".account WHERE NOT is_funding");
+        BigDecimal charged =
+                db.decimal("SELECT coalesce(sum(amount), 0) FROM " + b + ".charge WHERE status = 'succeeded'");
         BigDecimal held = db.decimal("SELECT coalesce(sum(amount), 0) FROM " + l + ".payout WHERE state = 'in_flight'");
-        invariants.put("balances conserved: customer debits (" + deposited.subtract(balances).toPlainString()
-                + ") = bank charges (" + charged.toPlainString() + ") + holds (" + held.toPlainString() + ")",
+        invariants.put(
+                "balances conserved: customer debits ("
+                        + deposited.subtract(balances).toPlainString() + ") = bank charges (" + charged.toPlainString()
+                        + ") + holds (" + held.toPlainString() + ")",
                 deposited.subtract(balances).compareTo(charged.add(held)) == 0);
         List<String> reconciliation = new ArrayList<>();
-        db.query("SELECT idem_key FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state = 4 ORDER BY idem_key",
+        db.query(
+                "SELECT idem_key FROM " + l
+                        + ".idempotency_claim WHERE effect = 'payout' AND state = 4 ORDER BY idem_key",
                 rs -> reconciliation.add(rs.getString(1)));
-        invariants.put("nothing left in flight",
-                db.count("SELECT count(*) FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state = 3") == 0);
+        invariants.put(
+                "nothing left in flight",
+                db.count("SELECT count(*) FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state = 3")
+                        == 0);
         // a claim is handed to reconciliation only after lookups of its downstream key went unanswered
         Set<String> unanswered = ConcurrentHashMap.newKeySet();
         db.query("SELECT idem_key FROM " + b + ".lookup WHERE NOT answered", rs -> unanswered.add(rs.getString(1)));
         List<String> handedOver = new ArrayList<>();
-        db.query("SELECT scope, idem_key, created_at FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state = 4",
-                rs -> handedOver.add(ExternalEffect.downstreamKey("payout", Scope.of(rs.getString(1)),
-                        IdempotencyKey.of(rs.getString(2)), rs.getObject(3, OffsetDateTime.class).toInstant())));
-        long unexplained = handedOver.stream().filter(k -> !unanswered.contains(k)).count();
-        invariants.put("every claim needing reconciliation is one whose bank lookups went unanswered", unexplained == 0);
+        db.query(
+                "SELECT scope, idem_key, created_at FROM " + l
+                        + ".idempotency_claim WHERE effect = 'payout' AND state = 4",
+                rs -> handedOver.add(ExternalEffect.downstreamKey(
+                        "payout",
+                        Scope.of(rs.getString(1)),
+                        IdempotencyKey.of(rs.getString(2)),
+                        rs.getObject(3, OffsetDateTime.class).toInstant())));
+        long unexplained =
+                handedOver.stream().filter(k -> !unanswered.contains(k)).count();
+        invariants.put(
+                "every claim needing reconciliation is one whose bank lookups went unanswered", unexplained == 0);
         Map<String, Long> bankFigures = new LinkedHashMap<>();
-        db.query("SELECT status, count(*) FROM " + b + ".charge GROUP BY status ORDER BY status", rs -> bankFigures.put(rs.getString(1) + " charges", rs.getLong(2)));
-        db.query("SELECT answered, count(*) FROM " + b + ".lookup GROUP BY answered ORDER BY answered", rs ->
-                bankFigures.put(rs.getBoolean(1) ? "lookups answered" : "lookups unanswered", rs.getLong(2)));
-        return new PayoutStorm.Report(intents.size(), counts, chaos.kills.get(), chaos.restarts.get(), reconciliation, invariants, seconds, bankFigures);
+        db.query(
+                "SELECT status, count(*) FROM " + b + ".charge GROUP BY status ORDER BY status",
+                rs -> bankFigures.put(rs.getString(1) + " charges", rs.getLong(2)));
+        db.query(
+                "SELECT answered, count(*) FROM " + b + ".lookup GROUP BY answered ORDER BY answered",
+                rs -> bankFigures.put(rs.getBoolean(1) ? "lookups answered" : "lookups unanswered", rs.getLong(2)));
+        return new PayoutStorm.Report(
+                intents.size(),
+                counts,
+                chaos.kills.get(),
+                chaos.restarts.get(),
+                reconciliation,
+                invariants,
+                seconds,
+                bankFigures);
     }
 }

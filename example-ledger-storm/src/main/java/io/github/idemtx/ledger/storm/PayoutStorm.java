@@ -1,9 +1,8 @@
 package io.github.idemtx.ledger.storm;
 
-import io.github.idemtx.db.testing.LocalPostgres;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.idemtx.db.testing.LocalPostgres;
 import io.github.idemtx.ledger.Flags;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -59,12 +58,27 @@ public final class PayoutStorm {
     private static final int ACCOUNTS = 12;
 
     /** The storm's settings. */
-    public record Options(int intents, int clients, int kills, long seed, String dbUrl, String dbUser, String dbPassword,
-            String ledgerSchema, String bankSchema) {}
+    public record Options(
+            int intents,
+            int clients,
+            int kills,
+            long seed,
+            String dbUrl,
+            String dbUser,
+            String dbPassword,
+            String ledgerSchema,
+            String bankSchema) {}
 
     /** What the storm found. */
-    public record Report(int intents, Map<String, Integer> answers, int kills, int restarts, List<String> reconciliation,
-            Map<String, Boolean> invariants, double seconds, Map<String, Long> bank) {
+    public record Report(
+            int intents,
+            Map<String, Integer> answers,
+            int kills,
+            int restarts,
+            List<String> reconciliation,
+            Map<String, Boolean> invariants,
+            double seconds,
+            Map<String, Long> bank) {
 
         public boolean passed() {
             return StormReport.allHold(invariants);
@@ -73,19 +87,25 @@ public final class PayoutStorm {
         public String render() {
             StringBuilder out = new StringBuilder(String.format("%npayout storm report%n"));
             out.append(String.format("  intents            %d (final answers: %s)%n", intents, answers));
-            out.append(String.format("  ledger kills       %d SIGKILLs, %d restarts, over %.1f s%n", kills, restarts, seconds));
+            out.append(String.format(
+                    "  ledger kills       %d SIGKILLs, %d restarts, over %.1f s%n", kills, restarts, seconds));
             out.append(String.format("  bank               %s%n", bank));
-            out.append(String.format("  reconciliation     %d claim(s)%s%n", reconciliation.size(),
-                    reconciliation.isEmpty() ? "" : ": " + reconciliation));
+            out.append(String.format(
+                    "  reconciliation     %d claim(s)%s%n",
+                    reconciliation.size(), reconciliation.isEmpty() ? "" : ": " + reconciliation));
             StormReport.renderInvariants(out, invariants);
             return out.append(StormReport.verdict(invariants)).toString();
         }
     }
 
     public static Options parse(String[] args) {
-        Map<String, String> flags = Flags.parse("storm arguments",
-                java.util.Arrays.stream(args).filter(a -> !a.equals("--payouts")).toArray(String[]::new));
-        Set<String> known = Set.of("payouts", "intents", "clients", "kills", "seed", "db-url", "db-user", "db-password", "schema");
+        Map<String, String> flags = Flags.parse(
+                "storm arguments",
+                java.util.Arrays.stream(args)
+                        .filter(a -> !a.equals("--payouts"))
+                        .toArray(String[]::new));
+        Set<String> known =
+                Set.of("payouts", "intents", "clients", "kills", "seed", "db-url", "db-user", "db-password", "schema");
         for (String name : flags.keySet()) {
             if (!known.contains(name)) {
                 throw new IllegalArgumentException("unknown flag --" + name + " for storm --payouts; known: " + known);
@@ -95,11 +115,16 @@ public final class PayoutStorm {
         if (!schema.matches("[a-z_][a-z0-9_]{0,50}")) {
             throw new IllegalArgumentException("--schema must be a plain lower-case identifier, was '" + schema + "'");
         }
-        return new Options(Flags.intFlag(flags, "intents", 300, 1, 100_000), Flags.intFlag(flags, "clients", 8, 1, 128),
-                Flags.intFlag(flags, "kills", 8, 0, 1000), Flags.longFlag(flags, "seed", System.nanoTime()),
+        return new Options(
+                Flags.intFlag(flags, "intents", 300, 1, 100_000),
+                Flags.intFlag(flags, "clients", 8, 1, 128),
+                Flags.intFlag(flags, "kills", 8, 0, 1000),
+                Flags.longFlag(flags, "seed", System.nanoTime()),
                 flags.getOrDefault("db-url", System.getenv("LEDGER_DB_URL")),
                 flags.getOrDefault("db-user", System.getenv("LEDGER_DB_USER")),
-                flags.getOrDefault("db-password", System.getenv("LEDGER_DB_PASSWORD")), schema, schema + "_bank");
+                flags.getOrDefault("db-password", System.getenv("LEDGER_DB_PASSWORD")),
+                schema,
+                schema + "_bank");
     }
 
     public static void main(String[] args) throws Exception {
@@ -112,7 +137,8 @@ public final class PayoutStorm {
 
     private final Options options;
     private final java.io.PrintStream progress;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final SideDatabase db;
     private final PayoutChaos chaos;
     private final AtomicInteger finished = new AtomicInteger();
@@ -130,11 +156,18 @@ public final class PayoutStorm {
      * and bank processes by URL.
      */
     public static Report run(Options options, java.io.PrintStream progress) throws Exception {
-        try (LocalPostgres db = LocalPostgres.resolve(options.dbUrl(), options.dbUser(), options.dbPassword(),
-                LocalLedger.SETTINGS)) {
+        try (LocalPostgres db =
+                LocalPostgres.resolve(options.dbUrl(), options.dbUser(), options.dbPassword(), LocalLedger.SETTINGS)) {
             progress.println("storm database: " + db.describe());
-            Options resolved = new Options(options.intents(), options.clients(), options.kills(), options.seed(), db.url(),
-                    db.user() == null ? System.getProperty("user.name") : db.user(), db.password(), options.ledgerSchema(),
+            Options resolved = new Options(
+                    options.intents(),
+                    options.clients(),
+                    options.kills(),
+                    options.seed(),
+                    db.url(),
+                    db.user() == null ? System.getProperty("user.name") : db.user(),
+                    db.password(),
+                    options.ledgerSchema(),
                     options.bankSchema());
             return new PayoutStorm(resolved, progress).run();
         }
@@ -158,16 +191,26 @@ public final class PayoutStorm {
         List<String> accounts = new ArrayList<>();
         BigDecimal deposited = BigDecimal.ZERO;
         for (int i = 0; i < ACCOUNTS; i++) {
-            JsonNode account = finalAnswer("/accounts", "{\"currency\":\"BRL\"}", UUID.randomUUID().toString()).json();
+            JsonNode account = finalAnswer(
+                            "/accounts",
+                            "{\"currency\":\"BRL\"}",
+                            UUID.randomUUID().toString())
+                    .json();
             String id = account.get("id").asText();
             BigDecimal amount = new BigDecimal(500 + seeded.nextInt(1500) + ".00");
-            finalAnswer("/accounts/" + id + "/deposits", "{\"amount\":\"" + amount.toPlainString() + "\"}", UUID.randomUUID().toString());
+            finalAnswer(
+                    "/accounts/" + id + "/deposits",
+                    "{\"amount\":\"" + amount.toPlainString() + "\"}",
+                    UUID.randomUUID().toString());
             accounts.add(id);
             deposited = deposited.add(amount);
         }
         List<Intent> intents = new ArrayList<>();
         for (int i = 0; i < options.intents(); i++) {
-            intents.add(new Intent(i, accounts.get(seeded.nextInt(ACCOUNTS)), new BigDecimal((1 + seeded.nextInt(150)) + ".00"),
+            intents.add(new Intent(
+                    i,
+                    accounts.get(seeded.nextInt(ACCOUNTS)),
+                    new BigDecimal((1 + seeded.nextInt(150)) + ".00"),
                     UUID.randomUUID().toString()));
         }
         progress.println("payout storm: ledger :" + chaos.ledgerPort + ", bank :" + chaos.bankPort + ", " + options);
@@ -197,11 +240,22 @@ public final class PayoutStorm {
             chaosThread.join();
         }
         // the faults stop; the ledger (alive) settles what is in flight with its recoverer
-        chaos.bankFaults(Map.of("errorBeforeApplyRate", 0, "timeoutAfterApplyRate", 0, "declineRate", 0, "lookupLagMs", 0,
-                "lookupErrorRate", 0));
+        chaos.bankFaults(Map.of(
+                "errorBeforeApplyRate",
+                0,
+                "timeoutAfterApplyRate",
+                0,
+                "declineRate",
+                0,
+                "lookupLagMs",
+                0,
+                "lookupErrorRate",
+                0));
         chaos.ensureLedger();
         long until = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (db.count("SELECT count(*) FROM " + options.ledgerSchema() + ".idempotency_claim WHERE effect = 'payout' AND state = 3") > 0
+        while (db.count("SELECT count(*) FROM " + options.ledgerSchema()
+                                + ".idempotency_claim WHERE effect = 'payout' AND state = 3")
+                        > 0
                 && System.nanoTime() < until) {
             Thread.sleep(500);
         }
@@ -212,7 +266,8 @@ public final class PayoutStorm {
                 answers.put(intent.key(), untilFinal(intent));
             }
         }
-        return new PayoutChecks(options, db, chaos).check(intents, answers, deposited, (System.nanoTime() - start) / 1e9);
+        return new PayoutChecks(options, db, chaos)
+                .check(intents, answers, deposited, (System.nanoTime() - start) / 1e9);
     }
 
     record Answer(int status, JsonNode json, String replayed) {
@@ -223,8 +278,8 @@ public final class PayoutStorm {
 
     /** Sends the payout again and again with its key until a final answer (201 paid or 422 refused). */
     private Answer untilFinal(Intent intent) {
-        String body = "{\"from\":\"" + intent.account() + "\",\"amount\":\"" + intent.amount().toPlainString()
-                + "\",\"destination\":\"DEST-" + intent.index() + "\"}";
+        String body = "{\"from\":\"" + intent.account() + "\",\"amount\":\""
+                + intent.amount().toPlainString() + "\",\"destination\":\"DEST-" + intent.index() + "\"}";
         Answer last = null;
         for (int attempt = 0; attempt < 400; attempt++) {
             try {
@@ -259,11 +314,19 @@ public final class PayoutStorm {
     }
 
     private Answer post(String path, String body, String key) throws IOException, InterruptedException {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + chaos.ledgerPort + path))
-                .timeout(Duration.ofSeconds(15)).header("Authorization", "Bearer " + TOKEN)
-                .header("Content-Type", "application/json").header("Idempotency-Key", "\"" + key + "\"")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + chaos.ledgerPort + path))
+                        .timeout(Duration.ofSeconds(15))
+                        .header("Authorization", "Bearer " + TOKEN)
+                        .header("Content-Type", "application/json")
+                        .header("Idempotency-Key", "\"" + key + "\"")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         JsonNode json = r.body().isEmpty() ? MAPPER.nullNode() : MAPPER.readTree(r.body());
-        return new Answer(r.statusCode(), json, r.headers().firstValue("Idempotent-Replayed").orElse(null));
+        return new Answer(
+                r.statusCode(),
+                json,
+                r.headers().firstValue("Idempotent-Replayed").orElse(null));
     }
 }

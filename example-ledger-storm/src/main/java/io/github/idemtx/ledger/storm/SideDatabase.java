@@ -37,13 +37,16 @@ record SideDatabase(String url, String user, String password, String application
     }
 
     void execute(String sql) throws SQLException {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             s.execute(sql);
         }
     }
 
     void query(String sql, Row row) throws SQLException {
-        try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Connection c = connect();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             while (rs.next()) {
                 row.accept(rs);
             }

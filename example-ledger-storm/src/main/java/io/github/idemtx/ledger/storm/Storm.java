@@ -38,8 +38,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class Storm {
 
     /** The storm's settings; see {@link StormFlags#parse}. */
-    public record Options(int clients, int intents, double faultsPerSecond, int accountsPerTenant,
-            double duplicateRate, Duration clientTimeout, long seed) {}
+    public record Options(
+            int clients,
+            int intents,
+            double faultsPerSecond,
+            int accountsPerTenant,
+            double duplicateRate,
+            Duration clientTimeout,
+            long seed) {}
 
     /**
      * {@code --failover}: the ledger's database is a primary and a standby of the storm's own
@@ -84,12 +90,15 @@ public final class Storm {
         FailoverPlan failover = StormFlags.parseFailover(args);
         if (baseUrl != null || token != null) {
             if (failover != null) {
-                throw new IllegalArgumentException("--failover runs a ledger of its own: --base-url and --token cannot be given with it");
+                throw new IllegalArgumentException(
+                        "--failover runs a ledger of its own: --base-url and --token cannot be given with it");
             }
             if (baseUrl == null || token == null || !baseUrl.matches("https?://\\S+")) {
-                throw new IllegalArgumentException("a running ledger needs both --base-url=http://host:port and --token=<a tenant's token>");
+                throw new IllegalArgumentException(
+                        "a running ledger needs both --base-url=http://host:port and --token=<a tenant's token>");
             }
-            StormReport report = runAgainstRunningLedger(URI.create(baseUrl), token, StormFlags.parse(rest.toArray(String[]::new)), System.out);
+            StormReport report = runAgainstRunningLedger(
+                    URI.create(baseUrl), token, StormFlags.parse(rest.toArray(String[]::new)), System.out);
             System.out.print(report.render());
             System.exit(report.passed() ? 0 : 1);
             return;
@@ -97,7 +106,9 @@ public final class Storm {
         Options options = StormFlags.parse(args);
         List<String> ledgerArgs = new ArrayList<>();
         for (String arg : args) {
-            if (arg.startsWith("--db-") || arg.startsWith("--schema=") || arg.startsWith("--pool-size=")
+            if (arg.startsWith("--db-")
+                    || arg.startsWith("--schema=")
+                    || arg.startsWith("--pool-size=")
                     || arg.startsWith("--claim-mode=")) {
                 ledgerArgs.add(arg);
             }
@@ -105,14 +116,16 @@ public final class Storm {
         if (ledgerArgs.stream().noneMatch(a -> a.startsWith("--schema="))) {
             ledgerArgs.add("--schema=ledger_storm");
         }
-        StormReport report = failover == null ? runAgainstNewLedger(ledgerArgs.toArray(String[]::new), options, System.out)
+        StormReport report = failover == null
+                ? runAgainstNewLedger(ledgerArgs.toArray(String[]::new), options, System.out)
                 : runWithFailover(ledgerArgs.toArray(String[]::new), options, failover, System.out);
         System.out.print(report.render());
         System.exit(report.passed() ? 0 : 1);
     }
 
     /** Starts a fresh ledger from {@code ledgerArgs} (its schema recreated), storms it, stops it. */
-    public static StormReport runAgainstNewLedger(String[] ledgerArgs, Options options, java.io.PrintStream progress) throws Exception {
+    public static StormReport runAgainstNewLedger(String[] ledgerArgs, Options options, java.io.PrintStream progress)
+            throws Exception {
         return runAgainstNewLedger(ledgerArgs, options, null, null, progress);
     }
 
@@ -122,39 +135,61 @@ public final class Storm {
      * size), storms it while the primary is killed and the standby promoted {@code plan.failovers()}
      * times, sends every key once more, checks, and removes both servers.
      */
-    public static StormReport runWithFailover(String[] ledgerArgs, Options options, FailoverPlan plan, java.io.PrintStream progress)
-            throws Exception {
+    public static StormReport runWithFailover(
+            String[] ledgerArgs, Options options, FailoverPlan plan, java.io.PrintStream progress) throws Exception {
         try (FailoverCluster cluster = FailoverCluster.start(plan.replication(), plan.synchronousCommit())) {
             progress.println("storm: " + cluster.description());
             List<String> args = new ArrayList<>(Arrays.asList(ledgerArgs));
             args.add("--db-url=" + cluster.url());
             args.add("--db-user=" + cluster.user());
-            Options noConnectionKills = new Options(options.clients(), options.intents(), 0, options.accountsPerTenant(),
-                    options.duplicateRate(), options.clientTimeout(), options.seed());
+            Options noConnectionKills = new Options(
+                    options.clients(),
+                    options.intents(),
+                    0,
+                    options.accountsPerTenant(),
+                    options.duplicateRate(),
+                    options.clientTimeout(),
+                    options.seed());
             return runAgainstNewLedger(args.toArray(String[]::new), noConnectionKills, cluster, plan, progress);
         }
     }
 
-    private static StormReport runAgainstNewLedger(String[] ledgerArgs, Options options, FailoverCluster cluster, FailoverPlan plan,
-            java.io.PrintStream progress) throws Exception {
+    private static StormReport runAgainstNewLedger(
+            String[] ledgerArgs,
+            Options options,
+            FailoverCluster cluster,
+            FailoverPlan plan,
+            java.io.PrintStream progress)
+            throws Exception {
         String tokenA = "storm-token-a-" + Long.toHexString(options.seed());
         String tokenB = "storm-token-b-" + Long.toHexString(options.seed());
         List<String> args = new ArrayList<>(Arrays.asList(ledgerArgs));
         args.add("--port=0");
         args.add("--tokens=" + tokenA + "=storm-tenant-a," + tokenB + "=storm-tenant-b");
-        try (LocalLedger ledger = LocalLedger.start(LedgerConfig.from(args.toArray(String[]::new), System.getenv()), true)) {
+        try (LocalLedger ledger =
+                LocalLedger.start(LedgerConfig.from(args.toArray(String[]::new), System.getenv()), true)) {
             LedgerServer server = ledger.server();
             progress.println("storm: ledger on port " + server.port() + ", " + options);
             if (cluster != null) {
-                progress.println("storm: lines \"ledger: ... answered 503\" below are requests that met the dead primary or"
-                        + " found no primary yet: the client retries with the same key; the report counts them as 5xx");
+                progress.println(
+                        "storm: lines \"ledger: ... answered 503\" below are requests that met the dead primary or"
+                                + " found no primary yet: the client retries with the same key; the report counts them as 5xx");
             } else if (options.faultsPerSecond() > 0) {
-                progress.println("storm: lines \"ledger: ... answered 503\" below are the injected connection kills doing their"
-                        + " job: the client retries with the same key; the report counts them as 5xx");
+                progress.println(
+                        "storm: lines \"ledger: ... answered 503\" below are the injected connection kills doing their"
+                                + " job: the client retries with the same key; the report counts them as 5xx");
             }
             SideDatabase db = new SideDatabase(server.dbUrl(), server.dbUser(), server.dbPassword(), "storm");
-            return new Storm(URI.create("http://127.0.0.1:" + server.port()), db, server.schema(), cluster, plan,
-                    Map.of(tokenA, "storm-tenant-a", tokenB, "storm-tenant-b"), options, progress).run();
+            return new Storm(
+                            URI.create("http://127.0.0.1:" + server.port()),
+                            db,
+                            server.schema(),
+                            cluster,
+                            plan,
+                            Map.of(tokenA, "storm-tenant-a", tokenB, "storm-tenant-b"),
+                            options,
+                            progress)
+                    .run();
         }
     }
 
@@ -162,8 +197,8 @@ public final class Storm {
      * Storms a ledger it did not start, at {@code baseUrl} with one tenant's {@code token}: no
      * connection kills (it has no access to the database); the checks are those HTTP can make.
      */
-    public static StormReport runAgainstRunningLedger(URI baseUrl, String token, Options options, java.io.PrintStream progress)
-            throws Exception {
+    public static StormReport runAgainstRunningLedger(
+            URI baseUrl, String token, Options options, java.io.PrintStream progress) throws Exception {
         progress.println("storm: ledger at " + baseUrl + ", " + options);
         return new Storm(baseUrl, null, null, null, null, Map.of(token, "the token's tenant"), options, progress).run();
     }
@@ -176,14 +211,23 @@ public final class Storm {
     private final StormChecks checks;
     private final FailoverDriver failovers; // null without --failover
 
-    private Storm(URI base, SideDatabase db, String schema, FailoverCluster cluster, FailoverPlan plan, Map<String, String> tokens,
-            Options options, java.io.PrintStream progress) {
+    private Storm(
+            URI base,
+            SideDatabase db,
+            String schema,
+            FailoverCluster cluster,
+            FailoverPlan plan,
+            Map<String, String> tokens,
+            Options options,
+            java.io.PrintStream progress) {
         this.options = options;
         this.progress = progress;
         this.db = db;
         this.clients = new StormClients(base, tokens, options, tally, progress);
         this.checks = new StormChecks(clients, tally, db, schema, progress);
-        this.failovers = cluster == null ? null : new FailoverDriver(cluster, plan, options, clients, tally, db, schema, progress);
+        this.failovers = cluster == null
+                ? null
+                : new FailoverDriver(cluster, plan, options, clients, tally, db, schema, progress);
     }
 
     private StormReport run() throws Exception {
@@ -210,8 +254,14 @@ public final class Storm {
                 } catch (InterruptedException e) {
                     return;
                 }
-                progress.printf("storm: %d/%d intents, %d requests, %d faults, %d replays, %d 409s%n", done.get(), options.intents(),
-                        tally.requests.get(), tally.faults.get(), tally.replays.get(), tally.conflicts.get());
+                progress.printf(
+                        "storm: %d/%d intents, %d requests, %d faults, %d replays, %d 409s%n",
+                        done.get(),
+                        options.intents(),
+                        tally.requests.get(),
+                        tally.faults.get(),
+                        tally.replays.get(),
+                        tally.conflicts.get());
             }
         });
         try {
@@ -224,7 +274,8 @@ public final class Storm {
         double seconds = (System.nanoTime() - start) / 1e9;
 
         StormReport.FailoverSummary failover = failovers == null ? null : failovers.afterFailovers(intents);
-        Map<String, Boolean> invariants = db == null ? checks.overHttp(intents) : checks.inDatabase(intents, transfersBefore);
+        Map<String, Boolean> invariants =
+                db == null ? checks.overHttp(intents) : checks.inDatabase(intents, transfersBefore);
         Map<String, Long> library = new TreeMap<>(checks.libraryCounts());
         metricsBefore.forEach((k, v) -> library.merge(k, -v, Long::sum));
         if (!library.isEmpty()) {
@@ -234,8 +285,21 @@ public final class Storm {
         if (failover != null) {
             failovers.judge(failover, intents, invariants, measured);
         }
-        return new StormReport(intents.size(), tally.requests.get(), tally.replays.get(), tally.conflicts.get(),
-                tally.serverErrors.get(), tally.timeouts.get(), tally.faults.get(), seconds, tally.latency.getValueAtPercentile(50),
-                tally.latency.getValueAtPercentile(99), invariants, checks.answerCounts(), library, failover, measured);
+        return new StormReport(
+                intents.size(),
+                tally.requests.get(),
+                tally.replays.get(),
+                tally.conflicts.get(),
+                tally.serverErrors.get(),
+                tally.timeouts.get(),
+                tally.faults.get(),
+                seconds,
+                tally.latency.getValueAtPercentile(50),
+                tally.latency.getValueAtPercentile(99),
+                invariants,
+                checks.answerCounts(),
+                library,
+                failover,
+                measured);
     }
 }

@@ -58,23 +58,35 @@ final class StormChecks {
             }
         }
         results.put("every intent got a final answer", everyIntentAnswered);
-        results.put("every acknowledged intent took effect exactly once (" + acknowledged.size() + " transfers)",
+        results.put(
+                "every acknowledged intent took effect exactly once (" + acknowledged.size() + " transfers)",
                 after.equals(acknowledged));
-        results.put("each intent's key holds exactly one recorded answer",
+        results.put(
+                "each intent's key holds exactly one recorded answer",
                 db.count("SELECT count(*) FROM " + schema + ".idempotency_claim WHERE state IN (1, 2)"
-                        + " AND idem_key IN (" + keys(intents) + ")") == intents.size());
-        results.put("balances sum to zero per tenant and currency",
+                                + " AND idem_key IN (" + keys(intents) + ")")
+                        == intents.size());
+        results.put(
+                "balances sum to zero per tenant and currency",
                 db.count("SELECT count(*) FROM (SELECT tenant, currency FROM " + schema + ".account"
-                        + " GROUP BY tenant, currency HAVING sum(balance) <> 0) x") == 0);
-        results.put("no customer balance is negative",
+                                + " GROUP BY tenant, currency HAVING sum(balance) <> 0) x")
+                        == 0);
+        results.put(
+                "no customer balance is negative",
                 db.count("SELECT count(*) FROM " + schema + ".account WHERE NOT is_funding AND balance < 0") == 0);
-        results.put("every transfer has two postings summing to zero",
-                db.count("SELECT count(*) FROM (SELECT t.id FROM " + schema + ".transfer t LEFT JOIN " + schema
-                        + ".posting p ON p.transfer_id = t.id GROUP BY t.id, t.amount"
-                        + " HAVING count(p.id) <> 2 OR coalesce(sum(p.amount), 1) <> 0 OR max(p.amount) <> t.amount) x") == 0);
-        results.put("every balance equals the sum of its postings",
-                db.count("SELECT count(*) FROM " + schema + ".account a WHERE a.balance <> (SELECT coalesce(sum(p.amount), 0)"
-                        + " FROM " + schema + ".posting p WHERE p.account_id = a.id)") == 0);
+        results.put(
+                "every transfer has two postings summing to zero",
+                db.count(
+                                "SELECT count(*) FROM (SELECT t.id FROM " + schema + ".transfer t LEFT JOIN " + schema
+                                        + ".posting p ON p.transfer_id = t.id GROUP BY t.id, t.amount"
+                                        + " HAVING count(p.id) <> 2 OR coalesce(sum(p.amount), 1) <> 0 OR max(p.amount) <> t.amount) x")
+                        == 0);
+        results.put(
+                "every balance equals the sum of its postings",
+                db.count("SELECT count(*) FROM " + schema
+                                + ".account a WHERE a.balance <> (SELECT coalesce(sum(p.amount), 0)" + " FROM " + schema
+                                + ".posting p WHERE p.account_id = a.id)")
+                        == 0);
         results.put("every answer for a key was byte-identical to the first", tally.mismatchedReplays.get() == 0);
         return results;
     }
@@ -111,14 +123,19 @@ final class StormChecks {
         boolean nonNegative = true;
         for (Map.Entry<String, BigDecimal> e : expected.entrySet()) {
             Answer account = clients.get(token, "/accounts/" + e.getKey());
-            BigDecimal balance = new BigDecimal(MAPPER.readTree(account.body()).get("balance").asText());
+            BigDecimal balance = new BigDecimal(
+                    MAPPER.readTree(account.body()).get("balance").asText());
             if (balance.compareTo(e.getValue()) != 0) {
                 balances = false;
-                progress.println("storm: account " + e.getKey() + " holds " + balance + ", the acknowledged intents say " + e.getValue());
+                progress.println("storm: account " + e.getKey() + " holds " + balance
+                        + ", the acknowledged intents say " + e.getValue());
             }
             nonNegative &= balance.signum() >= 0;
         }
-        results.put("every account holds what its deposits and the acknowledged intents say (" + expected.size() + " accounts)", balances);
+        results.put(
+                "every account holds what its deposits and the acknowledged intents say (" + expected.size()
+                        + " accounts)",
+                balances);
         results.put("no customer balance is negative", nonNegative);
         results.put("every answer for a key was byte-identical to the first", tally.mismatchedReplays.get() == 0);
         return results;
@@ -171,12 +188,17 @@ final class StormChecks {
     void againstMetrics(Map<String, Long> library, long clientReplays, Map<String, Boolean> invariants) {
         long executed = library.getOrDefault("executed", 0L);
         long commitUnknown = library.getOrDefault("failed:CommitOutcomeUnknownException", 0L);
-        long tookEffect = tally.finalAnswers.values().stream().filter(a -> a.status() == 201).count();
-        invariants.put("the library's executed count (" + executed + ", + " + commitUnknown + " commit-unknown) matches the "
-                + tookEffect + " intents that took effect", executed <= tookEffect && tookEffect <= executed + commitUnknown);
+        long tookEffect = tally.finalAnswers.values().stream()
+                .filter(a -> a.status() == 201)
+                .count();
+        invariants.put(
+                "the library's executed count (" + executed + ", + " + commitUnknown + " commit-unknown) matches the "
+                        + tookEffect + " intents that took effect",
+                executed <= tookEffect && tookEffect <= executed + commitUnknown);
         long served = library.getOrDefault("replayed", 0L) + library.getOrDefault("rejected", 0L);
-        invariants.put("replays seen by clients (" + clientReplays + ") <= answers the library served from a record"
-                + " (replayed + rejected: " + served + ")",
+        invariants.put(
+                "replays seen by clients (" + clientReplays + ") <= answers the library served from a record"
+                        + " (replayed + rejected: " + served + ")",
                 clientReplays <= served);
     }
 

@@ -46,14 +46,21 @@ final class StormClients {
     private final Map<String, List<String>> accountsByTenant = new LinkedHashMap<>();
     private final Map<String, BigDecimal> setUpBalances = new ConcurrentHashMap<>();
 
-    StormClients(URI base, Map<String, String> tokens, Storm.Options options, StormTally tally, java.io.PrintStream progress) {
+    StormClients(
+            URI base,
+            Map<String, String> tokens,
+            Storm.Options options,
+            StormTally tally,
+            java.io.PrintStream progress) {
         this.base = base;
         this.tokens = tokens;
         this.options = options;
         this.tally = tally;
         this.progress = progress;
-        this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
-                .executor(Executors.newVirtualThreadPerTaskExecutor()).build();
+        this.http = HttpClient.newBuilder()
+                .connectTimeout(Duration.ofSeconds(5))
+                .executor(Executors.newVirtualThreadPerTaskExecutor())
+                .build();
     }
 
     /** The tenants' tokens, and their tenants. */
@@ -73,11 +80,16 @@ final class StormClients {
             List<String> accounts = new ArrayList<>();
             for (int i = 0; i < options.accountsPerTenant(); i++) {
                 String currency = i % 10 == 9 ? "USD" : "BRL";
-                Answer created = untilFinal(t.getKey(), "/accounts", Map.of("currency", currency), IdempotencyKey.random());
+                Answer created =
+                        untilFinal(t.getKey(), "/accounts", Map.of("currency", currency), IdempotencyKey.random());
                 String id = MAPPER.readTree(created.body()).get("id").asText();
                 accounts.add(id);
                 String deposit = amount(seeded, 500, 2000);
-                untilFinal(t.getKey(), "/accounts/" + id + "/deposits", Map.of("amount", deposit), IdempotencyKey.random());
+                untilFinal(
+                        t.getKey(),
+                        "/accounts/" + id + "/deposits",
+                        Map.of("amount", deposit),
+                        IdempotencyKey.random());
                 setUpBalances.put(id, new BigDecimal(deposit));
             }
             accountsByTenant.put(t.getValue(), accounts);
@@ -95,15 +107,25 @@ final class StormClients {
             List<String> accounts = accountsByTenant.get(tenant);
             String to = accounts.get(seeded.nextInt(accounts.size()));
             if (seeded.nextInt(100) < 15) {
-                intents.add(new Intent(i, token, tenant, "/accounts/" + to + "/deposits",
-                        Map.of("amount", amount(seeded, 1, 200)), IdempotencyKey.random()));
+                intents.add(new Intent(
+                        i,
+                        token,
+                        tenant,
+                        "/accounts/" + to + "/deposits",
+                        Map.of("amount", amount(seeded, 1, 200)),
+                        IdempotencyKey.random()));
             } else {
                 String from = accounts.get(seeded.nextInt(accounts.size()));
                 while (from.equals(to)) {
                     from = accounts.get(seeded.nextInt(accounts.size()));
                 }
-                intents.add(new Intent(i, token, tenant, "/transfers",
-                        Map.of("from", from, "to", to, "amount", amount(seeded, 1, 400)), IdempotencyKey.random()));
+                intents.add(new Intent(
+                        i,
+                        token,
+                        tenant,
+                        "/transfers",
+                        Map.of("from", from, "to", to, "amount", amount(seeded, 1, 400)),
+                        IdempotencyKey.random()));
             }
         }
         return intents;
@@ -115,13 +137,15 @@ final class StormClients {
         try (ExecutorService clients = Executors.newFixedThreadPool(options.clients())) {
             List<CompletableFuture<Void>> futures = new ArrayList<>();
             for (int c = 0; c < options.clients(); c++) {
-                futures.add(CompletableFuture.runAsync(() -> {
-                    int i;
-                    while ((i = next.getAndIncrement()) < intents.size()) {
-                        perform(intents.get(i));
-                        done.incrementAndGet();
-                    }
-                }, clients));
+                futures.add(CompletableFuture.runAsync(
+                        () -> {
+                            int i;
+                            while ((i = next.getAndIncrement()) < intents.size()) {
+                                perform(intents.get(i));
+                                done.incrementAndGet();
+                            }
+                        },
+                        clients));
             }
             CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).join();
         }
@@ -188,7 +212,8 @@ final class StormClients {
             }
         }
         if (a.status() >= 300) {
-            throw new IllegalStateException("storm set-up failed: " + path + " answered " + a.status() + " " + new String(a.body()));
+            throw new IllegalStateException(
+                    "storm set-up failed: " + path + " answered " + a.status() + " " + new String(a.body()));
         }
         return a;
     }
@@ -202,7 +227,9 @@ final class StormClients {
         HttpRequest request = HttpRequest.newBuilder(base.resolve(path))
                 .timeout(options.clientTimeout())
                 .header("Authorization", "Bearer " + token)
-                .header("Idempotency-Key", ThreadLocalRandom.current().nextBoolean() ? key.value() : "\"" + key.value() + "\"")
+                .header(
+                        "Idempotency-Key",
+                        ThreadLocalRandom.current().nextBoolean() ? key.value() : "\"" + key.value() + "\"")
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(reserialise(body)))
                 .build();
@@ -227,20 +254,32 @@ final class StormClients {
             if (response.headers().firstValue("Idempotent-Replayed").isPresent()) {
                 tally.replays.incrementAndGet();
             }
-            return new Answer(response.statusCode(), response.headers().firstValue("Location").orElse(null), response.body());
+            return new Answer(
+                    response.statusCode(),
+                    response.headers().firstValue("Location").orElse(null),
+                    response.body());
         });
     }
 
     /** A GET with {@code token}, as the checks over HTTP make it. */
     Answer get(String token, String path) throws Exception {
-        HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(10))
-                .header("Authorization", "Bearer " + token).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> r = http.send(
+                HttpRequest.newBuilder(base.resolve(path))
+                        .timeout(Duration.ofSeconds(10))
+                        .header("Authorization", "Bearer " + token)
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
         return new Answer(r.statusCode(), null, r.body());
     }
 
     /** The ledger's {@code GET /metrics}: its status and body. */
     HttpResponse<String> metrics() throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(base.resolve("/metrics")).timeout(Duration.ofSeconds(10)).GET().build(),
+        return http.send(
+                HttpRequest.newBuilder(base.resolve("/metrics"))
+                        .timeout(Duration.ofSeconds(10))
+                        .GET()
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
@@ -255,8 +294,15 @@ final class StormClients {
             if (i > 0) {
                 out.append(',').append(space);
             }
-            out.append('"').append(members.get(i).getKey()).append('"').append(space).append(':').append(space)
-                    .append('"').append(members.get(i).getValue()).append('"');
+            out.append('"')
+                    .append(members.get(i).getKey())
+                    .append('"')
+                    .append(space)
+                    .append(':')
+                    .append(space)
+                    .append('"')
+                    .append(members.get(i).getValue())
+                    .append('"');
         }
         return out.append(space).append('}').toString();
     }

@@ -17,11 +17,15 @@ final class StormFlags {
 
     /** The flags; a bare {@code --failover} means {@code --failover=true}. */
     private static Map<String, String> flags(String[] args) {
-        return Flags.parse("storm arguments",
-                Arrays.stream(args).map(a -> a.equals("--failover") ? "--failover=true" : a).toArray(String[]::new));
+        return Flags.parse(
+                "storm arguments",
+                Arrays.stream(args)
+                        .map(a -> a.equals("--failover") ? "--failover=true" : a)
+                        .toArray(String[]::new));
     }
 
-    private static final List<String> FAILOVER_FLAGS = List.of("failover", "replication", "failovers", "synchronous-commit");
+    private static final List<String> FAILOVER_FLAGS =
+            List.of("failover", "replication", "failovers", "synchronous-commit");
 
     /** The {@code --failover} flags, or null without {@code --failover}; refused, naming the flag, when they do not fit. */
     static Storm.FailoverPlan parseFailover(String[] args) {
@@ -40,19 +44,21 @@ final class StormFlags {
         }
         for (String name : List.of("db-url", "db-user", "db-password", "faults", "base-url", "token")) {
             if (flags.containsKey(name)) {
-                throw new IllegalArgumentException("--failover runs a primary and a standby of its own and kills the primary:"
-                        + " --" + name + " cannot be given with it");
+                throw new IllegalArgumentException(
+                        "--failover runs a primary and a standby of its own and kills the primary:" + " --" + name
+                                + " cannot be given with it");
             }
         }
         Replication replication = Replication.parse("--replication", flags.getOrDefault("replication", "sync"));
         String synchronousCommit = flags.getOrDefault("synchronous-commit", "on");
         if (!FailoverCluster.SYNCHRONOUS_COMMITS.contains(synchronousCommit)) {
-            throw new IllegalArgumentException("--synchronous-commit must be one of " + new TreeSet<>(FailoverCluster.SYNCHRONOUS_COMMITS)
-                    + ", was '" + synchronousCommit + "'");
+            throw new IllegalArgumentException("--synchronous-commit must be one of "
+                    + new TreeSet<>(FailoverCluster.SYNCHRONOUS_COMMITS) + ", was '" + synchronousCommit + "'");
         }
         if (replication == Replication.ASYNC && flags.containsKey("synchronous-commit")) {
-            throw new IllegalArgumentException("--synchronous-commit says how far a commit waits for a synchronous standby:"
-                    + " it needs --replication=sync");
+            throw new IllegalArgumentException(
+                    "--synchronous-commit says how far a commit waits for a synchronous standby:"
+                            + " it needs --replication=sync");
         }
         return new Storm.FailoverPlan(replication, synchronousCommit, Flags.intFlag(flags, "failovers", 1, 1, 100));
     }
@@ -69,10 +75,15 @@ final class StormFlags {
                 Flags.longFlag(flags, "seed", System.nanoTime()));
         Set<String> known = Set.of("clients", "intents", "faults", "accounts", "duplicates", "timeout-ms", "seed");
         for (String name : flags.keySet()) {
-            if (!known.contains(name) && !FAILOVER_FLAGS.contains(name) && !name.startsWith("db-") && !name.equals("schema")
-                    && !name.equals("pool-size") && !name.equals("claim-mode")) {
-                throw new IllegalArgumentException("unknown storm flag --" + name + "; known: " + known + ", " + FAILOVER_FLAGS
-                        + " and the ledger's --db-url, --db-user, --db-password, --schema, --pool-size, --claim-mode");
+            if (!known.contains(name)
+                    && !FAILOVER_FLAGS.contains(name)
+                    && !name.startsWith("db-")
+                    && !name.equals("schema")
+                    && !name.equals("pool-size")
+                    && !name.equals("claim-mode")) {
+                throw new IllegalArgumentException(
+                        "unknown storm flag --" + name + "; known: " + known + ", " + FAILOVER_FLAGS
+                                + " and the ledger's --db-url, --db-user, --db-password, --schema, --pool-size, --claim-mode");
             }
         }
         return o;

@@ -17,7 +17,9 @@ final class StormTally {
     /** A final answer: neither a timeout, a 409 nor a 5xx. */
     record Answer(int status, String location, byte[] body) {
         boolean sameAs(Answer other) {
-            return status == other.status && Objects.equals(location, other.location) && Arrays.equals(body, other.body);
+            return status == other.status
+                    && Objects.equals(location, other.location)
+                    && Arrays.equals(body, other.body);
         }
     }
 

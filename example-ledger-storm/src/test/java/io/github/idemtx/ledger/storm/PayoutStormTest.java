@@ -1,9 +1,9 @@
 package io.github.idemtx.ledger.storm;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,16 +17,27 @@ class PayoutStormTest {
     void payoutsSurviveLedgerKillsAndBankFaultsWithEveryInvariant() throws Exception {
         TestDatabase db = TestDatabase.get();
         String schema = db.schema() + "_pstorm";
-        List<String> args = new ArrayList<>(List.of("--payouts", "--intents=100", "--clients=6", "--kills=3", "--seed=5",
-                "--schema=" + schema, "--db-url=" + db.serverUrl(), "--db-user=" + (db.user() == null ? "postgres" : db.user())));
+        List<String> args = new ArrayList<>(List.of(
+                "--payouts",
+                "--intents=100",
+                "--clients=6",
+                "--kills=3",
+                "--seed=5",
+                "--schema=" + schema,
+                "--db-url=" + db.serverUrl(),
+                "--db-user=" + (db.user() == null ? "postgres" : db.user())));
         if (db.password() != null) {
             args.add("--db-password=" + db.password());
         }
         try {
             PayoutStorm.Report report = PayoutStorm.run(PayoutStorm.parse(args.toArray(String[]::new)), System.out);
             System.out.print(report.render());
-            assertThat(report.invariants()).isNotEmpty().allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
-            assertThat(report.kills()).as("the ledger was killed --kills times while it ran").isEqualTo(3);
+            assertThat(report.invariants())
+                    .isNotEmpty()
+                    .allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
+            assertThat(report.kills())
+                    .as("the ledger was killed --kills times while it ran")
+                    .isEqualTo(3);
             assertThat(report.answers().getOrDefault("paid", 0)).isPositive();
         } finally {
             db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
@@ -36,8 +47,11 @@ class PayoutStormTest {
 
     @Test
     void badFlagsAreRefusedWithTheirName() {
-        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--intents=0"})).hasMessageContaining("--intents");
-        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--bogus=1"})).hasMessageContaining("--bogus");
-        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--schema=x;y"})).hasMessageContaining("--schema");
+        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--intents=0"}))
+                .hasMessageContaining("--intents");
+        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--bogus=1"}))
+                .hasMessageContaining("--bogus");
+        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--schema=x;y"}))
+                .hasMessageContaining("--schema");
     }
 }

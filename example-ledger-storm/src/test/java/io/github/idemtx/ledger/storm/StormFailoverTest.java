@@ -1,10 +1,10 @@
 package io.github.idemtx.ledger.storm;
 
-import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.FailoverCluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.db.testing.FailoverCluster;
 import io.github.idemtx.db.testing.FailoverCluster.Replication;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -23,13 +23,20 @@ class StormFailoverTest {
     void aStormAcrossAFailoverWithSynchronousReplicationLosesNoAnswer() throws Exception {
         FailoverCluster.assumeBinaries();
         Storm.Options options = new Storm.Options(8, 600, 0, 20, 0.3, Duration.ofMillis(1500), 42L);
-        StormReport report = Storm.runWithFailover(new String[] {"--schema=storm_failover"}, options,
-                new Storm.FailoverPlan(Replication.SYNC, "on", 1), System.out);
+        StormReport report = Storm.runWithFailover(
+                new String[] {"--schema=storm_failover"},
+                options,
+                new Storm.FailoverPlan(Replication.SYNC, "on", 1),
+                System.out);
         System.out.print(report.render());
 
-        assertThat(report.invariants()).isNotEmpty().allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
+        assertThat(report.invariants())
+                .isNotEmpty()
+                .allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
         assertThat(report.measured()).isEmpty();
-        assertThat(report.failover().failovers()).as("the primary was killed and the standby promoted").hasSize(1);
+        assertThat(report.failover().failovers())
+                .as("the primary was killed and the standby promoted")
+                .hasSize(1);
         assertThat(report.failover().lost()).isZero();
         assertThat(report.failover().resent()).containsOnlyKeys("same answer");
     }
@@ -37,24 +44,36 @@ class StormFailoverTest {
     @Test
     void badFailoverFlagsAreRefusedNamingTheFlag() {
         assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--replication=semi"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--replication").hasMessageContaining("semi");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--replication")
+                .hasMessageContaining("semi");
         assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--failovers=0"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--failovers");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--failovers");
         assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--synchronous-commit=off"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--synchronous-commit");
-        assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--replication=async", "--synchronous-commit=remote_apply"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--synchronous-commit");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--synchronous-commit");
+        assertThatThrownBy(() -> Storm.main(
+                        new String[] {"--failover", "--replication=async", "--synchronous-commit=remote_apply"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--synchronous-commit");
         assertThatThrownBy(() -> Storm.main(new String[] {"--failover=maybe"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--failover");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--failover");
         assertThatThrownBy(() -> Storm.main(new String[] {"--replication=sync"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--replication needs --failover");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--replication needs --failover");
         assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--db-url=jdbc:postgresql://x/y"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--db-url");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--db-url");
         assertThatThrownBy(() -> Storm.main(new String[] {"--failover", "--faults=3"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--faults");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--faults");
         assertThatThrownBy(() -> Storm.main(new String[] {"--seed=12x"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("--seed must be a whole number, was '12x'");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--seed must be a whole number, was '12x'");
         assertThatThrownBy(() -> Storm.main(new String[] {"--payouts", "--seed=12x"}))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("--seed must be a whole number, was '12x'");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--seed must be a whole number, was '12x'");
     }
 }

@@ -1,8 +1,8 @@
 package io.github.idemtx.ledger.storm;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.ledger.LedgerServer;
@@ -21,13 +21,20 @@ class StormTest {
     void aShortStormWithConnectionKillsKeepsEveryInvariant(ClaimMode mode) throws Exception {
         Storm.Options options = new Storm.Options(8, 800, 20.0, 20, 0.3, Duration.ofMillis(1500), 42L);
         try {
-            StormReport report = Storm.runAgainstNewLedger(ledgerArgs("storm", "--claim-mode=" + mode), options, System.out);
+            StormReport report =
+                    Storm.runAgainstNewLedger(ledgerArgs("storm", "--claim-mode=" + mode), options, System.out);
             System.out.print(report.render());
 
-            assertThat(report.invariants()).isNotEmpty().allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
+            assertThat(report.invariants())
+                    .isNotEmpty()
+                    .allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
             assertThat(report.intents()).isEqualTo(800);
-            assertThat(report.faults()).as("connections were killed while it ran").isPositive();
-            assertThat(report.replays()).as("duplicates and late retries were replayed").isPositive();
+            assertThat(report.faults())
+                    .as("connections were killed while it ran")
+                    .isPositive();
+            assertThat(report.replays())
+                    .as("duplicates and late retries were replayed")
+                    .isPositive();
         } finally {
             dropSchema("storm");
         }
@@ -36,11 +43,13 @@ class StormTest {
     @Test
     void aStormAgainstALedgerItDidNotStartChecksWhatHttpCanSee() throws Exception {
         Storm.Options options = new Storm.Options(6, 300, 0, 8, 0.3, Duration.ofMillis(1500), 7L);
-        try (LedgerServer running = LedgerServer.startFresh(ledgerArgs("running", "--port=0", "--tokens=running-token=tenant-r"))) {
-            StormReport report = Storm.runAgainstRunningLedger(java.net.URI.create("http://127.0.0.1:" + running.port()),
-                    "running-token", options, System.out);
+        try (LedgerServer running =
+                LedgerServer.startFresh(ledgerArgs("running", "--port=0", "--tokens=running-token=tenant-r"))) {
+            StormReport report = Storm.runAgainstRunningLedger(
+                    java.net.URI.create("http://127.0.0.1:" + running.port()), "running-token", options, System.out);
             System.out.print(report.render());
-            assertThat(report.invariants()).containsKey("every acknowledged transfer is there")
+            assertThat(report.invariants())
+                    .containsKey("every acknowledged transfer is there")
                     .allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
             assertThat(report.intents()).isEqualTo(300);
         } finally {
@@ -51,10 +60,14 @@ class StormTest {
     /** The ledger's flags for the test database, in the schema {@code <test schema>_<suffix>}. */
     private static String[] ledgerArgs(String suffix, String... more) {
         TestDatabase db = TestDatabase.get();
-        return Stream.of(Stream.of("--db-url=" + db.url(), "--schema=" + db.schema() + "_" + suffix),
+        return Stream.of(
+                        Stream.of("--db-url=" + db.url(), "--schema=" + db.schema() + "_" + suffix),
                         Stream.ofNullable(db.user()).map(u -> "--db-user=" + u),
-                        Stream.ofNullable(db.password()).map(p -> "--db-password=" + p), Stream.of(more))
-                .flatMap(s -> s).filter(Objects::nonNull).toArray(String[]::new);
+                        Stream.ofNullable(db.password()).map(p -> "--db-password=" + p),
+                        Stream.of(more))
+                .flatMap(s -> s)
+                .filter(Objects::nonNull)
+                .toArray(String[]::new);
     }
 
     private static void dropSchema(String suffix) {

@@ -88,9 +88,14 @@ public final class BankServer implements AutoCloseable {
         }
 
         ObjectNode json() {
-            return MAPPER.createObjectNode().put("latencyMs", latencyMs).put("errorBeforeApplyRate", errorBeforeApplyRate)
-                    .put("timeoutAfterApplyRate", timeoutAfterApplyRate).put("declineRate", declineRate)
-                    .put("lookupLagMs", lookupLagMs).put("lookupErrorRate", lookupErrorRate).put("hangMs", hangMs);
+            return MAPPER.createObjectNode()
+                    .put("latencyMs", latencyMs)
+                    .put("errorBeforeApplyRate", errorBeforeApplyRate)
+                    .put("timeoutAfterApplyRate", timeoutAfterApplyRate)
+                    .put("declineRate", declineRate)
+                    .put("lookupLagMs", lookupLagMs)
+                    .put("lookupErrorRate", lookupErrorRate)
+                    .put("hangMs", hangMs);
         }
     }
 
@@ -121,17 +126,21 @@ public final class BankServer implements AutoCloseable {
             pool.close();
             throw new IllegalArgumentException("--schema must be a plain lower-case identifier, was '" + schema + "'");
         }
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
             if (Boolean.parseBoolean(flags.getOrDefault("fresh", "false"))) {
                 s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
             }
             s.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
-            s.execute("CREATE TABLE IF NOT EXISTS " + schema + ".charge (idem_key text PRIMARY KEY, request_hash text NOT NULL,"
-                    + " id text NOT NULL UNIQUE, amount numeric(18,2) NOT NULL, destination text NOT NULL,"
-                    + " status text NOT NULL CHECK (status IN ('succeeded', 'declined')), created_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+            s.execute(
+                    "CREATE TABLE IF NOT EXISTS " + schema
+                            + ".charge (idem_key text PRIMARY KEY, request_hash text NOT NULL,"
+                            + " id text NOT NULL UNIQUE, amount numeric(18,2) NOT NULL, destination text NOT NULL,"
+                            + " status text NOT NULL CHECK (status IN ('succeeded', 'declined')), created_at timestamptz NOT NULL DEFAULT clock_timestamp())");
             // every lookup and whether it was answered (200 or 404) or not (503): what a verifier checks
             // "a claim needs reconciliation only if its lookups went unanswered" against
-            s.execute("CREATE TABLE IF NOT EXISTS " + schema + ".lookup (idem_key text NOT NULL, answered boolean NOT NULL,"
+            s.execute("CREATE TABLE IF NOT EXISTS " + schema
+                    + ".lookup (idem_key text NOT NULL, answered boolean NOT NULL,"
                     + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
         } catch (SQLException e) {
             pool.close();
@@ -143,7 +152,8 @@ public final class BankServer implements AutoCloseable {
         }
         faults.set(faultFlags);
         this.executor = Executors.newVirtualThreadPerTaskExecutor();
-        this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", Integer.parseInt(flags.getOrDefault("port", "8090"))), 256);
+        this.server = HttpServer.create(
+                new InetSocketAddress("127.0.0.1", Integer.parseInt(flags.getOrDefault("port", "8090"))), 256);
         server.setExecutor(executor);
         server.createContext("/", this::handle);
         server.start();
@@ -185,7 +195,9 @@ public final class BankServer implements AutoCloseable {
             } else if (path.equals("/faults") && method.equals("POST")) {
                 JsonNode body = MAPPER.readTree(read(exchange));
                 Map<String, String> values = new HashMap<>();
-                body.fields().forEachRemaining(e -> values.put(e.getKey(), e.getValue().asText()));
+                body.fields()
+                        .forEachRemaining(
+                                e -> values.put(e.getKey(), e.getValue().asText()));
                 faults.set(values);
                 send(exchange, 200, faults.json().toString());
             } else if (path.equals("/faults") && method.equals("GET")) {
@@ -196,7 +208,12 @@ public final class BankServer implements AutoCloseable {
                 send(exchange, 404, "{\"error\":\"not found\"}");
             }
         } catch (IllegalArgumentException e) {
-            send(exchange, 400, MAPPER.createObjectNode().put("error", String.valueOf(e.getMessage())).toString());
+            send(
+                    exchange,
+                    400,
+                    MAPPER.createObjectNode()
+                            .put("error", String.valueOf(e.getMessage()))
+                            .toString());
         } catch (SQLException | RuntimeException e) {
             send(exchange, 500, "{\"error\":\"internal\"}");
         } finally {
@@ -215,7 +232,10 @@ public final class BankServer implements AutoCloseable {
         BigDecimal amount = new BigDecimal(body.path("amount").asText("x"));
         String destination = body.path("destination").asText("");
         if (amount.signum() <= 0 || amount.scale() > 2 || destination.isEmpty()) {
-            send(exchange, 400, "{\"error\":\"amount must be positive with at most two decimals; destination is required\"}");
+            send(
+                    exchange,
+                    400,
+                    "{\"error\":\"amount must be positive with at most two decimals; destination is required\"}");
             return;
         }
         String hash = sha256(amount.setScale(2).toPlainString() + "|" + destination);
@@ -228,11 +248,20 @@ public final class BankServer implements AutoCloseable {
         ObjectNode charge;
         int code;
         try (Connection c = pool.getConnection()) {
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema + ".charge (idem_key, request_hash, id, amount,"
-                    + " destination, status) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING")) {
+            try (PreparedStatement ps =
+                    c.prepareStatement("INSERT INTO " + schema + ".charge (idem_key, request_hash, id, amount,"
+                            + " destination, status) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING")) {
                 ps.setString(1, key);
                 ps.setString(2, hash);
-                ps.setString(3, "ch_" + java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 20));
+                ps.setString(
+                        3,
+                        "ch_"
+                                + java.util
+                                        .UUID
+                                        .randomUUID()
+                                        .toString()
+                                        .replace("-", "")
+                                        .substring(0, 20));
                 ps.setBigDecimal(4, amount);
                 ps.setString(5, destination);
                 ps.setString(6, status);
@@ -269,8 +298,9 @@ public final class BankServer implements AutoCloseable {
         }
         pause(faults.latencyMs);
         boolean answered = !chance(faults.lookupErrorRate);
-        try (Connection c = pool.getConnection(); PreparedStatement log = c.prepareStatement("INSERT INTO " + schema
-                + ".lookup (idem_key, answered) VALUES (?, ?)")) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement log =
+                        c.prepareStatement("INSERT INTO " + schema + ".lookup (idem_key, answered) VALUES (?, ?)")) {
             log.setString(1, key);
             log.setBoolean(2, answered);
             log.executeUpdate();
@@ -281,8 +311,12 @@ public final class BankServer implements AutoCloseable {
         }
         try (Connection c = pool.getConnection()) {
             Map<String, Object> row = find(c, key);
-            boolean visible = row != null && (faults.lookupLagMs <= 0
-                    || ((java.sql.Timestamp) row.get("created_at")).toInstant().plusMillis(faults.lookupLagMs).isBefore(java.time.Instant.now()));
+            boolean visible = row != null
+                    && (faults.lookupLagMs <= 0
+                            || ((java.sql.Timestamp) row.get("created_at"))
+                                    .toInstant()
+                                    .plusMillis(faults.lookupLagMs)
+                                    .isBefore(java.time.Instant.now()));
             if (!visible) {
                 send(exchange, 404, "{\"error\":\"no charge with this idempotency key\"}");
                 return;
@@ -292,8 +326,9 @@ public final class BankServer implements AutoCloseable {
     }
 
     private Map<String, Object> find(Connection c, String key) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, amount, destination, status, request_hash, created_at, idem_key FROM "
-                + schema + ".charge WHERE idem_key = ?")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("SELECT id, amount, destination, status, request_hash, created_at, idem_key FROM "
+                        + schema + ".charge WHERE idem_key = ?")) {
             ps.setString(1, key);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
@@ -313,9 +348,11 @@ public final class BankServer implements AutoCloseable {
     }
 
     private static ObjectNode json(Map<String, Object> row) {
-        return MAPPER.createObjectNode().put("id", (String) row.get("id"))
+        return MAPPER.createObjectNode()
+                .put("id", (String) row.get("id"))
                 .put("amount", ((BigDecimal) row.get("amount")).setScale(2).toPlainString())
-                .put("destination", (String) row.get("destination")).put("status", (String) row.get("status"))
+                .put("destination", (String) row.get("destination"))
+                .put("status", (String) row.get("status"))
                 .put("idempotencyKey", (String) row.get("idem_key"));
     }
 
@@ -351,7 +388,8 @@ public final class BankServer implements AutoCloseable {
 
     private static String sha256(String s) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -188,7 +188,8 @@ public final class StructuredFieldParser {
                 }
                 char next = in.charAt(pos++);
                 if (next != '"' && next != '\\') {
-                    throw new ParseException("only \\\" and \\\\ may be escaped in a string, found \\" + describe(next), pos - 1);
+                    throw new ParseException(
+                            "only \\\" and \\\\ may be escaped in a string, found \\" + describe(next), pos - 1);
                 }
                 out.append(next);
             } else if (c == '"') {
@@ -271,8 +272,10 @@ public final class StructuredFieldParser {
                 pos += 2;
             } else if (c == '"') {
                 try {
-                    return new DisplayString(java.nio.charset.StandardCharsets.UTF_8.newDecoder()
-                            .decode(java.nio.ByteBuffer.wrap(bytes.toByteArray())).toString());
+                    return new DisplayString(java.nio.charset.StandardCharsets.UTF_8
+                            .newDecoder()
+                            .decode(java.nio.ByteBuffer.wrap(bytes.toByteArray()))
+                            .toString());
                 } catch (java.nio.charset.CharacterCodingException e) {
                     throw new ParseException("a display string is not valid UTF-8", pos);
                 }

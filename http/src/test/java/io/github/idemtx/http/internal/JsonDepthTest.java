@@ -9,22 +9,24 @@ import org.junit.jupiter.params.provider.CsvSource;
 class JsonDepthTest {
 
     @ParameterizedTest(name = "{0} nests {1} deep")
-    @CsvSource(delimiterString = " => ", value = {
-        "'' => 0",
-        "1 => 0",
-        "\"[{\" => 0",
-        "[] => 1",
-        "{} => 1",
-        "[[]] => 2",
-        "{\"a\":[{}]} => 3",
-        "[[]][[]][[]] => 2",
-        "[[],[],[[]]] => 3",
-        "[\"]]]\",[1]] => 2",
-        "[\"{{{\"] => 1",
-        "[\"\\\"[[[\"] => 1",
-        "[\"\\\\\",[1]] => 2",
-        "[[]]]] => 2",
-    })
+    @CsvSource(
+            delimiterString = " => ",
+            value = {
+                "'' => 0",
+                "1 => 0",
+                "\"[{\" => 0",
+                "[] => 1",
+                "{} => 1",
+                "[[]] => 2",
+                "{\"a\":[{}]} => 3",
+                "[[]][[]][[]] => 2",
+                "[[],[],[[]]] => 3",
+                "[\"]]]\",[1]] => 2",
+                "[\"{{{\"] => 1",
+                "[\"\\\"[[[\"] => 1",
+                "[\"\\\\\",[1]] => 2",
+                "[[]]]] => 2",
+            })
     void countsTheDeepestNestingOutsideStrings(String json, int depth) {
         assertThat(JsonDepth.of(json)).isEqualTo(depth);
     }

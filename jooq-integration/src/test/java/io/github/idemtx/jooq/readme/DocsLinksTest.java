@@ -43,10 +43,12 @@ class DocsLinksTest {
                 checked++;
                 int hash = target.indexOf('#');
                 String file = hash < 0 ? target : target.substring(0, hash);
-                Path dest = file.isEmpty() ? page : page.getParent().resolve(file).normalize();
+                Path dest =
+                        file.isEmpty() ? page : page.getParent().resolve(file).normalize();
                 if (!Files.exists(dest)) {
                     broken.add(root.relativize(page) + ": " + target + " (no such file)");
-                } else if (hash >= 0 && dest.toString().endsWith(".md")
+                } else if (hash >= 0
+                        && dest.toString().endsWith(".md")
                         && !anchors(dest).contains(target.substring(hash + 1))) {
                     broken.add(root.relativize(page) + ": " + target + " (no such heading)");
                 }
@@ -86,7 +88,10 @@ class DocsLinksTest {
         for (String line : withoutCodeBlocks(Files.readString(page)).split("\n")) {
             Matcher m = HEADING.matcher(line);
             if (m.matches()) {
-                String slug = m.group(1).toLowerCase(Locale.ROOT).replaceAll("[^\\p{L}\\p{N}_\\- ]", "").replace(' ', '-');
+                String slug = m.group(1)
+                        .toLowerCase(Locale.ROOT)
+                        .replaceAll("[^\\p{L}\\p{N}_\\- ]", "")
+                        .replace(' ', '-');
                 int n = seen.merge(slug, 1, Integer::sum) - 1;
                 anchors.add(n == 0 ? slug : slug + "-" + n);
             }

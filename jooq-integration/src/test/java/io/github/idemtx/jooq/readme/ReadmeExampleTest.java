@@ -40,6 +40,7 @@ class ReadmeExampleTest {
 
     /** The marker comments in README.md around the example's code block. */
     static final String START = "<!-- TransferService.java: start -->";
+
     static final String END = "<!-- TransferService.java: end -->";
     static final String SOURCE = "jooq-integration/src/test/java/io/github/idemtx/jooq/readme/TransferService.java";
 
@@ -71,7 +72,8 @@ class ReadmeExampleTest {
 
     @Test
     void migratesAndRunsOnAPoolWithAutoCommitOff() {
-        String schema = "idemtx_readme_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        String schema =
+                "idemtx_readme_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
         com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
         config.setJdbcUrl(DATABASE.serverUrl()); // straight to the server: Flyway's session settings stay off PgBouncer
         config.setUsername(DATABASE.user());
@@ -81,7 +83,8 @@ class ReadmeExampleTest {
         try (HikariDataSource offPool = new HikariDataSource(config)) {
             TransferService.migrate(offPool, schema);
             TransferService off = new TransferService(offPool, schema);
-            Outcome<Transfer> first = off.transfer("tenant-off", UUID.randomUUID().toString(), "a", "b", new BigDecimal("1.00"));
+            Outcome<Transfer> first =
+                    off.transfer("tenant-off", UUID.randomUUID().toString(), "a", "b", new BigDecimal("1.00"));
             assertThat(first).isInstanceOf(Outcome.Executed.class);
         } finally {
             DATABASE.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
@@ -99,12 +102,15 @@ class ReadmeExampleTest {
         assertThat(first).isInstanceOf(Outcome.Executed.class);
         Transfer transfer = first instanceof Outcome.Executed<Transfer> e ? e.value() : null;
         assertThat(transfer.amount()).isEqualByComparingTo("10.00");
-        assertThat(retry).isInstanceOfSatisfying(Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(transfer));
+        assertThat(retry)
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(transfer));
         assertThat(reused).isInstanceOf(Outcome.FingerprintMismatch.class);
         assertThat(transfersFrom(from)).as("the transfer took effect once").isEqualTo(1);
 
         assertThat(TransferService.respond(first)).isEqualTo("201 transfer " + transfer.id());
-        assertThat(TransferService.respond(retry)).isEqualTo("201 transfer " + transfer.id() + " (Idempotent-Replayed: true)");
+        assertThat(TransferService.respond(retry))
+                .isEqualTo("201 transfer " + transfer.id() + " (Idempotent-Replayed: true)");
         assertThat(TransferService.respond(reused)).isEqualTo("422 key reused with another request");
     }
 
@@ -115,8 +121,12 @@ class ReadmeExampleTest {
         Outcome<Transfer> first = service.transfer(tenant, key, from, from, new BigDecimal("5.00"));
         Outcome<Transfer> retry = service.transfer(tenant, key, from, from, new BigDecimal("5.00"));
 
-        assertThat(first).isInstanceOfSatisfying(Outcome.Rejected.class, r -> assertThat(r.replayed()).isFalse());
-        assertThat(retry).isInstanceOfSatisfying(Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
+        assertThat(first)
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.replayed()).isFalse());
+        assertThat(retry)
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.replayed()).isTrue());
         assertThat(TransferService.respond(retry)).isEqualTo("422 same_account: from and to must differ");
         assertThat(transfersFrom(from)).isZero();
     }
@@ -124,13 +134,17 @@ class ReadmeExampleTest {
     @Test
     void withoutTheSchemaOnTheBuilderACallFailsNamingTheFix() throws SQLException {
         assumeTrue(!claimTableInPublic(), "this database has a claim table in public, so the call would use it");
-        IdempotentTransaction<Transfer> inPublic = IdempotentTransaction
-                .builder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.json(Transfer.class))
+        IdempotentTransaction<Transfer> inPublic = IdempotentTransaction.builder(
+                        DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.json(Transfer.class))
                 .build();
 
-        assertThatThrownBy(() -> inPublic.run(Scope.of(tenant), IdempotencyKey.random(), Fingerprint.sha256("x"),
+        assertThatThrownBy(() -> inPublic.run(
+                        Scope.of(tenant),
+                        IdempotencyKey.random(),
+                        Fingerprint.sha256("x"),
                         tx -> new Transfer(0, from, "bob", BigDecimal.ONE)))
-                .isInstanceOfSatisfying(UnsupportedDatabaseException.class,
+                .isInstanceOfSatisfying(
+                        UnsupportedDatabaseException.class,
                         e -> assertThat(e.problem()).isEqualTo(UnsupportedDatabaseException.Problem.NOT_MIGRATED))
                 .hasMessageContaining("public.idempotency_claim")
                 .hasMessageContaining("IdempotencySchema.migrate(dataSource, \"public\")");
@@ -145,12 +159,16 @@ class ReadmeExampleTest {
         int start = readme.indexOf(START);
         int end = readme.indexOf(END);
         assertThat(start).as("README.md has the marker %s", START).isNotNegative();
-        assertThat(end).as("README.md has the marker %s after the start marker", END).isGreaterThan(start);
+        assertThat(end)
+                .as("README.md has the marker %s after the start marker", END)
+                .isGreaterThan(start);
         String shown = readme.substring(start + START.length(), end);
 
         assertThat(shown)
-                .as("README.md shows %s verbatim, as one java code block between the markers: copy the file's"
-                        + " text there after changing it", SOURCE)
+                .as(
+                        "README.md shows %s verbatim, as one java code block between the markers: copy the file's"
+                                + " text there after changing it",
+                        SOURCE)
                 .isEqualTo("\n```java\n" + source + "```\n");
     }
 
@@ -190,7 +208,8 @@ class ReadmeExampleTest {
                 return dir;
             }
         }
-        throw new IllegalStateException("no README.md beside " + SOURCE + " above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException(
+                "no README.md beside " + SOURCE + " above " + Path.of("").toAbsolutePath());
     }
 
     private static String normalized(String text) {

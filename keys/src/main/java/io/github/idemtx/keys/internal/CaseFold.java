@@ -34,8 +34,9 @@ public final class CaseFold {
      */
     public static void requireAvailable(String what) {
         if (!AVAILABLE) {
-            throw new IllegalStateException(what + " needs ICU4J for Unicode case folding, and it is not on the class path:"
-                    + " add the dependency " + ICU4J);
+            throw new IllegalStateException(
+                    what + " needs ICU4J for Unicode case folding, and it is not on the class path:"
+                            + " add the dependency " + ICU4J);
         }
     }
 

@@ -28,8 +28,8 @@ public final class DerivedHmac {
     public static SecretKeySpec key(byte[] secret) {
         Objects.requireNonNull(secret, "secret must not be null");
         if (secret.length < MIN_SECRET_BYTES) {
-            throw new IllegalArgumentException("secret must be at least " + MIN_SECRET_BYTES + " bytes (256 bits) of random data, was "
-                    + secret.length + " bytes");
+            throw new IllegalArgumentException("secret must be at least " + MIN_SECRET_BYTES
+                    + " bytes (256 bits) of random data, was " + secret.length + " bytes");
         }
         return new SecretKeySpec(secret, ALGORITHM);
     }

@@ -1,7 +1,6 @@
 package io.github.idemtx.keys.internal;
 
 import io.github.idemtx.core.internal.JsonText;
-
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 

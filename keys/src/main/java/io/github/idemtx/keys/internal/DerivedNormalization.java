@@ -38,22 +38,32 @@ public final class DerivedNormalization {
         if (value instanceof String text) {
             String trimmed = DerivedText.pythonStrip(text);
             if (!PLAIN_DECIMAL.matcher(trimmed).matches()) {
-                throw invalid(field, "AMOUNT must be a decimal number in plain notation: an optional sign, ASCII digits"
-                        + " and at most one decimal point; no exponent, no grouping separators");
+                throw invalid(
+                        field,
+                        "AMOUNT must be a decimal number in plain notation: an optional sign, ASCII digits"
+                                + " and at most one decimal point; no exponent, no grouping separators");
             }
             number = new BigDecimal(trimmed);
         } else if (value instanceof BigDecimal decimal) {
             number = decimal;
         } else if (value instanceof BigInteger integer) {
             number = new BigDecimal(integer);
-        } else if (value instanceof Long || value instanceof Integer || value instanceof Short || value instanceof Byte) {
+        } else if (value instanceof Long
+                || value instanceof Integer
+                || value instanceof Short
+                || value instanceof Byte) {
             number = BigDecimal.valueOf(((Number) value).longValue());
         } else if (value instanceof Double || value instanceof Float) {
-            throw invalid(field, "AMOUNT does not accept a binary floating-point " + value.getClass().getSimpleName()
-                    + ", which cannot hold most decimal amounts exactly; pass a BigDecimal or a String");
+            throw invalid(
+                    field,
+                    "AMOUNT does not accept a binary floating-point "
+                            + value.getClass().getSimpleName()
+                            + ", which cannot hold most decimal amounts exactly; pass a BigDecimal or a String");
         } else {
-            throw invalid(field, "AMOUNT accepts a String, BigDecimal, BigInteger, Long, Integer, Short or Byte, not "
-                    + value.getClass().getName());
+            throw invalid(
+                    field,
+                    "AMOUNT accepts a String, BigDecimal, BigInteger, Long, Integer, Short or Byte, not "
+                            + value.getClass().getName());
         }
         // |number| < 10^magnitude; checked first, so that no huge power of ten is ever computed
         long magnitude = (long) number.precision() - number.scale();
@@ -103,7 +113,9 @@ public final class DerivedNormalization {
 
     private static String text(String field, String normalizer, Object value) {
         if (!(value instanceof String text)) {
-            throw invalid(field, normalizer + " accepts a String, not " + value.getClass().getName());
+            throw invalid(
+                    field,
+                    normalizer + " accepts a String, not " + value.getClass().getName());
         }
         if (!DerivedText.isWellFormed(text)) {
             throw invalid(field, normalizer + " value holds an unpaired surrogate, which cannot be written as UTF-8");
@@ -136,7 +148,8 @@ public final class DerivedNormalization {
     }
 
     private static IllegalArgumentException tooLarge(String field) {
-        return invalid(field, "AMOUNT must have at most " + MAX_AMOUNT_INTEGER_DIGITS + " digits before the decimal point");
+        return invalid(
+                field, "AMOUNT must have at most " + MAX_AMOUNT_INTEGER_DIGITS + " digits before the decimal point");
     }
 
     private static IllegalArgumentException invalid(String field, String message) {

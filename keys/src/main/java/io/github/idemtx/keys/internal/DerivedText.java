@@ -31,8 +31,24 @@ public final class DerivedText {
      */
     public static boolean isPythonSpace(char c) {
         return switch (c) {
-            case '\t', '\n', '\u000B', '\f', '\r', '\u001C', '\u001D', '\u001E', '\u001F', ' ', '\u0085', '\u00A0',
-                    '\u1680', '\u2028', '\u2029', '\u202F', '\u205F', '\u3000' -> true;
+            case '\t',
+                    '\n',
+                    '\u000B',
+                    '\f',
+                    '\r',
+                    '\u001C',
+                    '\u001D',
+                    '\u001E',
+                    '\u001F',
+                    ' ',
+                    '\u0085',
+                    '\u00A0',
+                    '\u1680',
+                    '\u2028',
+                    '\u2029',
+                    '\u202F',
+                    '\u205F',
+                    '\u3000' -> true;
             default -> c >= '\u2000' && c <= '\u200A';
         };
     }

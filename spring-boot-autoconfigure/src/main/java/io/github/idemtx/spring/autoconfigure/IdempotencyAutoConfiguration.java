@@ -2,12 +2,12 @@ package io.github.idemtx.spring.autoconfigure;
 
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.spring.IdempotentTransactionCustomizer;
 import io.github.idemtx.spring.IdempotentTransactions;
-import javax.sql.DataSource;
-import io.github.idemtx.jooq.ClaimMode;
 import java.util.ArrayList;
 import java.util.List;
+import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -56,10 +56,14 @@ public class IdempotencyAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    IdempotentTransactions idempotentTransactions(DSLContext dsl, IdempotencyPolicy policy, IdempotencyProperties properties,
-            ObjectProvider<IdempotencySchemaMigration> migration, BeanFactory beans,
+    IdempotentTransactions idempotentTransactions(
+            DSLContext dsl,
+            IdempotencyPolicy policy,
+            IdempotencyProperties properties,
+            ObjectProvider<IdempotencySchemaMigration> migration,
+            BeanFactory beans,
             ObjectProvider<IdempotentTransactionCustomizer> customizers) {
-        migration.ifAvailable(m -> { }); // the table is there before the first call
+        migration.ifAvailable(m -> {}); // the table is there before the first call
         ClaimMode claimMode = properties.getClaimMode();
         if (claimMode == null) {
             throw new IllegalArgumentException("idemtx.claim-mode: must be READ_FIRST or WORK_FIRST");
@@ -74,7 +78,9 @@ public class IdempotencyAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnProperty(prefix = "idemtx.purge", name = "enabled", havingValue = "true")
     IdempotencyPurge idempotencyPurge(IdempotentTransactions transactions, IdempotencyProperties properties) {
-        return new IdempotencyPurge(transactions.strings(), properties.getPurge().getInterval(),
+        return new IdempotencyPurge(
+                transactions.strings(),
+                properties.getPurge().getInterval(),
                 properties.getPurge().getLimit());
     }
 
@@ -84,16 +90,20 @@ public class IdempotencyAutoConfiguration {
      * when there is one (so calls are also spans with Micrometer Tracing).
      */
     @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"io.github.idemtx.micrometer.MicrometerIdempotencyListener",
-            "io.micrometer.core.instrument.MeterRegistry"})
+    @ConditionalOnClass(
+            name = {
+                "io.github.idemtx.micrometer.MicrometerIdempotencyListener",
+                "io.micrometer.core.instrument.MeterRegistry"
+            })
     static class Metrics {
 
         @Bean
         @ConditionalOnProperty(prefix = "idemtx.metrics", name = "enabled", havingValue = "true", matchIfMissing = true)
-        IdempotentTransactionCustomizer idempotencyMetrics(ObjectProvider<io.micrometer.core.instrument.MeterRegistry> meters,
+        IdempotentTransactionCustomizer idempotencyMetrics(
+                ObjectProvider<io.micrometer.core.instrument.MeterRegistry> meters,
                 ObjectProvider<io.micrometer.observation.ObservationRegistry> observations) {
-            java.util.concurrent.atomic.AtomicReference<io.github.idemtx.micrometer.MicrometerIdempotencyListener> listener =
-                    new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicReference<io.github.idemtx.micrometer.MicrometerIdempotencyListener>
+                    listener = new java.util.concurrent.atomic.AtomicReference<>();
             return builder -> {
                 io.micrometer.core.instrument.MeterRegistry registry = meters.getIfUnique();
                 if (registry == null) {

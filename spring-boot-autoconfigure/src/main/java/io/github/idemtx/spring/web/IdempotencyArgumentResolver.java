@@ -43,12 +43,15 @@ public class IdempotencyArgumentResolver implements HandlerMethodArgumentResolve
     }
 
     @Override
-    public Object resolveArgument(MethodParameter parameter, @Nullable ModelAndViewContainer mav,
-            NativeWebRequest webRequest, @Nullable WebDataBinderFactory binderFactory) {
+    public Object resolveArgument(
+            MethodParameter parameter,
+            @Nullable ModelAndViewContainer mav,
+            NativeWebRequest webRequest,
+            @Nullable WebDataBinderFactory binderFactory) {
         HttpServletRequest request = webRequest.getNativeRequest(HttpServletRequest.class);
         if (request == null) {
-            throw new IllegalStateException("idemtx: " + parameter.getParameterType().getSimpleName()
-                    + " arguments need a servlet request");
+            throw new IllegalStateException(
+                    "idemtx: " + parameter.getParameterType().getSimpleName() + " arguments need a servlet request");
         }
         Class<?> type = parameter.getParameterType();
         if (type == IdempotencyKey.class) {
@@ -62,7 +65,9 @@ public class IdempotencyArgumentResolver implements HandlerMethodArgumentResolve
 
     static Scope scope(HttpServletRequest request) {
         Principal principal = request.getUserPrincipal();
-        if (principal == null || principal.getName() == null || principal.getName().isEmpty()) {
+        if (principal == null
+                || principal.getName() == null
+                || principal.getName().isEmpty()) {
             throw new MissingScopeException();
         }
         return Scope.of(principal.getName());

@@ -44,8 +44,12 @@ public class IdempotencyExceptionHandler {
      */
     @ExceptionHandler(InvalidJsonException.class)
     public ResponseEntity<ProblemDetail> invalidJson(InvalidJsonException e) {
-        return problem(new Problem(Problem.TYPE_PREFIX + "invalid-json", "Invalid JSON body", 400,
-                Objects.requireNonNullElse(e.getMessage(), "the body is not acceptable JSON"), Map.of()));
+        return problem(new Problem(
+                Problem.TYPE_PREFIX + "invalid-json",
+                "Invalid JSON body",
+                400,
+                Objects.requireNonNullElse(e.getMessage(), "the body is not acceptable JSON"),
+                Map.of()));
     }
 
     /**
@@ -59,7 +63,8 @@ public class IdempotencyExceptionHandler {
     }
 
     private static ResponseEntity<ProblemDetail> problem(Problem problem) {
-        return ResponseEntity.status(problem.status()).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        return ResponseEntity.status(problem.status())
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .body(IdempotentResponseEntities.problemDetail(problem));
     }
 }

@@ -62,8 +62,12 @@ public class IdempotencyKeyBodyFilter extends OncePerRequestFilter {
     }
 
     private void tooLarge(HttpServletResponse response) throws IOException {
-        Problem problem = new Problem(Problem.TYPE_PREFIX + "body-too-large", "Request body too large", 413,
-                "a request with an Idempotency-Key may carry at most " + maxBodyBytes + " bytes", Map.of());
+        Problem problem = new Problem(
+                Problem.TYPE_PREFIX + "body-too-large",
+                "Request body too large",
+                413,
+                "a request with an Idempotency-Key may carry at most " + maxBodyBytes + " bytes",
+                Map.of());
         response.setStatus(413);
         response.setContentType(Problem.CONTENT_TYPE);
         response.getOutputStream().write(problem.toJson());

@@ -54,27 +54,36 @@ public final class IdempotentResponseEntities {
         Objects.requireNonNull(status, "status must not be null");
         return switch (outcome) {
             case Outcome.Executed<?> e -> ResponseEntity.status(status).body(e.value());
-            case Outcome.Replayed<?> r -> ResponseEntity.status(status)
-                    .header(IdempotentResponses.REPLAYED_HEADER, "true").body(r.value());
+            case Outcome.Replayed<?> r ->
+                ResponseEntity.status(status)
+                        .header(IdempotentResponses.REPLAYED_HEADER, "true")
+                        .body(r.value());
             case Outcome.Rejected<?> f -> {
-                ResponseEntity.BodyBuilder b = ResponseEntity.status(422).contentType(MediaType.APPLICATION_PROBLEM_JSON);
+                ResponseEntity.BodyBuilder b =
+                        ResponseEntity.status(422).contentType(MediaType.APPLICATION_PROBLEM_JSON);
                 if (f.replayed()) {
                     b.header(IdempotentResponses.REPLAYED_HEADER, "true");
                 }
                 yield b.body(problemDetail(Problem.rejected(f.failure())));
             }
-            case Outcome.FingerprintMismatch<?> m -> ResponseEntity.status(422)
-                    .contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problemDetail(Problem.keyReused()));
-            case Outcome.InProgress<?> p -> ResponseEntity.status(409)
-                    .contentType(MediaType.APPLICATION_PROBLEM_JSON)
-                    .header(HttpHeaders.RETRY_AFTER, Long.toString(Problem.retryAfterSeconds(p.retryAfter())))
-                    .body(problemDetail(Problem.inProgress(p.retryAfter())));
-            case RemoteOutcome.Unknown<?> u -> ResponseEntity.status(503)
-                    .contentType(MediaType.APPLICATION_PROBLEM_JSON)
-                    .header(HttpHeaders.RETRY_AFTER, Long.toString(Problem.retryAfterSeconds(u.retryAfter())))
-                    .body(problemDetail(Problem.outcomeUnknown(u.retryAfter())));
-            case RemoteOutcome.NeedsReconciliation<?> n -> ResponseEntity.status(502)
-                    .contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problemDetail(Problem.needsReconciliation()));
+            case Outcome.FingerprintMismatch<?> m ->
+                ResponseEntity.status(422)
+                        .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                        .body(problemDetail(Problem.keyReused()));
+            case Outcome.InProgress<?> p ->
+                ResponseEntity.status(409)
+                        .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                        .header(HttpHeaders.RETRY_AFTER, Long.toString(Problem.retryAfterSeconds(p.retryAfter())))
+                        .body(problemDetail(Problem.inProgress(p.retryAfter())));
+            case RemoteOutcome.Unknown<?> u ->
+                ResponseEntity.status(503)
+                        .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                        .header(HttpHeaders.RETRY_AFTER, Long.toString(Problem.retryAfterSeconds(u.retryAfter())))
+                        .body(problemDetail(Problem.outcomeUnknown(u.retryAfter())));
+            case RemoteOutcome.NeedsReconciliation<?> n ->
+                ResponseEntity.status(502)
+                        .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                        .body(problemDetail(Problem.needsReconciliation()));
         };
     }
 
@@ -85,7 +94,8 @@ public final class IdempotentResponseEntities {
      * @throws NullPointerException if {@code problem} is null
      */
     public static ProblemDetail problemDetail(Problem problem) {
-        ProblemDetail detail = ProblemDetail.forStatusAndDetail(HttpStatusCode.valueOf(problem.status()), problem.detail());
+        ProblemDetail detail =
+                ProblemDetail.forStatusAndDetail(HttpStatusCode.valueOf(problem.status()), problem.detail());
         detail.setType(URI.create(problem.type()));
         detail.setTitle(problem.title());
         problem.extensions().forEach(detail::setProperty);

@@ -41,8 +41,11 @@ public class NotedPayments {
     @Transactional
     public Outcome<String> pay(Scope scope, IdempotencyKey key, Fingerprint fingerprint, String reference, Then then) {
         Outcome<String> outcome = idem.run(scope, key, fingerprint, tx -> {
-            Object id = tx.fetchValue("insert into payment (payer, amount_cents, reference) values (?, ?, ?) returning id",
-                    scope.value(), 100L, reference);
+            Object id = tx.fetchValue(
+                    "insert into payment (payer, amount_cents, reference) values (?, ?, ?) returning id",
+                    scope.value(),
+                    100L,
+                    reference);
             notes.save(new PaymentNote(reference));
             if (then == Then.REJECT) {
                 throw new Rejection("declined", "the payment was declined");
@@ -60,19 +63,22 @@ public class NotedPayments {
 
     /** A note saved, still pending, in a read-only transaction; then the call as {@link #pay}. */
     @Transactional(readOnly = true)
-    public Outcome<String> noteThenPayReadOnly(Scope scope, IdempotencyKey key, Fingerprint fingerprint,
-            String callersNote, String reference) {
+    public Outcome<String> noteThenPayReadOnly(
+            Scope scope, IdempotencyKey key, Fingerprint fingerprint, String callersNote, String reference) {
         notes.save(new PaymentNote(callersNote));
         return pay(scope, key, fingerprint, reference, Then.RETURN);
     }
 
     /** The payment through {@code tx} and a note with the given text through JPA. */
     @Transactional
-    public Outcome<String> payWithNote(Scope scope, IdempotencyKey key, Fingerprint fingerprint, String reference,
-            String note) {
+    public Outcome<String> payWithNote(
+            Scope scope, IdempotencyKey key, Fingerprint fingerprint, String reference, String note) {
         return idem.run(scope, key, fingerprint, tx -> {
-            Object id = tx.fetchValue("insert into payment (payer, amount_cents, reference) values (?, ?, ?) returning id",
-                    scope.value(), 100L, reference);
+            Object id = tx.fetchValue(
+                    "insert into payment (payer, amount_cents, reference) values (?, ?, ?) returning id",
+                    scope.value(),
+                    100L,
+                    reference);
             notes.save(new PaymentNote(note));
             return String.valueOf(id);
         });
@@ -83,8 +89,8 @@ public class NotedPayments {
      * context when the call begins; then the call as {@link #pay}.
      */
     @Transactional
-    public Outcome<String> noteThenPay(Scope scope, IdempotencyKey key, Fingerprint fingerprint, String callersNote,
-            String reference, Then then) {
+    public Outcome<String> noteThenPay(
+            Scope scope, IdempotencyKey key, Fingerprint fingerprint, String callersNote, String reference, Then then) {
         notes.save(new PaymentNote(callersNote));
         return pay(scope, key, fingerprint, reference, then);
     }
@@ -94,8 +100,8 @@ public class NotedPayments {
      * afterwards and commits. Returns the message of what it caught, or null.
      */
     @Transactional
-    public String payCatchingFailureThenNote(Scope scope, IdempotencyKey key, Fingerprint fingerprint, String reference,
-            Then then, String callersNote) {
+    public String payCatchingFailureThenNote(
+            Scope scope, IdempotencyKey key, Fingerprint fingerprint, String reference, Then then, String callersNote) {
         String caught = null;
         try {
             pay(scope, key, fingerprint, reference, then);

@@ -22,7 +22,8 @@ class PaymentController {
     }
 
     @PostMapping("/payments")
-    ResponseEntity<Object> pay(Scope scope, IdempotencyKey key, Fingerprint fingerprint, @RequestBody PaymentRequest request) {
+    ResponseEntity<Object> pay(
+            Scope scope, IdempotencyKey key, Fingerprint fingerprint, @RequestBody PaymentRequest request) {
         return IdempotentResponseEntities.of(payments.pay(scope, key, fingerprint, request), HttpStatus.CREATED);
     }
 

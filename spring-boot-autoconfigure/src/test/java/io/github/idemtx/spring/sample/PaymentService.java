@@ -32,8 +32,14 @@ class PaymentService {
             if (request.amountCents() <= 0) {
                 throw new Rejection("invalid-amount", "the amount must be positive");
             }
-            long id = tx.fetchValue("insert into payment (payer, amount_cents, reference) values (?, ?, ?) returning id",
-                    scope.value(), request.amountCents(), request.reference()) instanceof Number n ? n.longValue() : -1;
+            long id = tx.fetchValue(
+                                    "insert into payment (payer, amount_cents, reference) values (?, ?, ?) returning id",
+                                    scope.value(),
+                                    request.amountCents(),
+                                    request.reference())
+                            instanceof Number n
+                    ? n.longValue()
+                    : -1;
             return new Payment(id, scope.value(), request.amountCents(), request.reference());
         });
         if ("fail-after".equals(request.reference())) {
@@ -44,8 +50,11 @@ class PaymentService {
 
     @Transactional(readOnly = true)
     public Optional<Payment> find(Scope scope, long id) {
-        return dsl.resultQuery("select id, payer, amount_cents, reference from payment where id = ? and payer = ?",
-                id, scope.value()).fetchOptional(r -> new Payment(r.get(0, Long.class), r.get(1, String.class),
-                r.get(2, Long.class), r.get(3, String.class)));
+        return dsl.resultQuery(
+                        "select id, payer, amount_cents, reference from payment where id = ? and payer = ?",
+                        id,
+                        scope.value())
+                .fetchOptional(r -> new Payment(
+                        r.get(0, Long.class), r.get(1, String.class), r.get(2, Long.class), r.get(3, String.class)));
     }
 }

@@ -22,9 +22,11 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * test class path for {@code io.github.idemtx.spring.jpa}'s application; this one leaves it out, so
  * its transactions are {@code DataSourceTransactionManager}'s, as in an application without JPA.
  */
-@SpringBootApplication(excludeName = {
-        "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
-        "org.springframework.boot.data.jpa.autoconfigure.DataJpaRepositoriesAutoConfiguration"})
+@SpringBootApplication(
+        excludeName = {
+            "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
+            "org.springframework.boot.data.jpa.autoconfigure.DataJpaRepositoriesAutoConfiguration"
+        })
 public class PaymentsApplication {
 
     /** The test database's coordinates as Spring Boot properties; the app's tables and the claim table share its schema. */
@@ -32,13 +34,20 @@ public class PaymentsApplication {
         TestDatabase db = TestDatabase.get();
         String url = db.serverUrl() + (db.serverUrl().contains("?") ? "&" : "?") + "currentSchema=" + db.schema();
         return Map.of(
-                "spring.datasource.url", url,
-                "spring.datasource.username", db.user() == null ? "" : db.user(),
-                "spring.datasource.password", db.password() == null ? "" : db.password(),
-                "spring.flyway.schemas", db.schema(),
-                "spring.flyway.locations", "classpath:sample/migration",
-                "idemtx.schema", db.schema(),
-                "spring.jooq.sql-dialect", "POSTGRES");
+                "spring.datasource.url",
+                url,
+                "spring.datasource.username",
+                db.user() == null ? "" : db.user(),
+                "spring.datasource.password",
+                db.password() == null ? "" : db.password(),
+                "spring.flyway.schemas",
+                db.schema(),
+                "spring.flyway.locations",
+                "classpath:sample/migration",
+                "idemtx.schema",
+                db.schema(),
+                "spring.jooq.sql-dialect",
+                "POSTGRES");
     }
 
     public static void main(String[] args) {
@@ -64,12 +73,14 @@ public class PaymentsApplication {
                     return;
                 }
                 Principal user = authorization.substring(7)::trim;
-                chain.doFilter(new HttpServletRequestWrapper(request) {
-                    @Override
-                    public Principal getUserPrincipal() {
-                        return user;
-                    }
-                }, response);
+                chain.doFilter(
+                        new HttpServletRequestWrapper(request) {
+                            @Override
+                            public Principal getUserPrincipal() {
+                                return user;
+                            }
+                        },
+                        response);
             }
         };
     }

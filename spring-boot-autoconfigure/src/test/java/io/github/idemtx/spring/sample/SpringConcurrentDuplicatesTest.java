@@ -1,6 +1,5 @@
 package io.github.idemtx.spring.sample;
 
-import io.github.idemtx.db.testing.DatabaseTest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -8,6 +7,7 @@ import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.IdempotentTransaction;
 import io.github.idemtx.spring.Committed;
@@ -40,8 +40,8 @@ import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.dao.ConcurrencyFailureException;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -64,6 +64,7 @@ class SpringConcurrentDuplicatesTest {
 
     /** Callers of one key at once; groups of them work through keys side by side. */
     private static final int CALLERS_PER_KEY = 4;
+
     private static final int GROUPS = 4;
     private static final int KEYS_PER_GROUP = 250;
     /** Only a guard against a hang (a broken barrier fails the test); nothing here is timed. */
@@ -104,31 +105,38 @@ class SpringConcurrentDuplicatesTest {
         for (Map.Entry<String, Answers> e : answers.entrySet()) {
             List<Outcome<Payment>> outcomes = List.copyOf(e.getValue().outcomes());
             assertThat(outcomes).hasSize(CALLERS_PER_KEY);
-            List<Payment> executed = outcomes.stream().filter(o -> o instanceof Outcome.Executed<Payment>)
-                    .map(o -> ((Outcome.Executed<Payment>) o).value()).toList();
-            assertThat(executed).as("Executed for key %s: %s", e.getKey(), outcomes).hasSize(1);
+            List<Payment> executed = outcomes.stream()
+                    .filter(o -> o instanceof Outcome.Executed<Payment>)
+                    .map(o -> ((Outcome.Executed<Payment>) o).value())
+                    .toList();
+            assertThat(executed)
+                    .as("Executed for key %s: %s", e.getKey(), outcomes)
+                    .hasSize(1);
             for (Outcome<Payment> o : outcomes) {
                 if (o instanceof Outcome.Replayed<Payment> r) {
                     assertThat(r.value()).as("a replay answers the execution").isEqualTo(executed.get(0));
                 } else {
-                    assertThat(o).as("key %s", e.getKey())
+                    assertThat(o)
+                            .as("key %s", e.getKey())
                             .isInstanceOfAny(Outcome.Executed.class, Outcome.InProgress.class);
                 }
             }
-            assertThat(rows.get(e.getKey())).as("payment rows of key %s", e.getKey()).isEqualTo(1);
+            assertThat(rows.get(e.getKey()))
+                    .as("payment rows of key %s", e.getKey())
+                    .isEqualTo(1);
         }
         assertThat(rows).as("no payment without its key").hasSize(answers.size());
         // Not asserted (it depends on the interleaving), told so a run shows whether it met the narrow
         // race: a duplicate whose claim read the key just before the first committed and took the
         // key's lock just after, ran its work, met the row at its record (40001) and replayed. Its
         // payment id was drawn and rolled back, a gap in this test's ids (nobody else writes now).
-        System.out.println("SpringConcurrentDuplicatesTest: works run and undone for a duplicate that replayed: "
-                + undoneWorks());
+        System.out.println(
+                "SpringConcurrentDuplicatesTest: works run and undone for a duplicate that replayed: " + undoneWorks());
     }
 
     private long undoneWorks() {
-        return Committed.number("select max(id) - min(id) + 1 - count(*) from {schema}.payment where payer = ?",
-                scope.value());
+        return Committed.number(
+                "select max(id) - min(id) + 1 - count(*) from {schema}.payment where payer = ?", scope.value());
     }
 
     @Test
@@ -139,12 +147,16 @@ class SpringConcurrentDuplicatesTest {
         for (Map.Entry<String, Answers> e : answers.entrySet()) {
             List<Outcome<Payment>> outcomes = List.copyOf(e.getValue().outcomes());
             assertThat(outcomes).hasSize(CALLERS_PER_KEY);
-            assertThat(outcomes).as("key %s", e.getKey()).allSatisfy(o -> assertThat(o)
-                    .isInstanceOfAny(Outcome.Rejected.class, Outcome.InProgress.class));
+            assertThat(outcomes)
+                    .as("key %s", e.getKey())
+                    .allSatisfy(o -> assertThat(o).isInstanceOfAny(Outcome.Rejected.class, Outcome.InProgress.class));
             assertThat(outcomes.stream().filter(o -> o instanceof Outcome.Rejected<Payment> r && !r.replayed()))
-                    .as("recorded once for key %s: %s", e.getKey(), outcomes).hasSize(1);
+                    .as("recorded once for key %s: %s", e.getKey(), outcomes)
+                    .hasSize(1);
         }
-        assertThat(paymentsByReference()).as("a rejected work's payment is undone").isEmpty();
+        assertThat(paymentsByReference())
+                .as("a rejected work's payment is undone")
+                .isEmpty();
     }
 
     @Test
@@ -158,8 +170,8 @@ class SpringConcurrentDuplicatesTest {
         AtomicReference<Throwable> duplicateFailure = new AtomicReference<>();
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
-            Future<Outcome<String>> first = pool.submit(() -> repeatableRead().execute(status ->
-                    idem.run(scope, key, fingerprint, tx -> {
+            Future<Outcome<String>> first = pool.submit(() -> repeatableRead()
+                    .execute(status -> idem.run(scope, key, fingerprint, tx -> {
                         firstHolds.countDown();
                         await(firstMayFinish);
                         return write(tx, key);
@@ -167,10 +179,11 @@ class SpringConcurrentDuplicatesTest {
             await(firstHolds);
             Future<?> duplicate = pool.submit(() -> {
                 try {
-                    repeatableRead().executeWithoutResult(status -> idem.run(scope, key, fingerprint, tx -> {
-                        duplicateRan.set(true);
-                        return write(tx, key);
-                    }));
+                    repeatableRead()
+                            .executeWithoutResult(status -> idem.run(scope, key, fingerprint, tx -> {
+                                duplicateRan.set(true);
+                                return write(tx, key);
+                            }));
                 } catch (RuntimeException e) {
                     duplicateFailure.set(e);
                 }
@@ -184,7 +197,8 @@ class SpringConcurrentDuplicatesTest {
             firstMayFinish.countDown();
             pool.shutdownNow();
         }
-        assertThat(duplicateFailure.get()).as("the waiting duplicate's failure")
+        assertThat(duplicateFailure.get())
+                .as("the waiting duplicate's failure")
                 .isInstanceOf(ConcurrencyFailureException.class)
                 .satisfies(e -> assertThat(sqlState(e)).isEqualTo("40001"));
         assertThat(duplicateRan).as("it failed before its work").isFalse();
@@ -199,17 +213,20 @@ class SpringConcurrentDuplicatesTest {
         IdempotencyKey key = IdempotencyKey.of(UUID.randomUUID().toString());
         AtomicBoolean duplicateRan = new AtomicBoolean();
         assertThatThrownBy(() -> repeatableRead().executeWithoutResult(status -> {
-            dsl.fetchCount(dsl.selectOne()); // the caller's first statement takes the transaction's snapshot
-            // the first call commits on a connection of its own after that snapshot: invisible to it
-            TransactionTemplate other = repeatableRead();
-            other.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-            Outcome<String> firstCall = other.execute(s -> idem.run(scope, key, fingerprint, tx -> write(tx, key)));
-            assertThat(firstCall).isInstanceOf(Outcome.Executed.class);
-            idem.run(scope, key, fingerprint, tx -> {
-                duplicateRan.set(true); // the key's lock is free and its row out of sight: it runs
-                return write(tx, key);
-            });
-        })).isInstanceOf(ConcurrencyFailureException.class).satisfies(e -> assertThat(sqlState(e)).isEqualTo("40001"));
+                    dsl.fetchCount(dsl.selectOne()); // the caller's first statement takes the transaction's snapshot
+                    // the first call commits on a connection of its own after that snapshot: invisible to it
+                    TransactionTemplate other = repeatableRead();
+                    other.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+                    Outcome<String> firstCall =
+                            other.execute(s -> idem.run(scope, key, fingerprint, tx -> write(tx, key)));
+                    assertThat(firstCall).isInstanceOf(Outcome.Executed.class);
+                    idem.run(scope, key, fingerprint, tx -> {
+                        duplicateRan.set(true); // the key's lock is free and its row out of sight: it runs
+                        return write(tx, key);
+                    });
+                }))
+                .isInstanceOf(ConcurrencyFailureException.class)
+                .satisfies(e -> assertThat(sqlState(e)).isEqualTo("40001"));
         assertThat(duplicateRan).isTrue();
         assertThat(audits(key)).as("the duplicate's write is undone").isEqualTo(1);
         assertReplays(repeatableRead().execute(status -> idem.run(scope, key, fingerprint, tx -> write(tx, key))), key);
@@ -217,8 +234,10 @@ class SpringConcurrentDuplicatesTest {
     }
 
     private static void assertReplays(Outcome<String> outcome, IdempotencyKey key) {
-        assertThat(outcome).as("the retried transaction's call").isInstanceOfSatisfying(Outcome.Replayed.class,
-                r -> assertThat(r.value()).isEqualTo("done-" + key.value()));
+        assertThat(outcome)
+                .as("the retried transaction's call")
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("done-" + key.value()));
     }
 
     /**
@@ -247,8 +266,12 @@ class SpringConcurrentDuplicatesTest {
                             together.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
                             Answers of = answers.get(key);
                             try {
-                                of.outcomes().add(payments.pay(scope, IdempotencyKey.of(key), fingerprint,
-                                        new PaymentRequest(amountCents, key)));
+                                of.outcomes()
+                                        .add(payments.pay(
+                                                scope,
+                                                IdempotencyKey.of(key),
+                                                fingerprint,
+                                                new PaymentRequest(amountCents, key)));
                             } catch (RuntimeException e) {
                                 of.failures().add(e);
                             }
@@ -269,7 +292,8 @@ class SpringConcurrentDuplicatesTest {
     private static void assertNoFailures(Map<String, Answers> answers) {
         List<String> failures = new ArrayList<>();
         answers.values().forEach(a -> a.failures().forEach(e -> failures.add(stackTrace(e))));
-        assertThat(failures).as("exceptions out of run (%d calls)", GROUPS * KEYS_PER_GROUP * CALLERS_PER_KEY)
+        assertThat(failures)
+                .as("exceptions out of run (%d calls)", GROUPS * KEYS_PER_GROUP * CALLERS_PER_KEY)
                 .isEmpty();
     }
 

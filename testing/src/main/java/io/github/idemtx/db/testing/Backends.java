@@ -84,7 +84,8 @@ public final class Backends implements AutoCloseable {
      */
     public boolean kill(Connection connection) {
         int pid;
-        try (java.sql.Statement s = connection.createStatement(); ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
+        try (java.sql.Statement s = connection.createStatement();
+                ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
             rs.next();
             pid = rs.getInt(1);
         } catch (SQLException e) {
@@ -133,8 +134,12 @@ public final class Backends implements AutoCloseable {
      * {@code running} says no or the thread is interrupted; reports each kill's state to {@code killed}.
      * Runs on the calling thread.
      */
-    public void killRepeatedly(String application, double idleChance, LongSupplier pauseMillis,
-            BooleanSupplier running, Consumer<String> killed) {
+    public void killRepeatedly(
+            String application,
+            double idleChance,
+            LongSupplier pauseMillis,
+            BooleanSupplier running,
+            Consumer<String> killed) {
         try {
             while (running.getAsBoolean()) {
                 Thread.sleep(pauseMillis.getAsLong());

@@ -82,7 +82,8 @@ public final class Concurrently {
         }
     }
 
-    private static <V> List<Result<V>> collect(List<? extends Future<? extends V>> futures) throws InterruptedException {
+    private static <V> List<Result<V>> collect(List<? extends Future<? extends V>> futures)
+            throws InterruptedException {
         List<Result<V>> results = new ArrayList<>();
         for (Future<? extends V> f : futures) {
             try {

@@ -72,13 +72,17 @@ public final class ConnectionCheck {
         }
     }
 
-    private static Optional<Failure> unsupported(DatabaseMetaData meta, String url, Settings settings) throws SQLException {
+    private static Optional<Failure> unsupported(DatabaseMetaData meta, String url, Settings settings)
+            throws SQLException {
         String product = meta.getDatabaseProductName();
         int major = meta.getDatabaseMajorVersion();
         if (!"PostgreSQL".equalsIgnoreCase(product) || major < OLDEST_SUPPORTED_VERSION) {
-            return Optional.of(new Failure(Problem.UNSUPPORTED_SERVER, "the server at " + url + " runs " + product + " "
-                    + meta.getDatabaseProductVersion() + "; idemtx needs PostgreSQL " + OLDEST_SUPPORTED_VERSION
-                    + " or newer: upgrade it, or set " + settings.urlVariable() + " to a newer server", null));
+            return Optional.of(new Failure(
+                    Problem.UNSUPPORTED_SERVER,
+                    "the server at " + url + " runs " + product + " "
+                            + meta.getDatabaseProductVersion() + "; idemtx needs PostgreSQL " + OLDEST_SUPPORTED_VERSION
+                            + " or newer: upgrade it, or set " + settings.urlVariable() + " to a newer server",
+                    null));
         }
         return Optional.empty();
     }
@@ -86,36 +90,57 @@ public final class ConnectionCheck {
     /** What {@code e}, thrown by connecting to {@code url} as {@code user}, means for the user. */
     public static Failure diagnose(SQLException e, String url, String user, Settings settings) {
         String state = e.getSQLState() == null ? "" : e.getSQLState();
-        String who = user != null ? "user '" + user + "'"
+        String who = user != null
+                ? "user '" + user + "'"
                 : "user '" + System.getProperty("user.name") + "' (" + settings.userVariable()
                         + " is unset, so pgjdbc used the operating-system user)";
         String server = serverWords(e);
         if (state.equals("28P01") || state.equals("28000")) {
-            return new Failure(Problem.AUTHENTICATION, "the server at " + url + " refused " + who + ": " + server
-                    + " (SQLSTATE " + state + "); set " + settings.userVariable() + " and " + settings.passwordVariable()
-                    + " to a role it accepts", e);
+            return new Failure(
+                    Problem.AUTHENTICATION,
+                    "the server at " + url + " refused " + who + ": " + server
+                            + " (SQLSTATE " + state + "); set " + settings.userVariable() + " and "
+                            + settings.passwordVariable()
+                            + " to a role it accepts",
+                    e);
         }
         if (state.equals("3D000")) {
-            return new Failure(Problem.DATABASE_MISSING, "the server at " + url + " answered, but " + server
-                    + " (SQLSTATE 3D000): create it (createdb), or name an existing database in " + settings.urlVariable(), e);
+            return new Failure(
+                    Problem.DATABASE_MISSING,
+                    "the server at " + url + " answered, but " + server
+                            + " (SQLSTATE 3D000): create it (createdb), or name an existing database in "
+                            + settings.urlVariable(),
+                    e);
         }
         Throwable io = ioCause(e);
         if (io != null || state.equals("08001") || state.equals("08004") && server.contains("refused")) {
-            String why = io instanceof ConnectException ? "connection refused: nothing listens there"
-                    : io instanceof UnknownHostException ? "unknown host " + io.getMessage()
-                    : io instanceof NoRouteToHostException ? "no route to the host"
-                    : io instanceof SocketTimeoutException ? "no answer within 3 s"
-                    : String.valueOf(e.getMessage());
-            return new Failure(Problem.UNREACHABLE, "no PostgreSQL answers at " + url + " (" + why + "): start one there,"
-                    + " or set " + settings.urlVariable() + " to one that runs", e);
+            String why = io instanceof ConnectException
+                    ? "connection refused: nothing listens there"
+                    : io instanceof UnknownHostException
+                            ? "unknown host " + io.getMessage()
+                            : io instanceof NoRouteToHostException
+                                    ? "no route to the host"
+                                    : io instanceof SocketTimeoutException
+                                            ? "no answer within 3 s"
+                                            : String.valueOf(e.getMessage());
+            return new Failure(
+                    Problem.UNREACHABLE,
+                    "no PostgreSQL answers at " + url + " (" + why + "): start one there," + " or set "
+                            + settings.urlVariable() + " to one that runs",
+                    e);
         }
-        return new Failure(Problem.OTHER, "connecting to " + url + " as " + who + " failed: " + server
-                + (state.isEmpty() ? "" : " (SQLSTATE " + state + ")"), e);
+        return new Failure(
+                Problem.OTHER,
+                "connecting to " + url + " as " + who + " failed: " + server
+                        + (state.isEmpty() ? "" : " (SQLSTATE " + state + ")"),
+                e);
     }
 
     /** The server's own words for {@code e}, else the driver's. */
     private static String serverWords(SQLException e) {
-        if (e instanceof PSQLException p && p.getServerErrorMessage() != null && p.getServerErrorMessage().getMessage() != null) {
+        if (e instanceof PSQLException p
+                && p.getServerErrorMessage() != null
+                && p.getServerErrorMessage().getMessage() != null) {
             return p.getServerErrorMessage().getMessage();
         }
         return String.valueOf(e.getMessage());
@@ -123,7 +148,9 @@ public final class ConnectionCheck {
 
     private static Throwable ioCause(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-            if (c instanceof ConnectException || c instanceof UnknownHostException || c instanceof NoRouteToHostException
+            if (c instanceof ConnectException
+                    || c instanceof UnknownHostException
+                    || c instanceof NoRouteToHostException
                     || c instanceof SocketTimeoutException) {
                 return c;
             }

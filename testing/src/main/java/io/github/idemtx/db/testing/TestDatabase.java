@@ -52,8 +52,8 @@ public final class TestDatabase {
      * PgBouncer, in step with each client, whenever a client lands on a server connection): the
      * connection's own, not state a transaction left behind.
      */
-    private static final Set<String> SET_AT_CONNECT = Set.of("client_encoding", "datestyle", "timezone",
-            "standard_conforming_strings", "application_name");
+    private static final Set<String> SET_AT_CONNECT =
+            Set.of("client_encoding", "datestyle", "timezone", "standard_conforming_strings", "application_name");
 
     private static TestDatabase instance;
     private static RuntimeException failure;
@@ -93,7 +93,8 @@ public final class TestDatabase {
             Runtime.getRuntime().addShutdownHook(new Thread(db::dropSchema, "drop-test-schema"));
             if (Boolean.getBoolean(PGBOUNCER_PROPERTY)) {
                 db.pgBouncer = PgBouncer.start(PgBouncer.ServerAddress.parse(db.url, db.user, db.password), db.schema);
-                System.out.println("database tests run through " + db.pgBouncer.describe() + ", in front of " + db.origin);
+                System.out.println(
+                        "database tests run through " + db.pgBouncer.describe() + ", in front of " + db.origin);
             }
             instance = db;
             return db;
@@ -104,11 +105,12 @@ public final class TestDatabase {
     }
 
     /** The settings' names, for messages. */
-    public static final ConnectionCheck.Settings SETTINGS = new ConnectionCheck.Settings(URL_ENV, USER_ENV, PASSWORD_ENV);
+    public static final ConnectionCheck.Settings SETTINGS =
+            new ConnectionCheck.Settings(URL_ENV, USER_ENV, PASSWORD_ENV);
 
     private static TestDatabase resolve() {
-        LocalPostgres found = LocalPostgres.resolve(System.getenv(URL_ENV), System.getenv(USER_ENV),
-                System.getenv(PASSWORD_ENV), SETTINGS);
+        LocalPostgres found = LocalPostgres.resolve(
+                System.getenv(URL_ENV), System.getenv(USER_ENV), System.getenv(PASSWORD_ENV), SETTINGS);
         System.out.println("database tests: " + found.describe());
         TestDatabase db = new TestDatabase(found.url(), found.user(), found.password(), found.describe());
         db.local = found;
@@ -200,7 +202,8 @@ public final class TestDatabase {
         });
     }
 
-    private HikariDataSource newPool(String jdbcUrl, int maxSize, java.util.function.Consumer<HikariConfig> customizer) {
+    private HikariDataSource newPool(
+            String jdbcUrl, int maxSize, java.util.function.Consumer<HikariConfig> customizer) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(jdbcUrl);
         if (user != null) {
@@ -238,7 +241,9 @@ public final class TestDatabase {
             if (stop.getAsBoolean()) {
                 return false;
             }
-            try (Connection c = connect(); Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
+            try (Connection c = connect();
+                    Statement s = c.createStatement();
+                    java.sql.ResultSet rs = s.executeQuery(sql)) {
                 rs.next();
                 if (rs.getInt(1) >= n) {
                     return true;
@@ -247,7 +252,8 @@ public final class TestDatabase {
                 throw new IllegalStateException("cannot read pg_stat_activity", e);
             }
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("no " + n + " session(s) where " + condition + " started waiting on a lock within 30 s");
+                throw new AssertionError(
+                        "no " + n + " session(s) where " + condition + " started waiting on a lock within 30 s");
             }
             Thread.sleep(5);
         }
@@ -255,7 +261,8 @@ public final class TestDatabase {
 
     /** Runs one statement in autocommit mode on a fresh connection. */
     public void execute(String sql) {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
             throw new IllegalStateException("test database statement failed: " + sql, e);
@@ -270,7 +277,8 @@ public final class TestDatabase {
         try {
             execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         } catch (RuntimeException e) {
-            System.err.println("could not drop test schema " + schema + ": " + e.getMessage().toLowerCase(Locale.ROOT));
+            System.err.println("could not drop test schema " + schema + ": "
+                    + e.getMessage().toLowerCase(Locale.ROOT));
         }
     }
 
@@ -293,8 +301,8 @@ public final class TestDatabase {
         int connections = pool.getMaximumPoolSize();
         if (pgBouncer != null) {
             if (connections < pgBouncer.poolSize()) {
-                throw new IllegalArgumentException("a pool of " + connections + " cannot reach all " + pgBouncer.poolSize()
-                        + " server connections behind PgBouncer");
+                throw new IllegalArgumentException("a pool of " + connections + " cannot reach all "
+                        + pgBouncer.poolSize() + " server connections behind PgBouncer");
             }
             connections = pgBouncer.poolSize();
         }
@@ -329,7 +337,9 @@ public final class TestDatabase {
                         if (rs.getString(2) != null) {
                             found.add("settings " + rs.getString(2));
                         }
-                        String[] kinds = {"advisory locks", "prepared statements", "cursors", "LISTENs", "temporary tables"};
+                        String[] kinds = {
+                            "advisory locks", "prepared statements", "cursors", "LISTENs", "temporary tables"
+                        };
                         for (int k = 0; k < kinds.length; k++) {
                             if (rs.getLong(3 + k) > 0) {
                                 found.add(rs.getLong(3 + k) + " " + kinds[k]);

@@ -192,7 +192,8 @@ public final class ThrowawayCluster implements AutoCloseable {
         if (Files.isDirectory(debian)) {
             try (Stream<Path> versions = Files.list(debian)) {
                 versions.map(v -> v.resolve("bin"))
-                        .sorted(Comparator.comparing((Path p) -> majorVersion(p.getParent())).reversed())
+                        .sorted(Comparator.comparing((Path p) -> majorVersion(p.getParent()))
+                                .reversed())
                         .forEach(candidates::add);
             } catch (IOException e) {
                 // unreadable: as if absent
@@ -214,10 +215,13 @@ public final class ThrowawayCluster implements AutoCloseable {
 
     private static Optional<Path> pgConfigBindir() {
         try {
-            Process p = new ProcessBuilder("pg_config", "--bindir").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder("pg_config", "--bindir")
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 && !out.isEmpty()
-                    ? Optional.of(Path.of(out)) : Optional.empty();
+                    ? Optional.of(Path.of(out))
+                    : Optional.empty();
         } catch (IOException e) {
             return Optional.empty();
         } catch (InterruptedException e) {
@@ -346,9 +350,12 @@ public final class ThrowawayCluster implements AutoCloseable {
         public void init() {
             container.start();
             exec("initdb", "-D", DATA, "-A", "trust", "-U", USER, "-E", "UTF8", "--no-locale", "--no-sync");
-            exec("sh", "-c", "printf '%s\\n' \"listen_addresses = '*'\" 'fsync = on' 'synchronous_commit = on'"
-                    + " 'max_connections = 60' >> " + DATA + "/postgresql.conf"
-                    + " && echo 'host all all all trust' >> " + DATA + "/pg_hba.conf");
+            exec(
+                    "sh",
+                    "-c",
+                    "printf '%s\\n' \"listen_addresses = '*'\" 'fsync = on' 'synchronous_commit = on'"
+                            + " 'max_connections = 60' >> " + DATA + "/postgresql.conf"
+                            + " && echo 'host all all all trust' >> " + DATA + "/pg_hba.conf");
         }
 
         @Override
@@ -362,8 +369,8 @@ public final class ThrowawayCluster implements AutoCloseable {
             try {
                 Container.ExecResult r = container.execInContainerWithUser(USER, command);
                 if (r.getExitCode() != 0) {
-                    throw new IllegalStateException("failed (exit " + r.getExitCode() + "): " + String.join(" ", command)
-                            + "\n" + r.getStdout() + r.getStderr());
+                    throw new IllegalStateException("failed (exit " + r.getExitCode() + "): "
+                            + String.join(" ", command) + "\n" + r.getStdout() + r.getStderr());
                 }
                 return r.getStdout();
             } catch (IOException e) {

@@ -68,7 +68,8 @@ public class Timings {
      * Runs {@code call} with {@code listeners} told of its start and of its end, with these timings,
      * whatever it returns or throws (then rethrown unchanged).
      */
-    public <O extends RemoteOutcome<?>> O observe(Listeners listeners, String operation, Scope scope, Supplier<O> call) {
+    public <O extends RemoteOutcome<?>> O observe(
+            Listeners listeners, String operation, Scope scope, Supplier<O> call) {
         return call.get();
     }
 
@@ -97,13 +98,15 @@ public class Timings {
         }
 
         @Override
-        public <O extends RemoteOutcome<?>> O observe(Listeners listeners, String operation, Scope scope, Supplier<O> call) {
+        public <O extends RemoteOutcome<?>> O observe(
+                Listeners listeners, String operation, Scope scope, Supplier<O> call) {
             Listeners.Started started = listeners.started(operation, scope);
             O outcome;
             try {
                 outcome = call.get();
             } catch (RuntimeException | Error e) {
-                listeners.finished(event(operation, CallEvent.Result.FAILED, e.getClass().getName(), scope), started);
+                listeners.finished(
+                        event(operation, CallEvent.Result.FAILED, e.getClass().getName(), scope), started);
                 throw e;
             }
             listeners.finished(event(operation, CallEvent.Result.of(outcome), null, scope), started);

@@ -21,13 +21,21 @@ import org.jspecify.annotations.Nullable;
  */
 // arrays, compared by identity in equals: these rows are read and taken apart, never compared or hashed
 @SuppressWarnings("ArrayRecordComponent")
-public record ClaimRow(ClaimState state, byte @Nullable [] fingerprint, byte @Nullable [] result,
-        @Nullable Instant completedAt, @Nullable Instant createdAt, @Nullable String effect, long fence,
-        boolean leaseExpired, byte @Nullable [] request, int lookups) {
+public record ClaimRow(
+        ClaimState state,
+        byte @Nullable [] fingerprint,
+        byte @Nullable [] result,
+        @Nullable Instant completedAt,
+        @Nullable Instant createdAt,
+        @Nullable String effect,
+        long fence,
+        boolean leaseExpired,
+        byte @Nullable [] request,
+        int lookups) {
 
     /** {@return a row as the in-transaction door reads it: its answer, nothing of an effect} */
-    public static ClaimRow answer(ClaimState state, byte @Nullable [] fingerprint, byte @Nullable [] result,
-            @Nullable Instant completedAt) {
+    public static ClaimRow answer(
+            ClaimState state, byte @Nullable [] fingerprint, byte @Nullable [] result, @Nullable Instant completedAt) {
         return new ClaimRow(state, fingerprint, result, completedAt, null, null, 0, false, null, 0);
     }
 }

@@ -21,12 +21,15 @@ public final class ClaimStatements {
     private static final String PRIMARY_KEY = "idempotency_claim_pk";
 
     /** The completed row's columns and values, parameters in {@link #bind}'s order; the claim began with the transaction. */
-    private static final String ROW_COLUMNS = "({scope}, {idem_key}, {fingerprint}, {state}, {result}, {created_at},"
-            + " {completed_at}, {expires_at})";
-    private static final String ROW_VALUES = "?, ?, ?, ?, ?, now(), clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond'";
+    private static final String ROW_COLUMNS =
+            "({scope}, {idem_key}, {fingerprint}, {state}, {result}, {created_at}," + " {completed_at}, {expires_at})";
+
+    private static final String ROW_VALUES =
+            "?, ?, ?, ?, ?, now(), clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond'";
     /** Of a row the key's caller may see: an effect's row answers no call of this door (its fingerprint reads as absent). */
-    private static final String ANSWER_COLUMNS = "c.{state}, case when c.{effect} is null then c.{fingerprint} end as fingerprint,"
-            + " case when c.{fingerprint} = ? and c.{effect} is null then c.{result} end as result, c.{completed_at}";
+    private static final String ANSWER_COLUMNS =
+            "c.{state}, case when c.{effect} is null then c.{fingerprint} end as fingerprint,"
+                    + " case when c.{fingerprint} = ? and c.{effect} is null then c.{result} end as result, c.{completed_at}";
 
     private final String claimSql;
     private final String awaitSql;
@@ -56,7 +59,8 @@ public final class ClaimStatements {
                       from (select) as one left join {claims} as c on c.{scope} = ? and c.{idem_key} = ?) as r
                 """.formatted(ANSWER_COLUMNS));
         // Step 2, only when someone holds the key's lock: wait for the holder, bounded
-        this.awaitSql = t.sql(StatementKind.AWAIT,
+        this.awaitSql = t.sql(
+                StatementKind.AWAIT,
                 "select live, state, fingerprint, result, completed_at, true from {await}(?, ?, ?, ?, ?)");
 
         // Step 3: the completed row, written once. The hot path is a plain INSERT with COMMIT in one
@@ -64,13 +68,16 @@ public final class ClaimStatements {
         // no-op). An expired row, a failure and a savepoint's record go through the upsert instead
         // (its WHERE lets a live row win, and it reports the completion time); the COMMIT follows
         // on its own.
-        this.insertAndCommitSql = t.sql(StatementKind.RECORD_AND_COMMIT,
+        this.insertAndCommitSql = t.sql(
+                StatementKind.RECORD_AND_COMMIT,
                 "insert into {claims} " + ROW_COLUMNS + " values (" + ROW_VALUES + "); commit");
         // After that insert met the key: ROLLBACK of the aborted transaction and the read of the live
         // row that took it, in one round trip (the SELECT runs on its own, outside any transaction:
         // pgjdbc sends no BEGIN while the transaction is aborted)
-        this.rereadSql = t.sql(StatementKind.REREAD, "rollback; select " + ANSWER_COLUMNS
-                + " from {claims} as c where c.{scope} = ? and c.{idem_key} = ? and c.{expires_at} > clock_timestamp()");
+        this.rereadSql = t.sql(
+                StatementKind.REREAD,
+                "rollback; select " + ANSWER_COLUMNS
+                        + " from {claims} as c where c.{scope} = ? and c.{idem_key} = ? and c.{expires_at} > clock_timestamp()");
         // ClaimMode.WORK_FIRST: the same row and COMMIT in one round trip, as the claim itself. The
         // "bound" CTE saves lock_timeout and sets it (transaction-local) to what is left of the call's
         // wait before the row is inserted, so a wait on a concurrent holder's uncommitted row is
@@ -220,7 +227,10 @@ public final class ClaimStatements {
         if (live) {
             OffsetDateTime completedAt = rs.getObject(5, OffsetDateTime.class);
             // a negative state is a row this same transaction recorded joined, before its commit
-            return new Claim.Answered(ClaimRow.answer(ClaimState.of(rs.getShort(2)), rs.getBytes(3), rs.getBytes(4),
+            return new Claim.Answered(ClaimRow.answer(
+                    ClaimState.of(rs.getShort(2)),
+                    rs.getBytes(3),
+                    rs.getBytes(4),
                     completedAt == null ? null : completedAt.toInstant()));
         }
         if (!rs.getBoolean(6)) {
@@ -240,8 +250,18 @@ public final class ClaimStatements {
      *
      * @throws SQLException as the driver reports it
      */
-    public @Nullable Instant record(Connection connection, Claim.Held claim, String scope, String key, byte[] fingerprint,
-            ClaimState outcome, byte @Nullable [] result, long ttlMs, boolean commit, boolean joined) throws SQLException {
+    public @Nullable Instant record(
+            Connection connection,
+            Claim.Held claim,
+            String scope,
+            String key,
+            byte[] fingerprint,
+            ClaimState outcome,
+            byte @Nullable [] result,
+            long ttlMs,
+            boolean commit,
+            boolean joined)
+            throws SQLException {
         short state = joined ? outcome.joinedCode() : outcome.code();
         if (commit && claim.recordCarriesCommit()) {
             try (PreparedStatement ps = connection.prepareStatement(insertAndCommitSql)) {
@@ -282,8 +302,15 @@ public final class ClaimStatements {
      *
      * @throws SQLException as the driver reports it (a lost connection: the commit's outcome is unknown)
      */
-    public RecordedFirst claimByRecord(Connection connection, String scope, String key, byte[] fingerprint,
-            byte @Nullable [] result, long ttlMs, int waitMs) throws SQLException {
+    public RecordedFirst claimByRecord(
+            Connection connection,
+            String scope,
+            String key,
+            byte[] fingerprint,
+            byte @Nullable [] result,
+            long ttlMs,
+            int waitMs)
+            throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(claimByRecordSql)) {
             ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
             ps.setLong(2, Digests.lockId(scope, key));
@@ -329,15 +356,26 @@ public final class ClaimStatements {
                     return null;
                 }
                 OffsetDateTime completedAt = rs.getObject(4, OffsetDateTime.class);
-                return new Claim.Answered(ClaimRow.answer(ClaimState.of(rs.getShort(1)), rs.getBytes(2), rs.getBytes(3),
+                return new Claim.Answered(ClaimRow.answer(
+                        ClaimState.of(rs.getShort(1)),
+                        rs.getBytes(2),
+                        rs.getBytes(3),
                         completedAt == null ? null : completedAt.toInstant()));
             }
         }
     }
 
     /** Binds the row's values from parameter {@code first} on, in the claim table's column order. */
-    private static void bind(PreparedStatement ps, int first, String scope, String key, byte[] fingerprint, short state,
-            byte @Nullable [] result, long ttlMs) throws SQLException {
+    private static void bind(
+            PreparedStatement ps,
+            int first,
+            String scope,
+            String key,
+            byte[] fingerprint,
+            short state,
+            byte @Nullable [] result,
+            long ttlMs)
+            throws SQLException {
         ps.setString(first, scope);
         ps.setString(first + 1, key);
         ps.setBytes(first + 2, fingerprint);
@@ -347,8 +385,10 @@ public final class ClaimStatements {
     }
 
     private static SQLException committedFirst(@Nullable SQLException cause) {
-        return new SQLException("another call with this idempotency key committed first; retry",
-                SqlStates.SERIALIZATION_FAILURE, cause);
+        return new SQLException(
+                "another call with this idempotency key committed first; retry",
+                SqlStates.SERIALIZATION_FAILURE,
+                cause);
     }
 
     /**

@@ -30,8 +30,8 @@ public final class ClaimTable {
      * call takes over, or a refusal recorded before any remote call): a placeholder list, for a
      * template's SET clause.
      */
-    public static final String NO_EFFECT = "{request} = null, {fence} = null, {lease_until} = null, {lookups} = null,"
-            + " {next_lookup_at} = null";
+    public static final String NO_EFFECT =
+            "{request} = null, {fence} = null, {lease_until} = null, {lookups} = null," + " {next_lookup_at} = null";
 
     private static final Pattern PLACEHOLDER = Pattern.compile("\\{([A-Za-z_]+)}");
 
@@ -41,9 +41,11 @@ public final class ClaimTable {
     /** @param schema the schema holding the claim table */
     public ClaimTable(String schema) {
         this.schema = schema;
-        DSLContext render = DSL.using(SQLDialect.POSTGRES, new Settings()
-                .withRenderMapping(new RenderMapping()
-                        .withSchemata(new MappedSchema().withInput("").withOutput(schema))));
+        DSLContext render = DSL.using(
+                SQLDialect.POSTGRES,
+                new Settings()
+                        .withRenderMapping(new RenderMapping()
+                                .withSchemata(new MappedSchema().withInput("").withOutput(schema))));
         names.put("claims", render.render(IDEMPOTENCY_CLAIM));
         names.put("await", render.render(DSL.name(schema, "idempotency_await")));
         for (Field<?> column : IDEMPOTENCY_CLAIM.fields()) {

@@ -37,7 +37,8 @@ public final class Digests {
      * the old charge); bounded and opaque.
      */
     public static String downstreamKey(String effect, String scope, String key, Instant claimedAt) {
-        long micros = Math.addExact(Math.multiplyExact(claimedAt.getEpochSecond(), 1_000_000L), claimedAt.getNano() / 1_000);
+        long micros =
+                Math.addExact(Math.multiplyExact(claimedAt.getEpochSecond(), 1_000_000L), claimedAt.getNano() / 1_000);
         byte[] digest = sha256(utf8(scope), utf8(key), Long.toString(micros).getBytes(StandardCharsets.US_ASCII));
         return effect + ":" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
     }

@@ -27,8 +27,8 @@ public final class EffectStatements {
             + " {expires_at} = clock_timestamp() + ? * interval '1 millisecond',"
             + " {request} = null, {lease_until} = null, {next_lookup_at} = null";
     /** A claim is its fence and its start together ({@link #at}). */
-    private static final String THIS_CLAIM = "{scope} = ? and {idem_key} = ? and {state} = {IN_FLIGHT} and {fence} = ?"
-            + " and {created_at} = ?";
+    private static final String THIS_CLAIM =
+            "{scope} = ? and {idem_key} = ? and {state} = {IN_FLIGHT} and {fence} = ?" + " and {created_at} = ?";
 
     private final String claimSql;
     private final String claimAndCommitSql;
@@ -88,7 +88,8 @@ public final class EffectStatements {
                 where %s and {lease_until} <= clock_timestamp()
                 returning {fence}
                 """.formatted(THIS_CLAIM));
-        this.recordSql = t.sql(StatementKind.EFFECT_RECORD,
+        this.recordSql = t.sql(
+                StatementKind.EFFECT_RECORD,
                 "update {claims} set " + SETTLE + " where " + THIS_CLAIM + " returning {completed_at}");
         // a definite answer whose holder lost its fence: kept while this claim (its start) is not
         // settled, by whoever holds it now; the unsettled states under the row lock let one record win
@@ -165,8 +166,16 @@ public final class EffectStatements {
 
     /** A claim the recoverer took over, or one of the reconciliation list. */
     @SuppressWarnings("ArrayRecordComponent") // read and taken apart, never compared or hashed
-    public record Stuck(Scope scope, IdempotencyKey key, ClaimState state, byte @Nullable [] request, long fence,
-            int lookups, @Nullable Instant since, @Nullable Instant leaseUntil, @Nullable Instant nextLookupAt,
+    public record Stuck(
+            Scope scope,
+            IdempotencyKey key,
+            ClaimState state,
+            byte @Nullable [] request,
+            long fence,
+            int lookups,
+            @Nullable Instant since,
+            @Nullable Instant leaseUntil,
+            @Nullable Instant nextLookupAt,
             Instant createdAt) {}
 
     /**
@@ -177,8 +186,17 @@ public final class EffectStatements {
      * @param commit send the COMMIT with the insert (one round trip): the transaction ends either way
      *     (nothing is committed when a live row is there), so nothing else may be in it
      */
-    public @Nullable Claimed claim(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, String effect,
-            byte @Nullable [] request, long leaseMillis, long waitMs, boolean commit) throws SQLException {
+    public @Nullable Claimed claim(
+            Connection c,
+            Scope scope,
+            IdempotencyKey key,
+            byte[] fingerprint,
+            String effect,
+            byte @Nullable [] request,
+            long leaseMillis,
+            long waitMs,
+            boolean commit)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(commit ? claimAndCommitSql : claimSql)) {
             ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
             ps.setString(2, scope.value());
@@ -206,22 +224,39 @@ public final class EffectStatements {
                     return null;
                 }
                 Timestamp completed = rs.getTimestamp(4);
-                return new ClaimRow(ClaimState.of(rs.getShort(1)), rs.getBytes(2), rs.getBytes(3),
-                        completed == null ? null : completed.toInstant(), rs.getTimestamp(10).toInstant(), rs.getString(9),
-                        rs.getLong(5), rs.getBoolean(6), rs.getBytes(7), rs.getInt(8));
+                return new ClaimRow(
+                        ClaimState.of(rs.getShort(1)),
+                        rs.getBytes(2),
+                        rs.getBytes(3),
+                        completed == null ? null : completed.toInstant(),
+                        rs.getTimestamp(10).toInstant(),
+                        rs.getString(9),
+                        rs.getLong(5),
+                        rs.getBoolean(6),
+                        rs.getBytes(7),
+                        rs.getInt(8));
             }
         }
     }
 
     /** Takes over an in-flight claim whose lease has passed, if it still carries {@code fence}; the new fence or null. */
-    public @Nullable Long takeOver(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
+    public @Nullable Long takeOver(
+            Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
             throws SQLException {
         return leased(c, takeOverSql, scope, key, fence, claimedAt, leaseMillis);
     }
 
     /** Records the outcome if {@code fence} is still the claim's; when recorded, or null if the fence was lost. */
-    public @Nullable Instant record(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt,
-            ClaimState state, byte @Nullable [] result, long ttlMillis) throws SQLException {
+    public @Nullable Instant record(
+            Connection c,
+            Scope scope,
+            IdempotencyKey key,
+            long fence,
+            Instant claimedAt,
+            ClaimState state,
+            byte @Nullable [] result,
+            long ttlMillis)
+            throws SQLException {
         return settle(c, recordSql, scope, key, fence, claimedAt, state, result, ttlMillis);
     }
 
@@ -229,14 +264,30 @@ public final class EffectStatements {
      * Records a definite answer whose holder's fence was lost, if the claim that began at
      * {@code claimedAt} is still unsettled (in flight or needing reconciliation); when, or null.
      */
-    public @Nullable Instant recordLate(Connection c, Scope scope, IdempotencyKey key, Instant claimedAt, ClaimState state,
-            byte @Nullable [] result, long ttlMillis) throws SQLException {
+    public @Nullable Instant recordLate(
+            Connection c,
+            Scope scope,
+            IdempotencyKey key,
+            Instant claimedAt,
+            ClaimState state,
+            byte @Nullable [] result,
+            long ttlMillis)
+            throws SQLException {
         return settle(c, recordLateSql, scope, key, null, claimedAt, state, result, ttlMillis);
     }
 
     /** A record of the claim that began at {@code claimedAt}, fenced unless {@code fence} is null; when, or null. */
-    private static @Nullable Instant settle(Connection c, String sql, Scope scope, IdempotencyKey key, @Nullable Long fence,
-            Instant claimedAt, ClaimState state, byte @Nullable [] result, long ttlMillis) throws SQLException {
+    private static @Nullable Instant settle(
+            Connection c,
+            String sql,
+            Scope scope,
+            IdempotencyKey key,
+            @Nullable Long fence,
+            Instant claimedAt,
+            ClaimState state,
+            byte @Nullable [] result,
+            long ttlMillis)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int next = bindOutcome(ps, state, result, ttlMillis, scope, key);
             if (fence != null) {
@@ -250,8 +301,14 @@ public final class EffectStatements {
     }
 
     /** Binds the outcome's state, result and TTL, then scope and key, as every settling statement starts; the next index. */
-    private static int bindOutcome(PreparedStatement ps, ClaimState state, byte @Nullable [] result, long ttlMillis, Scope scope,
-            IdempotencyKey key) throws SQLException {
+    private static int bindOutcome(
+            PreparedStatement ps,
+            ClaimState state,
+            byte @Nullable [] result,
+            long ttlMillis,
+            Scope scope,
+            IdempotencyKey key)
+            throws SQLException {
         ps.setShort(1, state.code());
         ps.setBytes(2, result);
         ps.setLong(3, ttlMillis);
@@ -261,8 +318,15 @@ public final class EffectStatements {
     }
 
     /** Records a refusal of the local writes on a fresh or expired key; when, or null if a live row is there. */
-    public @Nullable Instant fail(Connection c, Scope scope, IdempotencyKey key, byte[] fingerprint, byte[] failure,
-            long ttlMillis, String effect) throws SQLException {
+    public @Nullable Instant fail(
+            Connection c,
+            Scope scope,
+            IdempotencyKey key,
+            byte[] fingerprint,
+            byte[] failure,
+            long ttlMillis,
+            String effect)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(failSql)) {
             ps.setString(1, scope.value());
             ps.setString(2, key.value());
@@ -281,8 +345,16 @@ public final class EffectStatements {
      * lookups and schedules the next after {@code nextLookupMillis} (null: unchanged), and
      * {@code reconcile} hands the claim to reconciliation. False if the fence was lost.
      */
-    public boolean release(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, boolean countLookup,
-            @Nullable Long nextLookupMillis, boolean reconcile) throws SQLException {
+    public boolean release(
+            Connection c,
+            Scope scope,
+            IdempotencyKey key,
+            long fence,
+            Instant claimedAt,
+            boolean countLookup,
+            @Nullable Long nextLookupMillis,
+            boolean reconcile)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
             short state = (reconcile ? ClaimState.NEEDS_RECONCILIATION : ClaimState.IN_FLIGHT).code();
             ps.setShort(1, state);
@@ -312,8 +384,17 @@ public final class EffectStatements {
             List<Stuck> taken = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    taken.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), ClaimState.IN_FLIGHT,
-                            rs.getBytes(3), rs.getLong(4), rs.getInt(5), null, null, null, rs.getTimestamp(6).toInstant()));
+                    taken.add(new Stuck(
+                            Scope.of(rs.getString(1)),
+                            IdempotencyKey.of(rs.getString(2)),
+                            ClaimState.IN_FLIGHT,
+                            rs.getBytes(3),
+                            rs.getLong(4),
+                            rs.getInt(5),
+                            null,
+                            null,
+                            null,
+                            rs.getTimestamp(6).toInstant()));
                 }
             }
             return taken;
@@ -329,8 +410,16 @@ public final class EffectStatements {
             List<Stuck> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    rows.add(new Stuck(Scope.of(rs.getString(1)), IdempotencyKey.of(rs.getString(2)), ClaimState.of(rs.getShort(3)),
-                            rs.getBytes(4), rs.getLong(5), rs.getInt(6), instant(rs, 7), instant(rs, 8), instant(rs, 9),
+                    rows.add(new Stuck(
+                            Scope.of(rs.getString(1)),
+                            IdempotencyKey.of(rs.getString(2)),
+                            ClaimState.of(rs.getShort(3)),
+                            rs.getBytes(4),
+                            rs.getLong(5),
+                            rs.getInt(6),
+                            instant(rs, 7),
+                            instant(rs, 8),
+                            instant(rs, 9),
                             rs.getTimestamp(10).toInstant())); // created_at is NOT NULL
                 }
             }
@@ -339,7 +428,8 @@ public final class EffectStatements {
     }
 
     /** The holder's lease renewed: the ms left of it, or null if the fence was lost. */
-    public @Nullable Long renew(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
+    public @Nullable Long renew(
+            Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
             throws SQLException {
         return leased(c, renewSql, scope, key, fence, claimedAt, leaseMillis);
     }
@@ -348,16 +438,18 @@ public final class EffectStatements {
      * Phase 1 with local writes: starts the lease of the claim this transaction inserted again, from
      * now, and sends the COMMIT with it (one round trip). The row is this transaction's, so it matches.
      */
-    public void leaseFromCommit(Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt,
-            long leaseMillis) throws SQLException {
+    public void leaseFromCommit(
+            Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
+            throws SQLException {
         if (leased(c, leaseFromCommitSql, scope, key, fence, claimedAt, leaseMillis) == null) {
             throw new SQLException("the claim this transaction inserted is not there to start its lease");
         }
     }
 
     /** A fenced statement that starts a lease of {@code leaseMillis} and returns one number, or null. */
-    private static @Nullable Long leased(Connection c, String sql, Scope scope, IdempotencyKey key, long fence, Instant claimedAt,
-            long leaseMillis) throws SQLException {
+    private static @Nullable Long leased(
+            Connection c, String sql, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setLong(1, leaseMillis);
             ps.setString(2, scope.value());
@@ -374,12 +466,21 @@ public final class EffectStatements {
     }
 
     /** An operator's outcome for a claim needing reconciliation: its request and start, or null if it is not one. */
-    public @Nullable Resolved resolve(Connection c, Scope scope, IdempotencyKey key, String effect, ClaimState state,
-            byte @Nullable [] result, long ttlMillis) throws SQLException {
+    public @Nullable Resolved resolve(
+            Connection c,
+            Scope scope,
+            IdempotencyKey key,
+            String effect,
+            ClaimState state,
+            byte @Nullable [] result,
+            long ttlMillis)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(resolveSql)) {
             ps.setString(bindOutcome(ps, state, result, ttlMillis, scope, key), effect);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? new Resolved(rs.getBytes(1), rs.getTimestamp(2).toInstant()) : null;
+                return rs.next()
+                        ? new Resolved(rs.getBytes(1), rs.getTimestamp(2).toInstant())
+                        : null;
             }
         }
     }

@@ -36,8 +36,11 @@ public final class SqlStates {
      * the session with it, whatever its SQLSTATE.
      */
     private static boolean hasFatal(Throwable t) {
-        return anyException(t, s -> s instanceof PSQLException p && p.getServerErrorMessage() != null
-                && "FATAL".equals(p.getServerErrorMessage().getSeverity()));
+        return anyException(
+                t,
+                s -> s instanceof PSQLException p
+                        && p.getServerErrorMessage() != null
+                        && "FATAL".equals(p.getServerErrorMessage().getSeverity()));
     }
 
     /** Whether {@code state} (null: no) says the connection is gone, as {@link #isConnectionLoss} counts it. */
@@ -54,7 +57,8 @@ public final class SqlStates {
      * SQLSTATE 57014): the server words it "canceling statement due to statement timeout".
      */
     public static boolean isStatementTimeout(SQLException e) {
-        return QUERY_CANCELED.equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains("statement timeout");
+        return QUERY_CANCELED.equals(e.getSQLState())
+                && String.valueOf(e.getMessage()).contains("statement timeout");
     }
 
     /**
@@ -70,7 +74,9 @@ public final class SqlStates {
         String where = e instanceof PSQLException p && p.getServerErrorMessage() != null
                 ? p.getServerErrorMessage().getWhere()
                 : null;
-        return where != null && where.contains("while inserting index tuple") && !where.contains("SQL statement")
+        return where != null
+                && where.contains("while inserting index tuple")
+                && !where.contains("SQL statement")
                 && !where.contains("function");
     }
 
@@ -100,17 +106,21 @@ public final class SqlStates {
 
     /** {@link UnsupportedDatabaseException} for a claim table in {@code schema} that {@code e} shows missing or old. */
     public static UnsupportedDatabaseException notMigrated(SQLException e, String schema) {
-        return new UnsupportedDatabaseException(UnsupportedDatabaseException.Problem.NOT_MIGRATED,
+        return new UnsupportedDatabaseException(
+                UnsupportedDatabaseException.Problem.NOT_MIGRATED,
                 "the claim table " + schema + "." + io.github.idemtx.db.IdempotencySchema.CLAIM_TABLE
                         + " is missing or older than this version of idemtx (SQLSTATE " + e.getSQLState() + ": "
                         + serverMessage(e) + "). Apply the migrations with IdempotencySchema.migrate(dataSource, \""
                         + schema + "\") before the first call, or point the builder's schema(...) at the schema"
-                        + " that holds them; nothing was written", e);
+                        + " that holds them; nothing was written",
+                e);
     }
 
     /** The server's own words for {@code e}, without the driver's position and hint lines. */
     private static String serverMessage(SQLException e) {
-        if (e instanceof PSQLException p && p.getServerErrorMessage() != null && p.getServerErrorMessage().getMessage() != null) {
+        if (e instanceof PSQLException p
+                && p.getServerErrorMessage() != null
+                && p.getServerErrorMessage().getMessage() != null) {
             return p.getServerErrorMessage().getMessage();
         }
         return String.valueOf(e.getMessage());

@@ -7,7 +7,6 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.Scope;
-import java.time.Instant;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -36,10 +35,12 @@ public final class StoredValues<T> {
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
-            throw new IdempotencyException(scope, key, "the codec could not encode the result; nothing was committed", e);
+            throw new IdempotencyException(
+                    scope, key, "the codec could not encode the result; nothing was committed", e);
         }
         if (bytes == null) {
-            throw new IdempotencyException(scope, key, "the codec encoded the result as null; nothing was committed", null);
+            throw new IdempotencyException(
+                    scope, key, "the codec encoded the result as null; nothing was committed", null);
         }
         if (bytes.length > maxBytes) {
             throw new ResultTooLargeException(scope, key, bytes.length, maxBytes);
@@ -66,10 +67,14 @@ public final class StoredValues<T> {
     public @Nullable Outcome<T> settled(Scope scope, IdempotencyKey key, ClaimRow row) {
         return switch (row.state()) {
             // a settled row has its completion time (Replayed and Rejected would throw the same without it)
-            case SUCCEEDED -> new Outcome.Replayed<>(decode(scope, key, row.result()),
-                    Objects.requireNonNull(row.completedAt(), "completedAt"));
-            case FAILED -> new Outcome.Rejected<>(decodeFailure(scope, key, row.result()),
-                    Objects.requireNonNull(row.completedAt(), "recordedAt"), true);
+            case SUCCEEDED ->
+                new Outcome.Replayed<>(
+                        decode(scope, key, row.result()), Objects.requireNonNull(row.completedAt(), "completedAt"));
+            case FAILED ->
+                new Outcome.Rejected<>(
+                        decodeFailure(scope, key, row.result()),
+                        Objects.requireNonNull(row.completedAt(), "recordedAt"),
+                        true);
             case RUNNING, IN_FLIGHT, NEEDS_RECONCILIATION -> null;
         };
     }

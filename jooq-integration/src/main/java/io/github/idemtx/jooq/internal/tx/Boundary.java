@@ -16,7 +16,8 @@ public interface Boundary {
     void abandon();
 
     /** Undoes the work's writes but stays open for the failure to be recorded; the failure of that, if any. */
-    @Nullable SQLException undoWork();
+    @Nullable
+    SQLException undoWork();
 
     /** Keeps what was written: commits, or releases the savepoint. */
     void keep();

@@ -78,8 +78,8 @@ public final class Jdbc {
             rs.getLong(1);
             return !rs.wasNull();
         } catch (SQLException e) {
-            throw new DataAccessException("cannot read whether the open transaction has written (SQLSTATE "
-                    + e.getSQLState() + ")", e);
+            throw new DataAccessException(
+                    "cannot read whether the open transaction has written (SQLSTATE " + e.getSQLState() + ")", e);
         }
     }
 
@@ -135,7 +135,8 @@ public final class Jdbc {
      * Applies {@code body} to a connection of {@code configuration}'s provider and releases it,
      * whatever happens; a provider that hands out no connection is a DataAccessException.
      */
-    public static <R> R onConnection(org.jooq.Configuration configuration, java.util.function.Function<Connection, R> body) {
+    public static <R> R onConnection(
+            org.jooq.Configuration configuration, java.util.function.Function<Connection, R> body) {
         org.jooq.ConnectionProvider provider = configuration.connectionProvider();
         Connection connection = provider.acquire();
         if (connection == null) {

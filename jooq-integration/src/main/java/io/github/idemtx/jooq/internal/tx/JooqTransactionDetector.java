@@ -26,8 +26,7 @@ public final class JooqTransactionDetector implements TransactionDetector {
     /** The key under which jOOQ's DefaultTransactionProvider keeps an open transaction's connection. */
     private static final String OPEN_TRANSACTION_KEY = "DATA_DEFAULT_TRANSACTION_PROVIDER_CONNECTION";
 
-    private static final @Nullable Field THREAD_BOUND_CONNECTION
- = threadBoundConnectionField();
+    private static final @Nullable Field THREAD_BOUND_CONNECTION = threadBoundConnectionField();
 
     @Override
     public Detection detect(Configuration configuration) {

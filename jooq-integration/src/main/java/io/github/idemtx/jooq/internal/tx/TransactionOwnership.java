@@ -57,12 +57,14 @@ public final class TransactionOwnership {
         return new TransactionOwnership(TransactionMode.OWN, explicit, ownBecause, ownFix);
     }
 
-    private TransactionOwnership(TransactionMode mode, List<TransactionDetector> explicit, String ownBecause, String ownFix) {
+    private TransactionOwnership(
+            TransactionMode mode, List<TransactionDetector> explicit, String ownBecause, String ownFix) {
         this.mode = mode;
         this.ownBecause = ownBecause;
         this.ownFix = ownFix;
         List<TransactionDetector> all = new ArrayList<>(explicit);
-        ServiceLoader.load(TransactionDetector.class, TransactionOwnership.class.getClassLoader()).forEach(all::add);
+        ServiceLoader.load(TransactionDetector.class, TransactionOwnership.class.getClassLoader())
+                .forEach(all::add);
         all.add(new JooqTransactionDetector());
         this.detectors = List.copyOf(all);
     }
@@ -82,7 +84,6 @@ public final class TransactionOwnership {
      * @param detector the detector that answered, or null when none did
      */
     public record Detected(Detection answer, @Nullable TransactionDetector detector) {
-
 
         /** The answering detector's class name, or "no detector". */
         public String by() {
@@ -113,37 +114,57 @@ public final class TransactionOwnership {
      * Decides for {@code connection}, which {@code configuration}'s provider handed out; throws
      * {@link TransactionOwnershipException} (scope and key may be null, for a purge) when it cannot.
      */
-    public Decision decide(Configuration configuration, Detected detected, Connection connection, @Nullable Scope scope,
+    public Decision decide(
+            Configuration configuration,
+            Detected detected,
+            Connection connection,
+            @Nullable Scope scope,
             @Nullable IdempotencyKey key) {
         ConnectionProvider provider = configuration.connectionProvider();
         boolean bound = provider instanceof DefaultConnectionProvider;
         boolean autoCommit = Jdbc.autoCommit(connection);
         if (Jdbc.readOnly(connection)) {
-            throw refuse(scope, key, "the connection is read-only (a read-only transaction, or a pool set to readOnly):"
-                    + " the claim and the result must be written; run it in a read-write transaction");
+            throw refuse(
+                    scope,
+                    key,
+                    "the connection is read-only (a read-only transaction, or a pool set to readOnly):"
+                            + " the claim and the result must be written; run it in a read-write transaction");
         }
         return switch (mode) {
             case OWN -> {
                 if (detected.answer() == Detection.ACTIVE) {
-                    throw refuse(scope, key, ownBecause + " but a transaction of the caller is open"
-                            + " (" + detected.by() + "): committing would split it; " + ownFix);
+                    throw refuse(
+                            scope,
+                            key,
+                            ownBecause + " but a transaction of the caller is open" + " (" + detected.by()
+                                    + "): committing would split it; " + ownFix);
                 }
                 if (bound && !autoCommit) {
-                    throw refuse(scope, key, ownBecause + " but the DSLContext is bound to a connection whose"
-                            + " transaction the caller manages (auto-commit off): committing would split it; " + ownFix
-                            + ", or give a DSLContext over a DataSource");
+                    throw refuse(
+                            scope,
+                            key,
+                            ownBecause + " but the DSLContext is bound to a connection whose"
+                                    + " transaction the caller manages (auto-commit off): committing would split it; "
+                                    + ownFix
+                                    + ", or give a DSLContext over a DataSource");
                 }
                 yield Decision.OWN;
             }
             case JOIN -> {
                 if (detected.answer() == Detection.NONE) {
-                    throw refuse(scope, key, "transactionMode is JOIN but no transaction is open ("
-                            + detected.by() + "): open one around the call, or use DETECT");
+                    throw refuse(
+                            scope,
+                            key,
+                            "transactionMode is JOIN but no transaction is open (" + detected.by()
+                                    + "): open one around the call, or use DETECT");
                 }
                 if (autoCommit) {
-                    throw refuse(scope, key, "transactionMode is JOIN but the connection the DSLContext hands out is"
-                            + " in auto-commit mode, so no transaction is open to join: open one around the call, or"
-                            + " use DETECT");
+                    throw refuse(
+                            scope,
+                            key,
+                            "transactionMode is JOIN but the connection the DSLContext hands out is"
+                                    + " in auto-commit mode, so no transaction is open to join: open one around the call, or"
+                                    + " use DETECT");
                 }
                 yield Decision.JOIN;
             }
@@ -151,13 +172,22 @@ public final class TransactionOwnership {
         };
     }
 
-    private Decision detect(Configuration configuration, Detected detected, ConnectionProvider provider, boolean bound,
-            boolean autoCommit, @Nullable Scope scope, @Nullable IdempotencyKey key) {
+    private Decision detect(
+            Configuration configuration,
+            Detected detected,
+            ConnectionProvider provider,
+            boolean bound,
+            boolean autoCommit,
+            @Nullable Scope scope,
+            @Nullable IdempotencyKey key) {
         if (detected.answer() == Detection.ACTIVE) {
             if (autoCommit) {
-                throw refuse(scope, key, detected.by() + " reports an open transaction, but the"
-                        + " connection the DSLContext hands out is in auto-commit mode: its connection provider does"
-                        + " not return that transaction's connection");
+                throw refuse(
+                        scope,
+                        key,
+                        detected.by() + " reports an open transaction, but the"
+                                + " connection the DSLContext hands out is in auto-commit mode: its connection provider does"
+                                + " not return that transaction's connection");
             }
             return Decision.JOIN;
         }
@@ -167,8 +197,11 @@ public final class TransactionOwnership {
                 return Decision.OWN;
             }
             if (detected.answer() == Detection.NONE) {
-                throw refuse(scope, key, detected.by() + " reports no open transaction, but the DSLContext"
-                        + " is bound to a connection with auto-commit off: state transactionMode OWN or JOIN");
+                throw refuse(
+                        scope,
+                        key,
+                        detected.by() + " reports no open transaction, but the DSLContext"
+                                + " is bound to a connection with auto-commit off: state transactionMode OWN or JOIN");
             }
             return Decision.JOIN;
         }
@@ -177,10 +210,13 @@ public final class TransactionOwnership {
             return Decision.OWN;
         }
         if (springManaged(configuration)) {
-            throw refuse(scope, key, "this DSLContext's transactions are managed by Spring, and no TransactionDetector"
-                    + " for Spring is on the class path, so a Spring transaction that has sent no statement yet cannot"
-                    + " be told from a pooled connection: add the idemtx Spring module, or state transactionMode JOIN"
-                    + " (inside transactions) or OWN (outside them) on the builder");
+            throw refuse(
+                    scope,
+                    key,
+                    "this DSLContext's transactions are managed by Spring, and no TransactionDetector"
+                            + " for Spring is on the class path, so a Spring transaction that has sent no statement yet cannot"
+                            + " be told from a pooled connection: add the idemtx Spring module, or state transactionMode JOIN"
+                            + " (inside transactions) or OWN (outside them) on the builder");
         }
         if (provider instanceof DataSourceConnectionProvider) {
             // a fresh connection from the DataSource (a pool with auto-commit off): nobody else's transaction
@@ -188,14 +224,20 @@ public final class TransactionOwnership {
         }
         if (provider.getClass().getName().startsWith("org.jooq.impl.ThreadLocalTransactionProvider")
                 && !JooqTransactionDetector.seesThreadLocalTransactions()) {
-            throw refuse(scope, key, "jOOQ's ThreadLocalTransactionProvider does not show whether a transaction is open"
-                    + " here (run with --add-opens org.jooq/org.jooq.impl=ALL-UNNAMED, or the library's module name),"
-                    + " and the connection has auto-commit off: state transactionMode JOIN or OWN on the builder");
+            throw refuse(
+                    scope,
+                    key,
+                    "jOOQ's ThreadLocalTransactionProvider does not show whether a transaction is open"
+                            + " here (run with --add-opens org.jooq/org.jooq.impl=ALL-UNNAMED, or the library's module name),"
+                            + " and the connection has auto-commit off: state transactionMode JOIN or OWN on the builder");
         }
-        throw refuse(scope, key, "cannot tell whether the connection from " + provider.getClass().getName()
-                + " (auto-commit off) belongs to a caller's transaction: state transactionMode OWN (it hands out"
-                + " fresh pooled connections) or JOIN (it hands out the caller's transaction's connection) on the"
-                + " builder, or register a TransactionDetector for its transaction manager");
+        throw refuse(
+                scope,
+                key,
+                "cannot tell whether the connection from " + provider.getClass().getName()
+                        + " (auto-commit off) belongs to a caller's transaction: state transactionMode OWN (it hands out"
+                        + " fresh pooled connections) or JOIN (it hands out the caller's transaction's connection) on the"
+                        + " builder, or register a TransactionDetector for its transaction manager");
     }
 
     private static boolean springManaged(Configuration configuration) {
@@ -212,7 +254,8 @@ public final class TransactionOwnership {
         return false;
     }
 
-    private static TransactionOwnershipException refuse(@Nullable Scope scope, @Nullable IdempotencyKey key, String why) {
+    private static TransactionOwnershipException refuse(
+            @Nullable Scope scope, @Nullable IdempotencyKey key, String why) {
         return new TransactionOwnershipException(scope, key, "refused before running anything: " + why);
     }
 }

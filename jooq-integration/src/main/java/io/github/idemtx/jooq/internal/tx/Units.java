@@ -1,13 +1,12 @@
 package io.github.idemtx.jooq.internal.tx;
 
-import io.github.idemtx.jooq.internal.store.SqlStates;
-
 import io.github.idemtx.core.IdempotencyException;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.jooq.internal.store.SqlStates;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -40,8 +39,8 @@ public final class Units {
      *
      * @param scope the call's scope, or null for a purge (for the refusal's message)
      */
-    public static <R> R inOwnTransaction(Connection connection, @Nullable Scope scope, @Nullable IdempotencyKey key,
-            Supplier<R> unit) {
+    public static <R> R inOwnTransaction(
+            Connection connection, @Nullable Scope scope, @Nullable IdempotencyKey key, Supplier<R> unit) {
         boolean wasAutoCommit = Jdbc.autoCommit(connection);
         if (wasAutoCommit) {
             Jdbc.setAutoCommit(connection, false);
@@ -49,12 +48,15 @@ public final class Units {
             TransactionState state = Jdbc.transactionState(connection);
             if (state == TransactionState.OPEN) {
                 if (Jdbc.wroteInTransaction(connection)) {
-                    throw new TransactionOwnershipException(scope, key, "refused before running anything: the"
-                            + " connection the DSLContext handed out has a transaction open that has already written"
-                            + " (a transaction id is assigned), so it is a caller's transaction, not one a pool left"
-                            + " behind; committing it would commit the caller's writes: state transactionMode JOIN"
-                            + " (to work inside it) on the builder, or give a DataSource that hands out fresh pooled"
-                            + " connections, or register a TransactionDetector for its transaction manager");
+                    throw new TransactionOwnershipException(
+                            scope,
+                            key,
+                            "refused before running anything: the"
+                                    + " connection the DSLContext handed out has a transaction open that has already written"
+                                    + " (a transaction id is assigned), so it is a caller's transaction, not one a pool left"
+                                    + " behind; committing it would commit the caller's writes: state transactionMode JOIN"
+                                    + " (to work inside it) on the builder, or give a DataSource that hands out fresh pooled"
+                                    + " connections, or register a TransactionDetector for its transaction manager");
                 }
                 Jdbc.commit(connection);
             } else if (state == TransactionState.FAILED) {
@@ -84,8 +86,12 @@ public final class Units {
      * deadlock (up to the policy's attempts, with backoff) and after a {@link Superseded} wait
      * (not counted: the call's one deadline bounds those).
      */
-    public static <R> R retrying(Connection connection, IdempotencyPolicy policy, @Nullable Scope scope,
-            @Nullable IdempotencyKey key, Function<Boundary, R> attempt) {
+    public static <R> R retrying(
+            Connection connection,
+            IdempotencyPolicy policy,
+            @Nullable Scope scope,
+            @Nullable IdempotencyKey key,
+            Function<Boundary, R> attempt) {
         Boundary own = Boundary.ownTransaction(connection);
         return inOwnTransaction(connection, scope, key, () -> {
             for (int attempts = 1; ; ) {
@@ -179,9 +185,15 @@ public final class Units {
     }
 
     private static void pause(
-IdempotencyPolicy policy, @Nullable Scope scope, @Nullable IdempotencyKey key, int attempt,
+            IdempotencyPolicy policy,
+            @Nullable Scope scope,
+            @Nullable IdempotencyKey key,
+            int attempt,
             Throwable cause) {
-        long nanos = Backoff.delayNanos(attempt, policy.initialBackoff().toNanos(), policy.maxBackoff().toNanos(),
+        long nanos = Backoff.delayNanos(
+                attempt,
+                policy.initialBackoff().toNanos(),
+                policy.maxBackoff().toNanos(),
                 ThreadLocalRandom.current().nextDouble());
         if (nanos <= 0) {
             return;
@@ -190,8 +202,11 @@ IdempotencyPolicy policy, @Nullable Scope scope, @Nullable IdempotencyKey key, i
             Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            IdempotencyException interrupted = new IdempotencyException(scope, key,
-                    "interrupted while waiting to retry after attempt " + attempt + "; nothing was committed", cause);
+            IdempotencyException interrupted = new IdempotencyException(
+                    scope,
+                    key,
+                    "interrupted while waiting to retry after attempt " + attempt + "; nothing was committed",
+                    cause);
             interrupted.addSuppressed(e);
             throw interrupted;
         }

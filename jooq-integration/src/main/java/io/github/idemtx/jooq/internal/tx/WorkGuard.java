@@ -5,7 +5,6 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.WorkEndedTransactionException;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Array;
 import java.sql.Blob;
@@ -57,6 +56,7 @@ public final class WorkGuard {
     private @Nullable String endedPast;
     /** Whether a transaction was seen open on the connection (or known open before the work). */
     private boolean sawOpen;
+
     private @Nullable BaseConnection driver;
 
     /**
@@ -90,7 +90,8 @@ public final class WorkGuard {
      * After the work threw {@code failure}: the refusal to throw instead (with {@code failure} as
      * its cause) when the work tried to end or ended its transaction, else null.
      */
-    public @Nullable WorkEndedTransactionException refusal(Scope scope, IdempotencyKey key, @Nullable Throwable failure) {
+    public @Nullable WorkEndedTransactionException refusal(
+            Scope scope, IdempotencyKey key, @Nullable Throwable failure) {
         if (attempted != null) {
             return new WorkEndedTransactionException(scope, key, attempted, false, failure);
         }
@@ -149,8 +150,10 @@ public final class WorkGuard {
             endedPast = endedNow();
         }
         if (endedPast != null) {
-            throw new SQLException("the work must not end the transaction that holds the idempotency claim, and it"
-                    + " did (" + endedPast + "); refused: let the library commit", INVALID_TERMINATION);
+            throw new SQLException(
+                    "the work must not end the transaction that holds the idempotency claim, and it" + " did ("
+                            + endedPast + "); refused: let the library commit",
+                    INVALID_TERMINATION);
         }
     }
 
@@ -158,8 +161,10 @@ public final class WorkGuard {
         if (attempted == null) {
             attempted = what;
         }
-        return new SQLException("the work must not end the transaction that holds the idempotency claim (" + what
-                + "); refused: let the library commit", INVALID_TERMINATION);
+        return new SQLException(
+                "the work must not end the transaction that holds the idempotency claim (" + what
+                        + "); refused: let the library commit",
+                INVALID_TERMINATION);
     }
 
     private void sql(String sql) throws SQLException {
@@ -304,7 +309,9 @@ public final class WorkGuard {
             char c = sql.charAt(i);
             if (c == ';') {
                 return i + 1;
-            } else if (c == '\'' && i > 0 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
+            } else if (c == '\''
+                    && i > 0
+                    && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
                     && (i < 2 || !isIdentifierPart(sql.charAt(i - 2)))) {
                 i = endOfEscapeString(sql, i + 1); // E'...': a backslash escapes the next character
             } else if (c == '\'' || c == '"') {
@@ -321,7 +328,9 @@ public final class WorkGuard {
                 while (tagEnd < n && (Character.isLetterOrDigit(sql.charAt(tagEnd)) || sql.charAt(tagEnd) == '_')) {
                     tagEnd++;
                 }
-                if (tagEnd < n && sql.charAt(tagEnd) == '$' && (tagEnd == i + 1 || !Character.isDigit(sql.charAt(i + 1)))) {
+                if (tagEnd < n
+                        && sql.charAt(tagEnd) == '$'
+                        && (tagEnd == i + 1 || !Character.isDigit(sql.charAt(i + 1)))) {
                     String tag = sql.substring(i, tagEnd + 1);
                     int close = sql.indexOf(tag, tagEnd + 1);
                     i = close < 0 ? n : close + tag.length();
@@ -339,7 +348,9 @@ public final class WorkGuard {
     private Statement statement(Statement delegate) {
         InvocationHandler handler = (proxy, method, args) -> {
             String name = method.getName();
-            if (args != null && args.length > 0 && args[0] instanceof String sql
+            if (args != null
+                    && args.length > 0
+                    && args[0] instanceof String sql
                     && (name.startsWith("execute") || name.equals("addBatch"))) {
                 sql(sql);
             }
@@ -352,8 +363,8 @@ public final class WorkGuard {
                 throw e.getCause();
             }
         };
-        return (Statement) Proxy.newProxyInstance(WorkGuard.class.getClassLoader(), new Class<?>[] {Statement.class},
-                handler);
+        return (Statement)
+                Proxy.newProxyInstance(WorkGuard.class.getClassLoader(), new Class<?>[] {Statement.class}, handler);
     }
 
     /** The work's view of the connection: everything delegated, the ends of the transaction refused. */

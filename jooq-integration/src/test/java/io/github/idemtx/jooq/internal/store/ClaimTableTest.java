@@ -15,7 +15,8 @@ class ClaimTableTest {
         assertThat(table.sql(StatementKind.EFFECT_READ, """
                 select {state}, {lease_until}
                 from {claims} where {idem_key} = ? and {state} in ({IN_FLIGHT}, {NEEDS_RECONCILIATION})
-                """)).isEqualTo("/* idemtx:effect-read */ select \"state\", \"lease_until\""
+                """))
+                .isEqualTo("/* idemtx:effect-read */ select \"state\", \"lease_until\""
                         + " from \"billing\".\"idempotency_claim\" where \"idem_key\" = ? and \"state\" in (3, 4)");
         assertThat(table.sql(StatementKind.AWAIT, "select * from {await}(?)"))
                 .isEqualTo("/* idemtx:await */ select * from \"billing\".\"idempotency_await\"(?)");
@@ -25,7 +26,8 @@ class ClaimTableTest {
     void aPlaceholderThatNamesNothingFailsWhenTheStatementIsBuilt() {
         assertThatThrownBy(() -> table.sql(StatementKind.PURGE, "delete from {claims} where {expired_at} < now()"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("the statement PURGE names {expired_at}, which is no column, state or object of the claim table");
+                .hasMessage(
+                        "the statement PURGE names {expired_at}, which is no column, state or object of the claim table");
     }
 
     @Test
@@ -37,16 +39,19 @@ class ClaimTableTest {
 
     @Test
     void eachStateHasOneCodeAndAJoinedRowsNegatedCodeReadsAsTheSameState() {
-        assertThat(ClaimState.values()).extracting(ClaimState::code).containsExactly((short) 0, (short) 1, (short) 2,
-                (short) 3, (short) 4);
+        assertThat(ClaimState.values())
+                .extracting(ClaimState::code)
+                .containsExactly((short) 0, (short) 1, (short) 2, (short) 3, (short) 4);
         for (ClaimState state : ClaimState.values()) {
             assertThat(ClaimState.of(state.code())).isEqualTo(state);
             assertThat(ClaimState.of(state.joinedCode())).isEqualTo(state);
             assertThat(state.joinedCode()).isEqualTo((short) -state.code());
         }
-        assertThatThrownBy(() -> ClaimState.of((short) 5)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> ClaimState.of((short) 5))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("state 5");
-        assertThatThrownBy(() -> ClaimState.of((short) -7)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> ClaimState.of((short) -7))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("state -7");
     }
 }

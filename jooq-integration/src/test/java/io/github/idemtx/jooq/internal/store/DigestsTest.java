@@ -8,7 +8,8 @@ class DigestsTest {
 
     @Test
     void theLockIdIsTheFirstEightBytesOfSha256OverScopeZeroByteKey() {
-        // expected values from Python: int.from_bytes(hashlib.sha256(b"tenant-a\x00key-1").digest()[:8], "big", signed=True)
+        // expected values from Python: int.from_bytes(hashlib.sha256(b"tenant-a\x00key-1").digest()[:8], "big",
+        // signed=True)
         assertThat(Digests.lockId("tenant-a", "key-1")).isEqualTo(6701101447010193175L);
         assertThat(Digests.lockId("t\u00e9nant", "cl\u00e9")).isEqualTo(-1780617457605839941L);
     }

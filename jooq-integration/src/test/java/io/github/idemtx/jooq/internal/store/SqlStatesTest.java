@@ -11,8 +11,16 @@ import org.postgresql.util.ServerErrorMessage;
 class SqlStatesTest {
 
     private static PSQLException server(String severity, String state, String message, String where) {
-        StringBuilder fields = new StringBuilder().append('S').append(severity).append('\0')
-                .append('C').append(state).append('\0').append('M').append(message).append('\0');
+        StringBuilder fields = new StringBuilder()
+                .append('S')
+                .append(severity)
+                .append('\0')
+                .append('C')
+                .append(state)
+                .append('\0')
+                .append('M')
+                .append(message)
+                .append('\0');
         if (where != null) {
             fields.append('W').append(where).append('\0');
         }
@@ -23,39 +31,65 @@ class SqlStatesTest {
     void aFatalErrorIsALostConnectionWhateverItsState() {
         // PgBouncer's answer when a server connection died while it set it up
         PSQLException bouncer = server("FATAL", "08P01", "invalid server parameter", null);
-        assertThat(SqlStates.isConnectionLoss(new DataAccessException("wrapped", bouncer))).isTrue();
-        assertThat(SqlStates.isConnectionLoss(server("FATAL", "XX000", "anything", null))).isTrue();
-        assertThat(SqlStates.isConnectionLoss(server("ERROR", "23505", "duplicate key", null))).isFalse();
+        assertThat(SqlStates.isConnectionLoss(new DataAccessException("wrapped", bouncer)))
+                .isTrue();
+        assertThat(SqlStates.isConnectionLoss(server("FATAL", "XX000", "anything", null)))
+                .isTrue();
+        assertThat(SqlStates.isConnectionLoss(server("ERROR", "23505", "duplicate key", null)))
+                .isFalse();
     }
 
     @Test
     void onlyAWaitOnTheClaimRowsIndexEntryIsAHoldersTimeout() {
-        assertThat(SqlStates.isWaitOnClaimRow(server("ERROR", "55P03", "canceling statement due to lock timeout",
-                "while inserting index tuple (0,3) in relation \"idempotency_claim\""))).isTrue();
-        assertThat(SqlStates.isWaitOnClaimRow(server("ERROR", "57014", "canceling statement due to statement timeout",
-                "while inserting index tuple (0,3) in relation \"idempotency_claim\""))).isTrue();
-        assertThat(SqlStates.isWaitOnClaimRow(server("ERROR", "55P03", "canceling statement due to lock timeout",
-                "while locking tuple (0,1) in relation \"parent\"\nSQL statement \"SELECT 1 FROM ONLY \"public\".\"parent\""
-                        + " x WHERE \"id\" OPERATOR(pg_catalog.=) $1 FOR KEY SHARE OF x\""))).isFalse();
-        assertThat(SqlStates.isWaitOnClaimRow(server("ERROR", "57014", "canceling statement due to user request",
-                "while inserting index tuple (0,3) in relation \"idempotency_claim\""))).isFalse();
-        assertThat(SqlStates.isWaitOnClaimRow(new SQLException("no server message", "55P03"))).isFalse();
+        assertThat(SqlStates.isWaitOnClaimRow(server(
+                        "ERROR",
+                        "55P03",
+                        "canceling statement due to lock timeout",
+                        "while inserting index tuple (0,3) in relation \"idempotency_claim\"")))
+                .isTrue();
+        assertThat(SqlStates.isWaitOnClaimRow(server(
+                        "ERROR",
+                        "57014",
+                        "canceling statement due to statement timeout",
+                        "while inserting index tuple (0,3) in relation \"idempotency_claim\"")))
+                .isTrue();
+        assertThat(SqlStates.isWaitOnClaimRow(server(
+                        "ERROR",
+                        "55P03",
+                        "canceling statement due to lock timeout",
+                        "while locking tuple (0,1) in relation \"parent\"\nSQL statement \"SELECT 1 FROM ONLY \"public\".\"parent\""
+                                + " x WHERE \"id\" OPERATOR(pg_catalog.=) $1 FOR KEY SHARE OF x\"")))
+                .isFalse();
+        assertThat(SqlStates.isWaitOnClaimRow(server(
+                        "ERROR",
+                        "57014",
+                        "canceling statement due to user request",
+                        "while inserting index tuple (0,3) in relation \"idempotency_claim\"")))
+                .isFalse();
+        assertThat(SqlStates.isWaitOnClaimRow(new SQLException("no server message", "55P03")))
+                .isFalse();
     }
 
     @Test
     void aRetryableFailureIsFoundHoweverDeepItIsWrappedOrChained() {
         SQLException serialization = new SQLException("could not serialize", "40001");
-        assertThat(SqlStates.isRetryable(new DataAccessException("wrapped", new RuntimeException(serialization)))).isTrue();
-        assertThat(SqlStates.isRetryable(new SQLException("deadlock detected", "40P01"))).isTrue();
+        assertThat(SqlStates.isRetryable(new DataAccessException("wrapped", new RuntimeException(serialization))))
+                .isTrue();
+        assertThat(SqlStates.isRetryable(new SQLException("deadlock detected", "40P01")))
+                .isTrue();
         SQLException batch = new SQLException("batch failed", "22000");
         batch.setNextException(new SQLException("deadlock detected", "40P01"));
         assertThat(SqlStates.isRetryable(batch)).as("the next exception counts").isTrue();
-        assertThat(SqlStates.isRetryable(new SQLException("duplicate key", "23505"))).isFalse();
+        assertThat(SqlStates.isRetryable(new SQLException("duplicate key", "23505")))
+                .isFalse();
         assertThat(SqlStates.isRetryable(new SQLException("no state"))).isFalse();
-        assertThat(SqlStates.isRetryable(new IllegalStateException("no SQL at all"))).isFalse();
-        assertThat(SqlStates.has(new DataAccessException("x", new SQLException("y", "23505")), SqlStates.UNIQUE_VIOLATION))
+        assertThat(SqlStates.isRetryable(new IllegalStateException("no SQL at all")))
+                .isFalse();
+        assertThat(SqlStates.has(
+                        new DataAccessException("x", new SQLException("y", "23505")), SqlStates.UNIQUE_VIOLATION))
                 .isTrue();
-        assertThat(SqlStates.has(new SQLException("y", "23505"), SqlStates.LOCK_NOT_AVAILABLE)).isFalse();
+        assertThat(SqlStates.has(new SQLException("y", "23505"), SqlStates.LOCK_NOT_AVAILABLE))
+                .isFalse();
     }
 
     @Test
@@ -73,7 +107,9 @@ class SqlStatesTest {
     void theConnectionIsLostOnClass08AndTheServersShutdownStatesOnly() {
         for (String state : new String[] {"08000", "08003", "08006", "08P01", "57P01", "57P02", "57P03"}) {
             assertThat(SqlStates.isConnectionLossState(state)).as(state).isTrue();
-            assertThat(SqlStates.isConnectionLoss(new SQLException("gone", state))).as(state).isTrue();
+            assertThat(SqlStates.isConnectionLoss(new SQLException("gone", state)))
+                    .as(state)
+                    .isTrue();
         }
         for (String state : new String[] {"57014", "57P04", "40001", "23505", "58P01"}) {
             assertThat(SqlStates.isConnectionLossState(state)).as(state).isFalse();
@@ -84,33 +120,42 @@ class SqlStatesTest {
 
     @Test
     void aStatementTimeoutIsToldApartFromACancelRequest() {
-        assertThat(SqlStates.isStatementTimeout(new SQLException("canceling statement due to statement timeout", "57014")))
+        assertThat(SqlStates.isStatementTimeout(
+                        new SQLException("canceling statement due to statement timeout", "57014")))
                 .isTrue();
         assertThat(SqlStates.isStatementTimeout(new SQLException("canceling statement due to user request", "57014")))
                 .isFalse();
-        assertThat(SqlStates.isStatementTimeout(new SQLException("statement timeout", "55P03"))).isFalse();
+        assertThat(SqlStates.isStatementTimeout(new SQLException("statement timeout", "55P03")))
+                .isFalse();
     }
 
     @Test
     void aMissingTableColumnFunctionOrSchemaMeansTheClaimTableIsNotMigrated() {
         for (String state : new String[] {"42P01", "42703", "42883", "3F000"}) {
-            assertThat(SqlStates.isNotMigrated(new SQLException("missing", state))).as(state).isTrue();
+            assertThat(SqlStates.isNotMigrated(new SQLException("missing", state)))
+                    .as(state)
+                    .isTrue();
         }
         assertThat(SqlStates.isNotMigrated(new SQLException("syntax", "42601"))).isFalse();
         assertThat(SqlStates.isNotMigrated(new SQLException("no state"))).isFalse();
 
-        RuntimeException missing = SqlStates.storeFailure("the claim failed",
-                server("ERROR", "42P01", "relation \"billing.idempotency_claim\" does not exist", null), "billing");
-        assertThat(missing).isInstanceOf(io.github.idemtx.core.UnsupportedDatabaseException.class)
+        RuntimeException missing = SqlStates.storeFailure(
+                "the claim failed",
+                server("ERROR", "42P01", "relation \"billing.idempotency_claim\" does not exist", null),
+                "billing");
+        assertThat(missing)
+                .isInstanceOf(io.github.idemtx.core.UnsupportedDatabaseException.class)
                 .hasMessageContaining("the claim table billing.idempotency_claim is missing or older")
                 .hasMessageContaining("(SQLSTATE 42P01: relation \"billing.idempotency_claim\" does not exist)")
                 .hasMessageContaining("IdempotencySchema.migrate(dataSource, \"billing\")");
-        RuntimeException noServerMessage = SqlStates.storeFailure("the claim failed",
-                new SQLException("driver words", "42703"), "billing");
+        RuntimeException noServerMessage =
+                SqlStates.storeFailure("the claim failed", new SQLException("driver words", "42703"), "billing");
         assertThat(noServerMessage).hasMessageContaining("(SQLSTATE 42703: driver words)");
 
-        RuntimeException other = SqlStates.storeFailure("the claim failed", new SQLException("full", "53100"), "billing");
-        assertThat(other).isExactlyInstanceOf(DataAccessException.class)
+        RuntimeException other =
+                SqlStates.storeFailure("the claim failed", new SQLException("full", "53100"), "billing");
+        assertThat(other)
+                .isExactlyInstanceOf(DataAccessException.class)
                 .hasMessageStartingWith("the claim failed (SQLSTATE 53100)");
     }
 }

@@ -2,7 +2,6 @@ package io.github.idemtx.jooq.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.idemtx.jooq.internal.store.StatementKind;
 import org.junit.jupiter.api.Test;
 
 class StatementKindTest {
@@ -14,7 +13,8 @@ class StatementKindTest {
             assertThat(kind.tag()).startsWith("/* idemtx:").endsWith(" */ ");
         }
         assertThat(StatementKind.of(StatementKind.RECORD.tag() + "insert")).isEqualTo(StatementKind.RECORD);
-        assertThat(StatementKind.of(StatementKind.RECORD_AND_COMMIT.tag() + "insert")).isEqualTo(StatementKind.RECORD_AND_COMMIT);
+        assertThat(StatementKind.of(StatementKind.RECORD_AND_COMMIT.tag() + "insert"))
+                .isEqualTo(StatementKind.RECORD_AND_COMMIT);
     }
 
     @Test

@@ -26,9 +26,13 @@ class BackoffTest {
     void neverOverflowsNorGoesNegative() {
         assertThat(Backoff.capNanos(Integer.MAX_VALUE, 1, Long.MAX_VALUE)).isEqualTo(Long.MAX_VALUE);
         assertThat(Backoff.capNanos(3, Long.MAX_VALUE, Long.MAX_VALUE)).isEqualTo(Long.MAX_VALUE);
-        assertThat(Backoff.capNanos(5, 0, 500 * MS)).as("no initial backoff: never a pause").isZero();
+        assertThat(Backoff.capNanos(5, 0, 500 * MS))
+                .as("no initial backoff: never a pause")
+                .isZero();
         assertThat(Backoff.capNanos(5, 10 * MS, 0)).isZero();
-        assertThat(Backoff.capNanos(1, 900 * MS, 500 * MS)).as("an initial above the maximum is capped").isEqualTo(500 * MS);
+        assertThat(Backoff.capNanos(1, 900 * MS, 500 * MS))
+                .as("an initial above the maximum is capped")
+                .isEqualTo(500 * MS);
     }
 
     @Test
@@ -36,16 +40,20 @@ class BackoffTest {
         assertThat(Backoff.delayNanos(3, 5 * MS, 500 * MS, 0.0)).isZero();
         assertThat(Backoff.delayNanos(3, 5 * MS, 500 * MS, 0.5)).isEqualTo(10 * MS);
         assertThat(Backoff.delayNanos(3, 5 * MS, 500 * MS, Math.nextDown(1.0))).isEqualTo(20 * MS);
-        assertThat(Backoff.delayNanos(1, Long.MAX_VALUE, Long.MAX_VALUE, Math.nextDown(1.0))).as("no overflow at the top")
+        assertThat(Backoff.delayNanos(1, Long.MAX_VALUE, Long.MAX_VALUE, Math.nextDown(1.0)))
+                .as("no overflow at the top")
                 .isGreaterThan(Long.MAX_VALUE / 2);
     }
 
     @Test
     void refusesAttemptsBelowOneAndUnitsOutsideTheInterval() {
-        assertThatThrownBy(() -> Backoff.capNanos(0, MS, MS)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Backoff.capNanos(0, MS, MS))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("attempt");
-        assertThatThrownBy(() -> Backoff.delayNanos(1, MS, MS, 1.0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Backoff.delayNanos(1, MS, MS, 1.0))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unit");
-        assertThatThrownBy(() -> Backoff.delayNanos(1, MS, MS, Double.NaN)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Backoff.delayNanos(1, MS, MS, Double.NaN))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -1,17 +1,5 @@
 package io.github.idemtx.jooq.internal.flow.claim;
 
-import io.github.idemtx.jooq.internal.flow.Timings;
-
-import io.github.idemtx.jooq.internal.store.ClaimState;
-import io.github.idemtx.jooq.internal.store.ClaimStatements;
-import io.github.idemtx.jooq.internal.store.SqlStates;
-import io.github.idemtx.jooq.internal.store.StoredValues;
-import io.github.idemtx.jooq.internal.store.FailureEncoding;
-import io.github.idemtx.jooq.internal.tx.Units;
-import io.github.idemtx.jooq.internal.tx.Boundary;
-import io.github.idemtx.jooq.internal.tx.WorkGuard;
-import io.github.idemtx.jooq.internal.tx.NestedTransactionProvider;
-
 import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
@@ -24,17 +12,23 @@ import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.jooq.TransactionalWork;
+import io.github.idemtx.jooq.internal.flow.Timings;
+import io.github.idemtx.jooq.internal.store.ClaimState;
+import io.github.idemtx.jooq.internal.store.ClaimStatements;
 import io.github.idemtx.jooq.internal.store.ClaimStatements.Claim;
+import io.github.idemtx.jooq.internal.store.FailureEncoding;
+import io.github.idemtx.jooq.internal.store.SqlStates;
+import io.github.idemtx.jooq.internal.store.StoredValues;
+import io.github.idemtx.jooq.internal.tx.Boundary;
+import io.github.idemtx.jooq.internal.tx.Units;
+import io.github.idemtx.jooq.internal.tx.WorkGuard;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import org.jooq.Configuration;
-import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
-import org.jooq.impl.DefaultConnectionProvider;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -52,7 +46,12 @@ public final class ClaimFlow<T> {
      * shared by every attempt and the failure's re-claim, and where its time goes
      * ({@link Timings#NONE} when nobody listens).
      */
-    public record Call(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<?> work, long deadline,
+    public record Call(
+            Scope scope,
+            IdempotencyKey key,
+            Fingerprint fingerprint,
+            TransactionalWork<?> work,
+            long deadline,
             Timings timings) {
 
         /** What is left of the call's wait, in whole ms (0 when spent). */
@@ -73,7 +72,11 @@ public final class ClaimFlow<T> {
      * @param configuration the configuration the work's {@code tx} is derived from
      * @param mode the order of claim and work in transactions of the library's own
      */
-    public ClaimFlow(Configuration configuration, IdempotencyPolicy policy, ResultCodec<T> codec, ClaimStatements sql,
+    public ClaimFlow(
+            Configuration configuration,
+            IdempotencyPolicy policy,
+            ResultCodec<T> codec,
+            ClaimStatements sql,
             ClaimMode mode) {
         this.configuration = configuration;
         this.policy = policy;
@@ -109,9 +112,11 @@ public final class ClaimFlow<T> {
         try {
             value = execute(call, connection, boundary, false);
         } catch (WorkEndedTransactionException e) {
-            throw e; // the caller's rollback ends the attempt; nothing is answered for a work that broke its transaction
+            throw e; // the caller's rollback ends the attempt; nothing is answered for a work that broke its
+            // transaction
         } catch (Exception e) {
-            if (policy.classify(e).isEmpty() || SqlStates.isRetryable(e)) { // a deterministic failure is recorded, answering as it goes
+            if (policy.classify(e).isEmpty()
+                    || SqlStates.isRetryable(e)) { // a deterministic failure is recorded, answering as it goes
                 Outcome<T> answered = answeredDespite(connection, call, boundary, e);
                 if (answered != null) {
                     return answered;
@@ -122,23 +127,32 @@ public final class ClaimFlow<T> {
         mark = timings.work(mark);
         ClaimStatements.RecordedFirst recorded = null;
         try {
-            recorded = sql.claimByRecord(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
-                    encode(call, value), ttlMillis, call.waitLeftMillis());
+            recorded = sql.claimByRecord(
+                    connection,
+                    call.scope().value(),
+                    call.key().value(),
+                    call.fingerprint().bytes(),
+                    encode(call, value),
+                    ttlMillis,
+                    call.waitLeftMillis());
         } catch (SQLException e) {
             if (SqlStates.isConnectionLoss(e)) {
                 if (!SqlStates.isConnectionLossState(e.getSQLState())) {
                     // the server failed the insert or the COMMIT (its error comes first), then the connection died
-                    throw new DataAccessException("the idempotency key's insert failed (SQLSTATE " + e.getSQLState()
-                            + ") and then the connection was lost; nothing of this call was committed", e);
+                    throw new DataAccessException(
+                            "the idempotency key's insert failed (SQLSTATE " + e.getSQLState()
+                                    + ") and then the connection was lost; nothing of this call was committed",
+                            e);
                 }
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
             }
             if (SqlStates.isNotMigrated(e)) {
                 throw SqlStates.notMigrated(e, sql.schema());
             }
-            DataAccessException failed = new DataAccessException("recording the outcome of the idempotency key failed"
-                    + " (SQLSTATE " + e.getSQLState() + ")", e);
-            return answeredOrThrow(connection, call, boundary, failed); // e.g. 25P02: the work left its transaction aborted
+            DataAccessException failed = new DataAccessException(
+                    "recording the outcome of the idempotency key failed" + " (SQLSTATE " + e.getSQLState() + ")", e);
+            return answeredOrThrow(
+                    connection, call, boundary, failed); // e.g. 25P02: the work left its transaction aborted
         } catch (RuntimeException e) {
             return answeredOrThrow(connection, call, boundary, e); // the result could not be encoded
         } finally {
@@ -161,11 +175,17 @@ public final class ClaimFlow<T> {
                 // nothing of this attempt commits; a live row answers, else claim it as READ_FIRST does
                 Claim.Answered answered;
                 try {
-                    answered = sql.rollbackAndRead(connection, call.scope().value(), call.key().value(),
+                    answered = sql.rollbackAndRead(
+                            connection,
+                            call.scope().value(),
+                            call.key().value(),
                             call.fingerprint().bytes());
                 } catch (SQLException e) {
-                    throw SqlStates.storeFailure("reading the answer of the idempotency key, which another call holds,"
-                            + " failed; nothing of this call was committed", e, sql.schema());
+                    throw SqlStates.storeFailure(
+                            "reading the answer of the idempotency key, which another call holds,"
+                                    + " failed; nothing of this call was committed",
+                            e,
+                            sql.schema());
                 }
                 if (answered != null) {
                     discard(boundary); // a no-op: no transaction is open
@@ -183,7 +203,8 @@ public final class ClaimFlow<T> {
      * that row, whose answer is this call's, the savepoint released; null when the call is not
      * joined, the failure is another, or the read finds no answer (REPEATABLE READ): throw {@code e}.
      */
-    private @Nullable Outcome<T> joinedRaceAnswer(Connection connection, Call call, Boundary boundary, DataAccessException e) {
+    private @Nullable Outcome<T> joinedRaceAnswer(
+            Connection connection, Call call, Boundary boundary, DataAccessException e) {
         if (!boundary.joined() || !SqlStates.has(e, SqlStates.SERIALIZATION_FAILURE)) {
             return null;
         }
@@ -222,7 +243,11 @@ public final class ClaimFlow<T> {
         @Nullable Claim claimed;
         try {
             // no waiting: a key another transaction holds (null) has no answer yet
-            claimed = sql.claim(connection, call.scope().value(), call.key().value(), call.fingerprint().bytes());
+            claimed = sql.claim(
+                    connection,
+                    call.scope().value(),
+                    call.key().value(),
+                    call.fingerprint().bytes());
         } catch (SQLException probe) {
             e.addSuppressed(probe);
             return null;
@@ -358,9 +383,12 @@ public final class ClaimFlow<T> {
         } catch (DataAccessException e) {
             if (boundary.joined() && SqlStates.has(e, SqlStates.NO_SUCH_SAVEPOINT)) {
                 // only an end of the caller's transaction since the call began removes its savepoint
-                throw new WorkEndedTransactionException(call.scope(), call.key(),
+                throw new WorkEndedTransactionException(
+                        call.scope(),
+                        call.key(),
                         "a COMMIT or ROLLBACK past the guard (the call's savepoint in the caller's transaction is gone)",
-                        true, e);
+                        true,
+                        e);
             }
             if (!boundary.joined() && SqlStates.isConnectionLoss(e)) {
                 throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
@@ -395,11 +423,26 @@ public final class ClaimFlow<T> {
     }
 
     /** See {@link ClaimStatements#record}: {@code commit} sends the COMMIT with the row where it can, and returns null then. */
-    private @Nullable Instant record(Connection connection, Call call, Claim.Held held, ClaimState state,
-            byte @Nullable [] result, boolean commit, boolean joined) {
+    private @Nullable Instant record(
+            Connection connection,
+            Call call,
+            Claim.Held held,
+            ClaimState state,
+            byte @Nullable [] result,
+            boolean commit,
+            boolean joined) {
         try {
-            return sql.record(connection, held, call.scope().value(), call.key().value(), call.fingerprint().bytes(),
-                    state, result, ttlMillis, commit, joined);
+            return sql.record(
+                    connection,
+                    held,
+                    call.scope().value(),
+                    call.key().value(),
+                    call.fingerprint().bytes(),
+                    state,
+                    result,
+                    ttlMillis,
+                    commit,
+                    joined);
         } catch (SQLException e) {
             throw SqlStates.storeFailure("recording the outcome of the idempotency key failed", e, sql.schema());
         }
@@ -484,8 +527,10 @@ public final class ClaimFlow<T> {
         private static final long serialVersionUID = 1L;
 
         FlushFailedException(RuntimeException cause) {
-            super("the work failed, and flushing the caller's transaction's pending writes (so that they are rolled"
-                    + " back with the work's) failed too: " + cause.getMessage(), cause);
+            super(
+                    "the work failed, and flushing the caller's transaction's pending writes (so that they are rolled"
+                            + " back with the work's) failed too: " + cause.getMessage(),
+                    cause);
         }
     }
 
@@ -500,9 +545,11 @@ public final class ClaimFlow<T> {
      * final: nothing was recorded, and a retry with the same key decides afresh.
      */
     private static DataAccessException notRecorded(Exception failure, SQLException rollbackFailure) {
-        DataAccessException e = new DataAccessException("the work failed deterministically (" + failure
-                + ") but the failure could not be recorded, the rollback failed; nothing was committed:"
-                + " retry with the same key", rollbackFailure);
+        DataAccessException e = new DataAccessException(
+                "the work failed deterministically (" + failure
+                        + ") but the failure could not be recorded, the rollback failed; nothing was committed:"
+                        + " retry with the same key",
+                rollbackFailure);
         e.addSuppressed(failure);
         return e;
     }

@@ -1,18 +1,5 @@
 package io.github.idemtx.jooq.internal.flow.effect;
 
-import io.github.idemtx.jooq.internal.store.ClaimRow;
-import io.github.idemtx.jooq.internal.store.ClaimState;
-import io.github.idemtx.jooq.internal.store.Digests;
-import io.github.idemtx.jooq.internal.store.EffectStatements;
-import io.github.idemtx.jooq.internal.store.SqlStates;
-import io.github.idemtx.jooq.internal.store.StoredValues;
-import io.github.idemtx.jooq.internal.store.FailureEncoding;
-import io.github.idemtx.jooq.internal.tx.Units;
-import io.github.idemtx.jooq.internal.tx.Boundary;
-import io.github.idemtx.jooq.internal.tx.Jdbc;
-import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
-import io.github.idemtx.jooq.internal.tx.WorkGuard;
-
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyException;
@@ -29,6 +16,18 @@ import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Intent;
 import io.github.idemtx.jooq.Remote.Lookup;
 import io.github.idemtx.jooq.Remote.Reply;
+import io.github.idemtx.jooq.internal.store.ClaimRow;
+import io.github.idemtx.jooq.internal.store.ClaimState;
+import io.github.idemtx.jooq.internal.store.Digests;
+import io.github.idemtx.jooq.internal.store.EffectStatements;
+import io.github.idemtx.jooq.internal.store.FailureEncoding;
+import io.github.idemtx.jooq.internal.store.SqlStates;
+import io.github.idemtx.jooq.internal.store.StoredValues;
+import io.github.idemtx.jooq.internal.tx.Boundary;
+import io.github.idemtx.jooq.internal.tx.Jdbc;
+import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
+import io.github.idemtx.jooq.internal.tx.Units;
+import io.github.idemtx.jooq.internal.tx.WorkGuard;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -40,7 +39,6 @@ import java.util.Objects;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.jooq.Configuration;
-import org.jooq.exception.DataAccessException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -68,11 +66,21 @@ public final class EffectFlow<R, T> {
     private final boolean readAfterWrite;
     /** {@code remote} when it writes before the call; null when not: the claim then carries its own COMMIT. */
     private final Remote.@Nullable Holding<R, T> holding;
+
     private final Jdbc.ServerCheck serverCheck = new Jdbc.ServerCheck();
 
-    public EffectFlow(Configuration configuration, IdempotencyPolicy policy, TransactionOwnership ownership,
-            EffectStatements sql, String effect, ResultCodec<R> requestCodec, ResultCodec<T> resultCodec,
-            Remote<R, T> remote, Duration lease, List<Duration> lookupSchedule, boolean readAfterWrite) {
+    public EffectFlow(
+            Configuration configuration,
+            IdempotencyPolicy policy,
+            TransactionOwnership ownership,
+            EffectStatements sql,
+            String effect,
+            ResultCodec<R> requestCodec,
+            ResultCodec<T> resultCodec,
+            Remote<R, T> remote,
+            Duration lease,
+            List<Duration> lookupSchedule,
+            boolean readAfterWrite) {
         this.configuration = configuration;
         this.policy = policy;
         this.ownership = ownership;
@@ -91,14 +99,24 @@ public final class EffectFlow<R, T> {
      * What a recovery pass did with a claim it took over; {@code HANDED_BACK}: not settled because
      * the pass was asked to stop, its lease ended at once for another pass.
      */
-    public enum Settled { FOUND, REFUSED, RESENT, UNKNOWN, RECONCILIATION, LOST_FENCE, FAILED, HANDED_BACK }
+    public enum Settled {
+        FOUND,
+        REFUSED,
+        RESENT,
+        UNKNOWN,
+        RECONCILIATION,
+        LOST_FENCE,
+        FAILED,
+        HANDED_BACK
+    }
 
     /**
      * A stored request as decoded, or why it no longer decodes (a deploy changed its class): then
      * {@code request} is null, and what needs only the downstream key (a lookup, a record, an
      * operator's resolution) still works.
      */
-    public record DecodedRequest<R>(@Nullable R request, @Nullable String problem) {}
+    public record DecodedRequest<R>(
+            @Nullable R request, @Nullable String problem) {}
 
     /** What phase 1 found, carried out of its transaction. */
     private sealed interface Found<R> {
@@ -144,8 +162,10 @@ public final class EffectFlow<R, T> {
                     continue; // a duplicate claimed the key meanwhile: answer from its row
                 }
                 case Found.Fresh<R> fresh -> {
-                    return callAndRecord(new Hold<>(fresh.intent(), fresh.claimedAt(), fresh.leaseStart(), 0, false, null),
-                            false).outcome();
+                    return callAndRecord(
+                                    new Hold<>(fresh.intent(), fresh.claimedAt(), fresh.leaseStart(), 0, false, null),
+                                    false)
+                            .outcome();
                 }
                 case Found.Gone<R> gone -> {
                     continue; // the row expired or was purged between the claim and the read
@@ -163,10 +183,14 @@ public final class EffectFlow<R, T> {
                         long takeoverStart = System.nanoTime();
                         // an effect's row, as read() reads it, has its start (created_at is NOT NULL)
                         Instant claimedAt = Objects.requireNonNull(row.createdAt(), "createdAt");
-                        Long fence = inTransaction(scope, key,
-                                c -> sql.takeOver(c, scope, key, row.fence(), claimedAt, lease.toMillis()), false);
+                        Long fence = inTransaction(
+                                scope,
+                                key,
+                                c -> sql.takeOver(c, scope, key, row.fence(), claimedAt, lease.toMillis()),
+                                false);
                         if (fence != null) {
-                            // a request stored before a deploy may no longer decode: the retry carries it (its fingerprint matched)
+                            // a request stored before a deploy may no longer decode: the retry carries it (its
+                            // fingerprint matched)
                             R stored = decodeRequest(scope, key, row.request()).request();
                             Intent<R> intent = intent(scope, key, stored != null ? stored : request, fence, claimedAt);
                             return settle(new Hold<>(intent, claimedAt, takeoverStart, row.lookups(), false, null))
@@ -188,37 +212,56 @@ public final class EffectFlow<R, T> {
      * Phase 1 in a transaction of its own: the claim committed in flight with {@link Remote.Holding#before}'s
      * local writes, or what is there instead.
      */
-    private Found<R> claim(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request, byte @Nullable [] encodedRequest,
-            long waitMs, long claimStart) {
+    private Found<R> claim(
+            Scope scope,
+            IdempotencyKey key,
+            Fingerprint fingerprint,
+            R request,
+            byte @Nullable [] encodedRequest,
+            long waitMs,
+            long claimStart) {
         try {
-            return inTransaction(scope, key, c -> {
-                EffectStatements.Claimed fresh;
-                try {
-                    fresh = sql.claim(c, scope, key, fingerprint.bytes(), effect, encodedRequest, lease.toMillis(), waitMs,
-                            holding == null);
-                } catch (SQLException e) {
-                    if (!SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                        throw e;
-                    }
-                    Jdbc.rollback(c); // the aborted attempt; the unit's COMMIT is then a no-op
-                    return new Found.WaitedOut<>();
-                }
-                if (fresh == null) {
-                    // after a COMMIT sent with the claim, in a transaction of its own
-                    ClaimRow row = sql.read(c, scope, key);
-                    return row == null ? new Found.Gone<>() : new Found.Existing<>(row);
-                }
-                Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
-                long leaseStart = claimStart;
-                if (holding != null) {
-                    before(c, holding, intent);
-                    // the lease counts from the COMMIT, not from the INSERT: nobody can see the claim
-                    // while before() runs, so all of the lease is left for the call however long it took
-                    leaseStart = System.nanoTime();
-                    sql.leaseFromCommit(c, scope, key, fresh.fence(), fresh.createdAt(), lease.toMillis());
-                }
-                return new Found.Fresh<>(intent, fresh.createdAt(), leaseStart); // the unit's COMMIT is a no-op after one sent
-            }, true);
+            return inTransaction(
+                    scope,
+                    key,
+                    c -> {
+                        EffectStatements.Claimed fresh;
+                        try {
+                            fresh = sql.claim(
+                                    c,
+                                    scope,
+                                    key,
+                                    fingerprint.bytes(),
+                                    effect,
+                                    encodedRequest,
+                                    lease.toMillis(),
+                                    waitMs,
+                                    holding == null);
+                        } catch (SQLException e) {
+                            if (!SqlStates.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                                throw e;
+                            }
+                            Jdbc.rollback(c); // the aborted attempt; the unit's COMMIT is then a no-op
+                            return new Found.WaitedOut<>();
+                        }
+                        if (fresh == null) {
+                            // after a COMMIT sent with the claim, in a transaction of its own
+                            ClaimRow row = sql.read(c, scope, key);
+                            return row == null ? new Found.Gone<>() : new Found.Existing<>(row);
+                        }
+                        Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
+                        long leaseStart = claimStart;
+                        if (holding != null) {
+                            before(c, holding, intent);
+                            // the lease counts from the COMMIT, not from the INSERT: nobody can see the claim
+                            // while before() runs, so all of the lease is left for the call however long it took
+                            leaseStart = System.nanoTime();
+                            sql.leaseFromCommit(c, scope, key, fresh.fence(), fresh.createdAt(), lease.toMillis());
+                        }
+                        return new Found.Fresh<>(
+                                intent, fresh.createdAt(), leaseStart); // the unit's COMMIT is a no-op after one sent
+                    },
+                    true);
         } catch (RejectedBefore r) {
             return new Found.Refused<>(r.failure);
         }
@@ -233,7 +276,8 @@ public final class EffectFlow<R, T> {
      * resend, a record) is counted, so each claim is due again only on the lookup schedule.
      */
     public List<Settled> recover(int limit, BooleanSupplier stop) {
-        List<EffectStatements.Stuck> taken = inTransaction(null, null, c -> sql.scan(c, effect, limit, lease.toMillis()), false);
+        List<EffectStatements.Stuck> taken =
+                inTransaction(null, null, c -> sql.scan(c, effect, limit, lease.toMillis()), false);
         List<Settled> settled = new ArrayList<>(taken.size());
         for (EffectStatements.Stuck s : taken) {
             settled.add(stop.getAsBoolean() ? handBack(s) : recoverOne(s));
@@ -246,21 +290,35 @@ public final class EffectFlow<R, T> {
             // the batch's leases started together: renew this one before settling it, or a
             // takeover by someone else may have happened while the others were settled
             long renewed = System.nanoTime();
-            Long left = inTransaction(s.scope(), s.key(),
-                    c -> sql.renew(c, s.scope(), s.key(), s.fence(), s.createdAt(), lease.toMillis()), false);
+            Long left = inTransaction(
+                    s.scope(),
+                    s.key(),
+                    c -> sql.renew(c, s.scope(), s.key(), s.fence(), s.createdAt(), lease.toMillis()),
+                    false);
             if (left == null) {
                 return Settled.LOST_FENCE;
             }
             // the lookup needs only the downstream key: a request that no longer decodes does not stop it
             DecodedRequest<R> request = decodeRequest(s.scope(), s.key(), s.request());
             if (request.problem() != null) {
-                LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(s.scope(), s.key(), s.createdAt())
-                        + ": " + request.problem() + "; it is looked up by its downstream key, never sent again");
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "idemtx: " + effect + " " + describe(s.scope(), s.key(), s.createdAt()) + ": "
+                                + request.problem() + "; it is looked up by its downstream key, never sent again");
             }
-            return settle(new Hold<>(intent(s.scope(), s.key(), request.request(), s.fence(), s.createdAt()), s.createdAt(),
-                    renewed, s.lookups(), true, request.problem())).how();
+            return settle(new Hold<>(
+                            intent(s.scope(), s.key(), request.request(), s.fence(), s.createdAt()),
+                            s.createdAt(),
+                            renewed,
+                            s.lookups(),
+                            true,
+                            request.problem()))
+                    .how();
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "idemtx: recovering a claim of " + effect + " failed; a later pass tries again", e);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "idemtx: recovering a claim of " + effect + " failed; a later pass tries again",
+                    e);
             return Settled.FAILED;
         }
     }
@@ -268,11 +326,17 @@ public final class EffectFlow<R, T> {
     /** A claim the pass took but will not settle: its lease ends now, nothing counted, for the next pass. */
     private Settled handBack(EffectStatements.Stuck s) {
         try {
-            boolean released = inTransaction(s.scope(), s.key(),
-                    c -> sql.release(c, s.scope(), s.key(), s.fence(), s.createdAt(), false, null, false), false);
+            boolean released = inTransaction(
+                    s.scope(),
+                    s.key(),
+                    c -> sql.release(c, s.scope(), s.key(), s.fence(), s.createdAt(), false, null, false),
+                    false);
             return released ? Settled.HANDED_BACK : Settled.LOST_FENCE;
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "idemtx: handing back a claim of " + effect + " failed; its lease runs out", e);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "idemtx: handing back a claim of " + effect + " failed; its lease runs out",
+                    e);
             return Settled.FAILED;
         }
     }
@@ -295,24 +359,32 @@ public final class EffectFlow<R, T> {
     public boolean resolve(Scope scope, IdempotencyKey key, @Nullable T result, @Nullable Failure failure) {
         byte[] stored = failure != null ? FailureEncoding.encode(failure) : results.encode(scope, key, result);
         ClaimState state = failure != null ? ClaimState.FAILED : ClaimState.SUCCEEDED;
-        return inTransaction(scope, key, c -> {
-            EffectStatements.Resolved resolved = sql.resolve(c, scope, key, effect, state, stored, policy.ttl().toMillis());
-            if (resolved == null) {
-                return false;
-            }
-            DecodedRequest<R> request = decodeRequest(scope, key, resolved.request());
-            if (request.problem() != null) {
-                LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(scope, key, resolved.createdAt())
-                        + " resolved by an operator: " + request.problem() + "; the local writes get no request");
-            }
-            Intent<R> intent = intent(scope, key, request.request(), 0, resolved.createdAt());
-            if (failure != null) {
-                local(c, tx -> remote.refused(tx, intent, failure), scope, key);
-            } else {
-                local(c, tx -> remote.after(tx, intent, result), scope, key);
-            }
-            return true;
-        }, false);
+        return inTransaction(
+                scope,
+                key,
+                c -> {
+                    EffectStatements.Resolved resolved = sql.resolve(
+                            c, scope, key, effect, state, stored, policy.ttl().toMillis());
+                    if (resolved == null) {
+                        return false;
+                    }
+                    DecodedRequest<R> request = decodeRequest(scope, key, resolved.request());
+                    if (request.problem() != null) {
+                        LOG.log(
+                                System.Logger.Level.WARNING,
+                                "idemtx: " + effect + " " + describe(scope, key, resolved.createdAt())
+                                        + " resolved by an operator: " + request.problem()
+                                        + "; the local writes get no request");
+                    }
+                    Intent<R> intent = intent(scope, key, request.request(), 0, resolved.createdAt());
+                    if (failure != null) {
+                        local(c, tx -> remote.refused(tx, intent, failure), scope, key);
+                    } else {
+                        local(c, tx -> remote.after(tx, intent, result), scope, key);
+                    }
+                    return true;
+                },
+                false);
     }
 
     // ------------------------------------------------------------------ phases 2 and 3
@@ -324,7 +396,12 @@ public final class EffectFlow<R, T> {
      * not, the client deciding how often it asks), and why its stored request does not decode (null
      * when it does; then it is never sent again).
      */
-    private record Hold<R>(Intent<R> intent, Instant claimedAt, long leaseStart, int lookups, boolean counts,
+    private record Hold<R>(
+            Intent<R> intent,
+            Instant claimedAt,
+            long leaseStart,
+            int lookups,
+            boolean counts,
             @Nullable String undecodable) {}
 
     /** Phase 2 and 3: calls the remote with the claim held, records its answer or releases the lease. */
@@ -336,12 +413,18 @@ public final class EffectFlow<R, T> {
         long left = hold.leaseStart() + leaseNanos * 4 / 5 - System.nanoTime();
         if (left < leaseNanos / 2) {
             long renewedAt = System.nanoTime();
-            Long ms = inTransaction(intent.scope(), intent.key(),
-                    c -> sql.renew(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), lease.toMillis()), false);
+            Long ms = inTransaction(
+                    intent.scope(),
+                    intent.key(),
+                    c -> sql.renew(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), lease.toMillis()),
+                    false);
             if (ms == null) {
-                LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(intent) + ": this holder sent"
-                        + " nothing: its lease (fence " + intent.fence() + ") passed before the call and another holder took"
-                        + " the claim over");
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "idemtx: " + effect + " " + describe(intent) + ": this holder sent"
+                                + " nothing: its lease (fence " + intent.fence()
+                                + ") passed before the call and another holder took"
+                                + " the claim over");
                 return lostFence(intent);
             }
             left = Math.min(leaseNanos, ms * 1_000_000L) * 4 / 5 - (System.nanoTime() - renewedAt);
@@ -356,7 +439,8 @@ public final class EffectFlow<R, T> {
             return unknown(hold, "the remote call failed: " + e);
         }
         return switch (reply) {
-            case Reply.Applied<T> applied -> recordApplied(hold, applied.result(), resent ? Settled.RESENT : Settled.FOUND);
+            case Reply.Applied<T> applied ->
+                recordApplied(hold, applied.result(), resent ? Settled.RESENT : Settled.FOUND);
             case Reply.Refused<T> refused -> recordRefused(hold, refused.failure());
         };
     }
@@ -375,11 +459,17 @@ public final class EffectFlow<R, T> {
         return switch (lookup) {
             case Lookup.Found<T> found -> recordApplied(hold, found.result(), Settled.FOUND);
             case Lookup.Refused<T> refused -> recordRefused(hold, refused.failure());
-            case Lookup.Absent<T> absent when !readAfterWrite ->
-                    unknown(hold, "the remote has no record of it, but does not promise read-after-write");
+            case Lookup.Absent<T> absent
+            when !readAfterWrite ->
+                unknown(hold, "the remote has no record of it, but does not promise read-after-write");
             // nothing applied it, and nothing can send it: only an operator can settle it
-            case Lookup.Absent<T> absent when hold.undecodable() != null -> release(hold, "the remote has no record of it"
-                    + " and it cannot be sent again: " + hold.undecodable(), true, true);
+            case Lookup.Absent<T> absent
+            when hold.undecodable() != null ->
+                release(
+                        hold,
+                        "the remote has no record of it" + " and it cannot be sent again: " + hold.undecodable(),
+                        true,
+                        true);
             case Lookup.Absent<T> absent -> callAndRecord(hold, true);
             case Lookup.Unknown<T> unknown -> unknown(hold, "the lookup did not answer: " + unknown.reason());
         };
@@ -392,17 +482,29 @@ public final class EffectFlow<R, T> {
             stored = results.encode(intent.scope(), intent.key(), result);
         } catch (RuntimeException e) {
             // the remote applied it and this will never be storable: an operator must settle it
-            LOG.log(System.Logger.Level.WARNING, "idemtx: the result of " + effect + " could not be stored;"
-                    + " the claim needs reconciliation", e);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "idemtx: the result of " + effect + " could not be stored;" + " the claim needs reconciliation",
+                    e);
             return release(hold, "the result could not be stored: " + e.getMessage(), true, true);
         }
-        return record(hold, ClaimState.SUCCEEDED, stored, tx -> remote.after(tx, intent, result),
-                at -> new Outcome.Executed<>(result), how);
+        return record(
+                hold,
+                ClaimState.SUCCEEDED,
+                stored,
+                tx -> remote.after(tx, intent, result),
+                at -> new Outcome.Executed<>(result),
+                how);
     }
 
     private Step<T> recordRefused(Hold<R> hold, Failure failure) {
-        return record(hold, ClaimState.FAILED, FailureEncoding.encode(failure), tx -> remote.refused(tx, hold.intent(), failure),
-                at -> new Outcome.Rejected<>(failure, at, false), Settled.REFUSED);
+        return record(
+                hold,
+                ClaimState.FAILED,
+                FailureEncoding.encode(failure),
+                tx -> remote.refused(tx, hold.intent(), failure),
+                at -> new Outcome.Rejected<>(failure, at, false),
+                Settled.REFUSED);
     }
 
     /**
@@ -411,41 +513,70 @@ public final class EffectFlow<R, T> {
      * claim stays in flight, the failure counts as an unanswered lookup, and after the schedule it
      * waits for an operator; the caller gets {@code Unknown}.
      */
-    private Step<T> record(Hold<R> hold, ClaimState state, byte @Nullable [] stored, LocalWrites writes,
-            Function<Instant, RemoteOutcome<T>> answer, Settled how) {
+    private Step<T> record(
+            Hold<R> hold,
+            ClaimState state,
+            byte @Nullable [] stored,
+            LocalWrites writes,
+            Function<Instant, RemoteOutcome<T>> answer,
+            Settled how) {
         Intent<R> intent = hold.intent();
         Recorded recorded;
         try {
-            recorded = inTransaction(intent.scope(), intent.key(), c -> {
-                Instant at = sql.record(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), state, stored,
-                        policy.ttl().toMillis());
-                boolean late = false;
-                if (at == null) {
-                    // the fence was lost, the answer is still definite: the remote applied (or refused)
-                    // this downstream key. While the claim is unsettled nobody has a better answer, and
-                    // whoever holds it now can only record the same (the remote deduplicates the key)
-                    // or learn this one: state 3/4 under the row lock lets exactly one record and its
-                    // local writes commit
-                    at = sql.recordLate(c, intent.scope(), intent.key(), hold.claimedAt(), state, stored, policy.ttl().toMillis());
-                    late = at != null;
-                }
-                if (at != null) {
-                    local(c, writes, intent.scope(), intent.key());
-                }
-                return at == null ? null : new Recorded(at, late);
-            }, false);
+            recorded = inTransaction(
+                    intent.scope(),
+                    intent.key(),
+                    c -> {
+                        Instant at = sql.record(
+                                c,
+                                intent.scope(),
+                                intent.key(),
+                                intent.fence(),
+                                hold.claimedAt(),
+                                state,
+                                stored,
+                                policy.ttl().toMillis());
+                        boolean late = false;
+                        if (at == null) {
+                            // the fence was lost, the answer is still definite: the remote applied (or refused)
+                            // this downstream key. While the claim is unsettled nobody has a better answer, and
+                            // whoever holds it now can only record the same (the remote deduplicates the key)
+                            // or learn this one: state 3/4 under the row lock lets exactly one record and its
+                            // local writes commit
+                            at = sql.recordLate(
+                                    c,
+                                    intent.scope(),
+                                    intent.key(),
+                                    hold.claimedAt(),
+                                    state,
+                                    stored,
+                                    policy.ttl().toMillis());
+                            late = at != null;
+                        }
+                        if (at != null) {
+                            local(c, writes, intent.scope(), intent.key());
+                        }
+                        return at == null ? null : new Recorded(at, late);
+                    },
+                    false);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "idemtx: recording the answer of " + effect + " (" + verdict(state) + ") for "
-                    + describe(intent) + " failed; it is looked up again", e);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "idemtx: recording the answer of " + effect + " (" + verdict(state) + ") for " + describe(intent)
+                            + " failed; it is looked up again",
+                    e);
             return release(hold, "recording the answer failed: " + e, true, false);
         }
         if (recorded == null) {
             return unrecorded(hold, state, stored);
         }
         if (recorded.late()) {
-            LOG.log(System.Logger.Level.WARNING, "idemtx: " + effect + " " + describe(intent) + ": the remote's answer ("
-                    + verdict(state) + ") came after this holder's lease (fence " + intent.fence() + ") was taken over;"
-                    + " the claim was unsettled, so it is recorded");
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "idemtx: " + effect + " " + describe(intent) + ": the remote's answer ("
+                            + verdict(state) + ") came after this holder's lease (fence " + intent.fence()
+                            + ") was taken over;"
+                            + " the claim was unsettled, so it is recorded");
         }
         return new Step<>(answer.apply(recorded.at()), how);
     }
@@ -459,20 +590,31 @@ public final class EffectFlow<R, T> {
      */
     private Step<T> unrecorded(Hold<R> hold, ClaimState state, byte @Nullable [] stored) {
         Intent<R> intent = hold.intent();
-        ClaimRow row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        ClaimRow row =
+                inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
         // the row of this holder's claim, null when it is gone or was claimed anew
         ClaimRow same = row != null && hold.claimedAt().equals(row.createdAt()) ? row : null;
         if (same != null && same.state() == state && Arrays.equals(same.result(), stored)) {
-            LOG.log(System.Logger.Level.DEBUG, () -> "idemtx: " + effect + " " + describe(intent)
-                    + ": a late answer, the same as the one recorded");
+            LOG.log(
+                    System.Logger.Level.DEBUG,
+                    () -> "idemtx: " + effect + " " + describe(intent)
+                            + ": a late answer, the same as the one recorded");
         } else {
-            LOG.log(System.Logger.Level.ERROR, "idemtx: " + effect + " " + describe(intent) + ": the remote " + verdict(state)
-                    + " it (" + (state == ClaimState.SUCCEEDED ? "result" : "failure") + " of "
-                    + (stored == null ? 0 : stored.length) + " bytes)"
-                    + " after this holder's lease was taken over, but the claim "
-                    + (same == null ? "is gone or was claimed anew" : "records " + (same.state() == ClaimState.SUCCEEDED
-                            ? "another result" : same.state() == ClaimState.FAILED ? "a refusal" : "state " + same.state()))
-                    + ": not recorded; reconcile it with the remote by its downstream key");
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    "idemtx: " + effect + " " + describe(intent) + ": the remote " + verdict(state)
+                            + " it (" + (state == ClaimState.SUCCEEDED ? "result" : "failure") + " of "
+                            + (stored == null ? 0 : stored.length) + " bytes)"
+                            + " after this holder's lease was taken over, but the claim "
+                            + (same == null
+                                    ? "is gone or was claimed anew"
+                                    : "records "
+                                            + (same.state() == ClaimState.SUCCEEDED
+                                                    ? "another result"
+                                                    : same.state() == ClaimState.FAILED
+                                                            ? "a refusal"
+                                                            : "state " + same.state()))
+                            + ": not recorded; reconcile it with the remote by its downstream key");
         }
         RemoteOutcome<T> now = row == null || row.state() == ClaimState.IN_FLIGHT
                 ? new Outcome.InProgress<>(policy.retryAfter())
@@ -520,12 +662,25 @@ public final class EffectFlow<R, T> {
         Long next = count && !toOperator ? lookupSchedule.get(lookup - 1).toMillis() : null;
         boolean released;
         try {
-            released = inTransaction(intent.scope(), intent.key(),
-                    c -> sql.release(c, intent.scope(), intent.key(), intent.fence(), hold.claimedAt(), count || toOperator, next,
-                            toOperator), false);
+            released = inTransaction(
+                    intent.scope(),
+                    intent.key(),
+                    c -> sql.release(
+                            c,
+                            intent.scope(),
+                            intent.key(),
+                            intent.fence(),
+                            hold.claimedAt(),
+                            count || toOperator,
+                            next,
+                            toOperator),
+                    false);
         } catch (RuntimeException e) {
             // the lease runs out by itself; a retry or the recoverer takes it over then
-            LOG.log(System.Logger.Level.WARNING, "idemtx: releasing a claim of " + effect + " failed; its lease runs out", e);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "idemtx: releasing a claim of " + effect + " failed; its lease runs out",
+                    e);
             return new Step<>(new RemoteOutcome.Unknown<>(lease, reason), Settled.FAILED);
         }
         if (!released) {
@@ -538,7 +693,8 @@ public final class EffectFlow<R, T> {
 
     /** Another holder took the claim over: this one learns what the claim says now. */
     private Step<T> lostFence(Intent<R> intent) {
-        ClaimRow row = inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        ClaimRow row =
+                inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
         RemoteOutcome<T> now = row == null || row.state() == ClaimState.IN_FLIGHT
                 ? new Outcome.InProgress<>(policy.retryAfter())
                 : answer(intent.scope(), intent.key(), row);
@@ -576,9 +732,20 @@ public final class EffectFlow<R, T> {
         }
     }
 
-    private @Nullable RemoteOutcome<T> recordRefusalBeforeCall(Scope scope, IdempotencyKey key, Fingerprint fingerprint, Failure failure) {
-        Instant at = inTransaction(scope, key, c -> sql.fail(c, scope, key, fingerprint.bytes(),
-                FailureEncoding.encode(failure), policy.ttl().toMillis(), effect), false);
+    private @Nullable RemoteOutcome<T> recordRefusalBeforeCall(
+            Scope scope, IdempotencyKey key, Fingerprint fingerprint, Failure failure) {
+        Instant at = inTransaction(
+                scope,
+                key,
+                c -> sql.fail(
+                        c,
+                        scope,
+                        key,
+                        fingerprint.bytes(),
+                        FailureEncoding.encode(failure),
+                        policy.ttl().toMillis(),
+                        effect),
+                false);
         return at == null ? null : new Outcome.Rejected<>(failure, at, false);
     }
 
@@ -612,8 +779,8 @@ public final class EffectFlow<R, T> {
      * after: no connection is held across the remote call), again after a serialization failure or
      * deadlock. {@code first} decides ownership (refused inside a caller's transaction).
      */
-    private <V extends @Nullable Object> V inTransaction(@Nullable Scope scope, @Nullable IdempotencyKey key,
-            SqlUnit<V> unit, boolean first) {
+    private <V extends @Nullable Object> V inTransaction(
+            @Nullable Scope scope, @Nullable IdempotencyKey key, SqlUnit<V> unit, boolean first) {
         // detected only for the first unit, which decides ownership
         TransactionOwnership.@Nullable Detected detected = first ? ownership.detect(configuration) : null;
         return Jdbc.onConnection(configuration, connection -> {
