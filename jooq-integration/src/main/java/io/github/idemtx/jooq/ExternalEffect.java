@@ -12,6 +12,7 @@ import io.github.idemtx.jooq.internal.flow.Timings;
 import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.ClaimTable;
+import io.github.idemtx.jooq.internal.store.Digests;
 import io.github.idemtx.jooq.internal.store.EffectStatements;
 import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
 import java.time.Duration;
@@ -148,7 +149,7 @@ public final class ExternalEffect<R, T> {
         Objects.requireNonNull(scope, "scope must not be null");
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(claimedAt, "claimedAt must not be null");
-        return EffectFlow.downstreamKey(name, scope, key, claimedAt);
+        return Digests.downstreamKey(name, scope.value(), key.value(), claimedAt);
     }
 
     /**
@@ -169,7 +170,7 @@ public final class ExternalEffect<R, T> {
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(request, "request must not be null");
-        Timings timings = listeners.any() ? Timings.measured() : Timings.NONE;
+        Timings timings = Timings.of(listeners);
         timings.attempt(false); // the event carries the total only
         return timings.observe(listeners, "effect:" + name, scope, () -> flow.run(scope, key, fingerprint, request));
     }

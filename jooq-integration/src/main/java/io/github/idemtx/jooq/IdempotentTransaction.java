@@ -224,7 +224,7 @@ public final class IdempotentTransaction<T> {
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(work, "work must not be null");
-        Timings timings = listeners.any() ? Timings.measured() : Timings.NONE;
+        Timings timings = Timings.of(listeners);
         return timings.observe(
                 listeners,
                 OPERATION,

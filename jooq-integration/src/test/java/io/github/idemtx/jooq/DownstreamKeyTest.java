@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import org.junit.jupiter.api.Test;
@@ -30,11 +29,11 @@ class DownstreamKeyTest {
                 org.jooq.impl.DSL.val(key.value()),
                 org.jooq.impl.DSL.val(created)));
         Instant at = created.toInstant();
-        assertThat(EffectFlow.downstreamKey("payout", scope, key, at))
+        assertThat(ExternalEffect.downstreamKey("payout", scope, key, at))
                 .isEqualTo(sql)
                 .startsWith("payout:")
                 .hasSize(7 + 43);
-        assertThat(EffectFlow.downstreamKey("payout", scope, key, at.plusNanos(1_000)))
+        assertThat(ExternalEffect.downstreamKey("payout", scope, key, at.plusNanos(1_000)))
                 .as("another claim of the same key")
                 .isNotEqualTo(sql);
     }

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Where one call's time goes. {@link #NONE} measures nothing and reads no clock: a call whose
  * instance has no listeners gets it, so the flows never ask whether anyone listens (as HikariCP's
- * no-op metrics tracker spares its pool the question). A {@link #measured()} one is confined to the
+ * no-op metrics tracker spares its pool the question). A measuring one ({@link #of}) is confined to the
  * call's thread. Marks are {@link System#nanoTime()} values (0 from {@code NONE}); each phase adds
  * the time since a mark and returns the new mark. Not API.
  */
@@ -21,9 +21,9 @@ public class Timings {
 
     private Timings() {}
 
-    /** {@return timings that measure, for a call whose instance has listeners} */
-    public static Timings measured() {
-        return new Measured();
+    /** {@return timings for a call of an instance with {@code listeners}: measuring when anyone listens, else {@link #NONE}} */
+    public static Timings of(Listeners listeners) {
+        return listeners.any() ? new Measured() : NONE;
     }
 
     /** {@return a mark: now} */

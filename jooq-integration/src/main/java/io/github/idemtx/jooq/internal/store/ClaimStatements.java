@@ -225,13 +225,7 @@ public final class ClaimStatements {
         boolean live = rs.getBoolean(1);
         boolean absent = rs.wasNull();
         if (live) {
-            OffsetDateTime completedAt = rs.getObject(5, OffsetDateTime.class);
-            // a negative state is a row this same transaction recorded joined, before its commit
-            return new Claim.Answered(ClaimRow.answer(
-                    ClaimState.of(rs.getShort(2)),
-                    rs.getBytes(3),
-                    rs.getBytes(4),
-                    completedAt == null ? null : completedAt.toInstant()));
+            return answered(rs, 2);
         }
         if (!rs.getBoolean(6)) {
             return null;
@@ -355,14 +349,23 @@ public final class ClaimStatements {
                 if (!rs.next()) {
                     return null;
                 }
-                OffsetDateTime completedAt = rs.getObject(4, OffsetDateTime.class);
-                return new Claim.Answered(ClaimRow.answer(
-                        ClaimState.of(rs.getShort(1)),
-                        rs.getBytes(2),
-                        rs.getBytes(3),
-                        completedAt == null ? null : completedAt.toInstant()));
+                return answered(rs, 1);
             }
         }
+    }
+
+    /**
+     * The live row whose {@link #ANSWER_COLUMNS} (state, fingerprint, result, completion time) start
+     * at column {@code first} of {@code rs}. A negative state is a row this same transaction recorded
+     * joined, before its commit: {@link ClaimState#of} reads it as its state.
+     */
+    private static Claim.Answered answered(ResultSet rs, int first) throws SQLException {
+        OffsetDateTime completedAt = rs.getObject(first + 3, OffsetDateTime.class);
+        return new Claim.Answered(ClaimRow.answer(
+                ClaimState.of(rs.getShort(first)),
+                rs.getBytes(first + 1),
+                rs.getBytes(first + 2),
+                completedAt == null ? null : completedAt.toInstant()));
     }
 
     /** Binds the row's values from parameter {@code first} on, in the claim table's column order. */

@@ -807,13 +807,8 @@ public final class EffectFlow<R, T> {
         return new Intent<>(scope, key, downstreamKey(scope, key, claimedAt), request, fence);
     }
 
-    /** See {@link Digests#downstreamKey}. */
-    public static String downstreamKey(String effect, Scope scope, IdempotencyKey key, Instant claimedAt) {
-        return Digests.downstreamKey(effect, scope.value(), key.value(), claimedAt);
-    }
-
     private String downstreamKey(Scope scope, IdempotencyKey key, Instant claimedAt) {
-        return downstreamKey(effect, scope, key, claimedAt);
+        return Digests.downstreamKey(effect, scope.value(), key.value(), claimedAt);
     }
 
     private static void sleep(long millis) {
