@@ -616,10 +616,7 @@ public final class EffectFlow<R, T> {
                                                             : "state " + same.state()))
                             + ": not recorded; reconcile it with the remote by its downstream key");
         }
-        RemoteOutcome<T> now = row == null || row.state() == ClaimState.IN_FLIGHT
-                ? new Outcome.InProgress<>(policy.retryAfter())
-                : answer(intent.scope(), intent.key(), row);
-        return new Step<>(now, Settled.LOST_FENCE);
+        return new Step<>(now(intent, row), Settled.LOST_FENCE);
     }
 
     private static String verdict(ClaimState state) {
@@ -695,12 +692,15 @@ public final class EffectFlow<R, T> {
     private Step<T> lostFence(Intent<R> intent) {
         ClaimRow row =
                 inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
-        RemoteOutcome<T> now = row == null || row.state() == ClaimState.IN_FLIGHT
-                ? new Outcome.InProgress<>(policy.retryAfter())
-                : answer(intent.scope(), intent.key(), row);
-        return new Step<>(now, Settled.LOST_FENCE);
+        return new Step<>(now(intent, row), Settled.LOST_FENCE);
     }
 
+    /** What the claim says now, from the row read after this holder lost it: InProgress while none or in flight. */
+    private RemoteOutcome<T> now(Intent<R> intent, @Nullable ClaimRow row) {
+        return row == null ? new Outcome.InProgress<>(policy.retryAfter()) : answer(intent.scope(), intent.key(), row);
+    }
+
+    /** The answer a live row gives: its outcome, NeedsReconciliation, or InProgress while in flight. */
     private RemoteOutcome<T> answer(Scope scope, IdempotencyKey key, ClaimRow row) {
         if (row.state() == ClaimState.NEEDS_RECONCILIATION) {
             // the time it was handed over (NeedsReconciliation would throw the same without it)
