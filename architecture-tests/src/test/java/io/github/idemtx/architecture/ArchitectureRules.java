@@ -31,6 +31,7 @@ final class ArchitectureRules {
     static final String CORE = "io.github.idemtx.core..";
     static final String HTTP = "io.github.idemtx.http..";
     static final String KEYS = "io.github.idemtx.keys..";
+    static final String MESSAGING = "io.github.idemtx.messaging..";
     /** Exactly the package: {@code io.github.idemtx.db.testing} is the unpublished test support. */
     static final String DB = "io.github.idemtx.db";
 
@@ -39,8 +40,8 @@ final class ArchitectureRules {
     static final String SPRING = "io.github.idemtx.spring..";
 
     /**
-     * The modules' direction (DESIGN.md): core &lt;- http, keys, db &lt;- jooq &lt;- micrometer, spring.
-     * Core depends on no other module; http and keys on core alone; nothing depends on Spring.
+     * The modules' direction (DESIGN.md): core &lt;- http, keys, messaging, db &lt;- jooq &lt;- micrometer, spring.
+     * Core depends on no other module; http, keys and messaging on core alone; nothing depends on Spring.
      */
     static final ArchRule MODULES = layeredArchitecture()
             .consideringOnlyDependenciesInLayers()
@@ -52,6 +53,8 @@ final class ArchitectureRules {
             .definedBy(HTTP)
             .layer("keys")
             .definedBy(KEYS)
+            .layer("messaging")
+            .definedBy(MESSAGING)
             .layer("db")
             .definedBy(DB)
             .layer("jooq")
@@ -66,6 +69,8 @@ final class ArchitectureRules {
             .mayOnlyAccessLayers("core")
             .whereLayer("keys")
             .mayOnlyAccessLayers("core")
+            .whereLayer("messaging")
+            .mayOnlyAccessLayers("core")
             .whereLayer("db")
             .mayOnlyAccessLayers("core")
             .whereLayer("jooq")
@@ -74,7 +79,7 @@ final class ArchitectureRules {
             .mayOnlyAccessLayers("core")
             .whereLayer("spring")
             .mayOnlyAccessLayers("core", "http", "db", "jooq", "micrometer")
-            .because("the modules depend one way: core <- http, keys, db <- jooq <- micrometer, spring");
+            .because("the modules depend one way: core <- http, keys, messaging, db <- jooq <- micrometer, spring");
 
     /**
      * Core's internal package is shared with the modules that module-info.java exports it to, and no

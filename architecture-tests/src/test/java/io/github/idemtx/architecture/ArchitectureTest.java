@@ -26,7 +26,7 @@ class ArchitectureTest {
 
     @Test
     void theLibraryIsThere() {
-        for (String module : new String[] {"core", "http", "keys", "db", "jooq", "micrometer", "spring"}) {
+        for (String module : new String[] {"core", "http", "keys", "messaging", "db", "jooq", "micrometer", "spring"}) {
             org.assertj.core.api.Assertions.assertThat(library.containPackage("io.github.idemtx." + module))
                     .as("classes of io.github.idemtx.%s imported", module)
                     .isTrue();
