@@ -26,6 +26,16 @@ import java.util.Map;
  *       {@code WORK_FIRST}; see {@link ClaimMode}.
  *   <li>{@code LEDGER_BANK_URL} ({@code --bank-url}): the bank payouts go to (see {@code BankServer});
  *       unset, {@code POST /payouts} answers 503.
+ *   <li>{@code LEDGER_AMQP_URL} ({@code --amqp-url}): a RabbitMQ, {@code amqp://user:password@host:port};
+ *       set, the ledger also applies the transfer intents of a queue ({@link TransferQueue}); then
+ *       {@code LEDGER_QUEUE} ({@code --queue}, default {@code ledger.transfers}: the queue, and its
+ *       {@code .replies} and {@code .dlq}), {@code LEDGER_QUEUE_CONSUMERS} (default 4),
+ *       {@code LEDGER_QUEUE_PREFETCH} (default 16), {@code LEDGER_QUEUE_DELIVERY_LIMIT} (deliveries of
+ *       a message that keeps failing before it is dead-lettered, default 5),
+ *       {@code LEDGER_QUEUE_LOCK_TIMEOUT_MS} (how long a queued transfer waits for an account's row
+ *       lock before the attempt fails and is tried again, default 5000) and
+ *       {@code LEDGER_KEY_SECRET} (64 or more hexadecimal digits: the secret of the keys derived for
+ *       intents that carry no id; unset, a demo secret, with a warning at start).
  * </ul>
  */
 public record LedgerConfig(
@@ -38,7 +48,39 @@ public record LedgerConfig(
         boolean demoTokens,
         int poolSize,
         String bankUrl,
-        ClaimMode claimMode) {
+        ClaimMode claimMode,
+        Queue queue) {
+
+    /**
+     * The transfer queue's settings; see the class comment. {@code haltEvery} is a fault for
+     * {@code storm --queue} ({@code --queue-fault-halt-every}, never an environment variable): the
+     * process halts, as a SIGKILL would stop it, at its {@code haltEvery}-th transfer committed
+     * before the message was acknowledged; 0, never.
+     */
+    public record Queue(
+            String amqpUrl,
+            String name,
+            int consumers,
+            int prefetch,
+            int deliveryLimit,
+            int lockTimeoutMillis,
+            byte[] keySecret,
+            boolean demoSecret,
+            int haltEvery) {
+
+        @Override
+        public String toString() {
+            // never the secret nor the broker's password
+            return "Queue[" + name + " at " + amqpUrl.replaceAll("//[^@/]*@", "//") + ", consumers=" + consumers
+                    + ", prefetch=" + prefetch + ", deliveryLimit=" + deliveryLimit + ", lockTimeoutMillis="
+                    + lockTimeoutMillis
+                    + (demoSecret ? ", demo key secret" : "") + (haltEvery > 0 ? ", haltEvery=" + haltEvery : "")
+                    + "]";
+        }
+    }
+
+    /** The secret of derived keys when {@code LEDGER_KEY_SECRET} is unset: public, so for demos only. */
+    static final String DEMO_KEY_SECRET = "6c6564676572206578616d706c652064656d6f206b657920736563726574202121";
 
     /** The database settings' names, for messages. */
     public static final String DB_URL_SETTING = "LEDGER_DB_URL (--db-url)";
@@ -76,6 +118,7 @@ public record LedgerConfig(
             throw new IllegalArgumentException(
                     "LEDGER_CLAIM_MODE (--claim-mode) must be READ_FIRST or WORK_FIRST, was '" + mode + "'");
         }
+        Queue queue = queue(flags, env);
         if (bankUrl != null && !bankUrl.matches("https?://[^\\s/]+(:[0-9]+)?/?")) {
             throw new IllegalArgumentException(
                     "LEDGER_BANK_URL (--bank-url) must be like http://127.0.0.1:8090, was '" + bankUrl + "'");
@@ -105,19 +148,73 @@ public record LedgerConfig(
                 demo,
                 poolSize,
                 bankUrl == null ? null : bankUrl.replaceAll("/$", ""),
-                claimMode);
+                claimMode,
+                queue);
+    }
+
+    /** The queue's settings, or null when {@code LEDGER_AMQP_URL} is unset (and then no other queue setting may be). */
+    private static Queue queue(Map<String, String> flags, Map<String, String> env) {
+        String url = setting(flags, env, "amqp-url", "LEDGER_AMQP_URL", null);
+        if (url == null) {
+            for (String flag : new String[] {
+                "queue",
+                "queue-consumers",
+                "queue-prefetch",
+                "queue-delivery-limit",
+                "queue-lock-timeout-ms",
+                "queue-fault-halt-every"
+            }) {
+                if (flags.containsKey(flag)) {
+                    throw new IllegalArgumentException("--" + flag + " needs LEDGER_AMQP_URL (--amqp-url)");
+                }
+            }
+            return null;
+        }
+        if (!url.matches("amqps?://\\S+")) {
+            throw new IllegalArgumentException(
+                    "LEDGER_AMQP_URL (--amqp-url) must be like amqp://guest:guest@127.0.0.1:5672, was '"
+                            + url.replaceAll("//[^@/]*@", "//") + "'");
+        }
+        String name = setting(flags, env, "queue", "LEDGER_QUEUE", "ledger.transfers");
+        if (!name.matches("[A-Za-z0-9_.-]{1,200}")) {
+            throw new IllegalArgumentException(
+                    "LEDGER_QUEUE (--queue) must be 1 to 200 letters, digits, '.', '_' or '-', was '" + name + "'");
+        }
+        String secret = setting(flags, env, "key-secret", "LEDGER_KEY_SECRET", null);
+        byte[] keySecret;
+        if (secret == null) {
+            keySecret = HexFormat.of().parseHex(DEMO_KEY_SECRET);
+        } else if (!secret.trim().matches("([0-9a-fA-F]{2}){32,}")) {
+            throw new IllegalArgumentException(
+                    "LEDGER_KEY_SECRET must be 64 or more hexadecimal digits (32 random bytes or more);"
+                            + " the value is not shown");
+        } else {
+            keySecret = HexFormat.of().parseHex(secret.trim());
+        }
+        return new Queue(
+                url,
+                name,
+                intSetting(flags, env, "queue-consumers", "LEDGER_QUEUE_CONSUMERS", 4, 1, 64),
+                intSetting(flags, env, "queue-prefetch", "LEDGER_QUEUE_PREFETCH", 16, 1, 1000),
+                intSetting(flags, env, "queue-delivery-limit", "LEDGER_QUEUE_DELIVERY_LIMIT", 5, 1, 100),
+                intSetting(flags, env, "queue-lock-timeout-ms", "LEDGER_QUEUE_LOCK_TIMEOUT_MS", 5000, 1, 600_000),
+                keySecret,
+                secret == null,
+                Flags.intFlag(flags, "queue-fault-halt-every", 0, 0, 1_000_000));
     }
 
     /** The same settings on another database (one resolved by whoever starts the ledger). */
     public LedgerConfig withDatabase(String url, String user, String password) {
-        return new LedgerConfig(url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl, claimMode);
+        return new LedgerConfig(
+                url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl, claimMode, queue);
     }
 
     @Override
     public String toString() {
         // never the password nor the tokens
         return "LedgerConfig[db=" + dbUrl + ", user=" + dbUser + ", schema=" + schema + ", port=" + port + ", tenants="
-                + tokens.values() + ", poolSize=" + poolSize + ", claimMode=" + claimMode + "]";
+                + tokens.values() + ", poolSize=" + poolSize + ", claimMode=" + claimMode
+                + (queue == null ? "" : ", queue=" + queue) + "]";
     }
 
     private static String setting(

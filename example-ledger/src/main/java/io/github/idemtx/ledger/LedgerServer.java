@@ -44,12 +44,14 @@ public final class LedgerServer implements AutoCloseable {
     private final LedgerConfig config;
     private final HikariDataSource pool;
     private final Payouts payouts;
+    private final TransferQueue queue; // null without LEDGER_AMQP_URL
     private final HttpServer server;
     private final ExecutorService executor;
 
     private LedgerServer(LedgerConfig config, boolean fresh) throws IOException {
         this.config = config;
         this.pool = pool(config);
+        TransferQueue started = null;
         try {
             migrate(pool, config.schema(), fresh);
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
@@ -75,16 +77,24 @@ public final class LedgerServer implements AutoCloseable {
                             Duration.ofSeconds(1),
                             List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4)),
                             listener);
+            Ledger ledger = new Ledger(config.schema());
+            if (config.queue() != null && config.queue().demoSecret()) {
+                System.err.println("ledger: WARNING LEDGER_KEY_SECRET is unset: keys derived for queued intents without"
+                        + " an id use the demo secret, which is public; set 64 hexadecimal digits of your own");
+            }
+            started = config.queue() == null ? null : TransferQueue.start(config.queue(), idempotent, ledger);
+            this.queue = started;
             LedgerRoutes routes = new LedgerRoutes(
-                    new LedgerHandlers(dsl, new Ledger(config.schema()), idempotent, payouts),
-                    config.tokens(),
-                    metrics::scrape);
+                    new LedgerHandlers(dsl, ledger, idempotent, payouts), config.tokens(), metrics::scrape);
             this.executor = Executors.newVirtualThreadPerTaskExecutor();
             this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", config.port()), 512);
             server.setExecutor(executor);
             server.createContext("/", routes::handle);
             server.start();
         } catch (RuntimeException | IOException e) {
+            if (started != null) {
+                started.close();
+            }
             pool.close();
             throw e;
         }
@@ -161,7 +171,9 @@ public final class LedgerServer implements AutoCloseable {
         LedgerServer server;
         try {
             server = start(config);
-        } catch (IllegalArgumentException | HikariPool.PoolInitializationException e) {
+        } catch (IllegalArgumentException
+                | HikariPool.PoolInitializationException
+                | TransferQueue.BrokerUnavailableException e) {
             // a setting to change, not a crash: the reason alone, without a stack trace
             System.err.println("ledger: " + e.getMessage()
                     + (e instanceof HikariPool.PoolInitializationException
@@ -211,6 +223,9 @@ public final class LedgerServer implements AutoCloseable {
     /** Stops accepting requests, lets running ones finish (up to 5 s), then closes the pool. */
     @Override
     public void close() {
+        if (queue != null) {
+            queue.close(); // first: what it holds unacknowledged goes back to the queue
+        }
         server.stop(5);
         executor.close();
         if (payouts != null) {

@@ -56,4 +56,50 @@ class LedgerConfigTest {
         assertThatThrownBy(() -> LedgerConfig.from(new String[] {"port=1"}, Map.of()))
                 .hasMessageContaining("--name=value");
     }
+
+    @Test
+    void theQueueIsOffWithoutABrokerAndItsSettingsNeedOne() {
+        assertThat(LedgerConfig.from(new String[0], Map.of()).queue()).isNull();
+        assertThatThrownBy(() -> LedgerConfig.from(new String[] {"--queue-prefetch=4"}, Map.of()))
+                .hasMessage("--queue-prefetch needs LEDGER_AMQP_URL (--amqp-url)");
+    }
+
+    @Test
+    void readsTheQueueSettingsAndNeverShowsTheirSecrets() {
+        String secret = "ab".repeat(32);
+        LedgerConfig.Queue queue = LedgerConfig.from(
+                        new String[] {"--amqp-url=amqp://app:pw-of-broker@mq:5672", "--queue-consumers=2"},
+                        Map.of("LEDGER_QUEUE", "books.transfers", "LEDGER_KEY_SECRET", secret))
+                .queue();
+        assertThat(queue.name()).isEqualTo("books.transfers");
+        assertThat(queue.consumers()).isEqualTo(2);
+        assertThat(queue.prefetch()).isEqualTo(16);
+        assertThat(queue.deliveryLimit()).isEqualTo(5);
+        assertThat(queue.lockTimeoutMillis()).isEqualTo(5000);
+        assertThat(queue.demoSecret()).isFalse();
+        assertThat(queue.keySecret()).hasSize(32);
+        assertThat(queue.toString())
+                .contains("books.transfers at amqp://mq:5672")
+                .doesNotContain("pw-of-broker", secret);
+        assertThat(LedgerConfig.from(new String[] {"--amqp-url=amqp://mq"}, Map.of())
+                        .queue()
+                        .demoSecret())
+                .isTrue();
+    }
+
+    @Test
+    void refusesBadQueueSettingsNamingThem() {
+        assertThatThrownBy(() -> LedgerConfig.from(new String[] {"--amqp-url=http://u:secretpw@mq"}, Map.of()))
+                .hasMessageContaining("LEDGER_AMQP_URL (--amqp-url) must be like amqp://")
+                .hasMessageNotContaining("secretpw");
+        assertThatThrownBy(() -> LedgerConfig.from(
+                        new String[] {"--amqp-url=amqp://mq"}, Map.of("LEDGER_KEY_SECRET", "not-hex-and-too-short")))
+                .hasMessageContaining("LEDGER_KEY_SECRET must be 64 or more hexadecimal digits")
+                .hasMessageNotContaining("not-hex");
+        assertThatThrownBy(() -> LedgerConfig.from(new String[] {"--amqp-url=amqp://mq", "--queue=a b"}, Map.of()))
+                .hasMessageContaining("LEDGER_QUEUE (--queue)");
+        assertThatThrownBy(
+                        () -> LedgerConfig.from(new String[] {"--amqp-url=amqp://mq", "--queue-consumers=0"}, Map.of()))
+                .hasMessageContaining("LEDGER_QUEUE_CONSUMERS");
+    }
 }

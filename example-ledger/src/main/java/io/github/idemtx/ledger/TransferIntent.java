@@ -1,0 +1,159 @@
+package io.github.idemtx.ledger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.http.InvalidJsonException;
+import io.github.idemtx.http.RequestFingerprint;
+import io.github.idemtx.keys.DerivedKeys;
+import io.github.idemtx.keys.FieldNormalizer;
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * A transfer intent as a message carries it, decoded, with its key and fingerprint:
+ *
+ * <pre>{@code
+ * {"tenant": "acme", "from": "<account>", "to": "<account>", "amount": "10.00",
+ *  "reference": "invoice 42", "createdAt": "2026-12-02T10:15:30Z"}
+ * }</pre>
+ *
+ * ({@code reference} optional). The key is the producer's intent id, the AMQP {@code message_id},
+ * or, where the producer set none, derived from the intent's own fields: tenant, from, to, amount,
+ * reference and the 15-minute bucket of {@code createdAt} ({@link DerivedKeys}). Never anything of
+ * the delivery: a redelivery, a re-publish and a consumer's restart all give the same key. The
+ * fingerprint is the SHA-256 of the body's canonical JSON (RFC 8785), so the same id sent with
+ * other content is a {@code FingerprintMismatch}.
+ */
+record TransferIntent(
+        String tenant,
+        Scope scope,
+        IdempotencyKey key,
+        Fingerprint fingerprint,
+        UUID from,
+        UUID to,
+        BigDecimal amount) {
+
+    /** The derivation's action name: a key derived for a transfer never equals one for another kind of intent. */
+    static final String ACTION = "ledger.transfer";
+
+    private static final Set<String> FIELDS = Set.of("tenant", "from", "to", "amount", "reference", "createdAt");
+    private static final Pattern MONEY = Pattern.compile("[0-9]{1,15}\\.[0-9]{2}");
+
+    /** A message that is no transfer intent: it goes to the dead-letter queue with {@link #getMessage()}, nothing written. */
+    static final class Undecodable extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Undecodable(String reason) {
+            super(reason, null, false, false);
+        }
+    }
+
+    /** The keys derived for intents without an id, with {@code secret}. */
+    static DerivedKeys derivedKeys(byte[] secret) {
+        return DerivedKeys.builder()
+                .secret(secret)
+                .action(ACTION)
+                .field("from", FieldNormalizer.CREDITOR_KEY)
+                .field("to", FieldNormalizer.CREDITOR_KEY)
+                .field("amount", FieldNormalizer.AMOUNT)
+                .field("reference", FieldNormalizer.FREE_TEXT)
+                .build();
+    }
+
+    /**
+     * Decodes a message.
+     *
+     * @param messageId the producer's intent id, or null
+     * @throws Undecodable naming what is wrong: not a JSON object, a field missing, of the wrong type,
+     *     unknown or malformed, an id that is no valid key
+     */
+    static TransferIntent decode(String messageId, byte[] body, DerivedKeys keys) throws Undecodable {
+        byte[] canonical;
+        try {
+            canonical = RequestFingerprint.canonicalJson(body);
+        } catch (InvalidJsonException e) {
+            throw new Undecodable("the body is not JSON: " + e.getMessage());
+        }
+        JsonNode json = LedgerJson.parse(body);
+        if (!json.isObject()) {
+            throw new Undecodable("the body must be a JSON object");
+        }
+        Set<String> unknown = new TreeSet<>();
+        for (Iterator<String> names = json.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!FIELDS.contains(name)) {
+                unknown.add(name);
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new Undecodable("unknown field(s) " + unknown + "; a transfer intent has " + new TreeSet<>(FIELDS));
+        }
+        String tenant = text(json, "tenant");
+        Scope scope;
+        try {
+            scope = Scope.of(tenant);
+        } catch (IllegalArgumentException e) {
+            throw new Undecodable("tenant: " + e.getMessage());
+        }
+        UUID from = account(json, "from");
+        UUID to = account(json, "to");
+        String amountText = text(json, "amount");
+        if (!MONEY.matcher(amountText).matches() || new BigDecimal(amountText).signum() <= 0) {
+            throw new Undecodable("amount must be a positive amount with exactly two decimals, like \"10.00\"");
+        }
+        BigDecimal amount = new BigDecimal(amountText);
+        String reference = null;
+        if (json.has("reference")) {
+            reference = text(json, "reference");
+            if (reference.length() > 200) {
+                throw new Undecodable("reference must be at most 200 characters");
+            }
+        }
+        Instant createdAt;
+        try {
+            createdAt = Instant.parse(text(json, "createdAt"));
+        } catch (DateTimeParseException e) {
+            throw new Undecodable("createdAt must be an ISO-8601 instant, like \"2026-12-02T10:15:30Z\"");
+        }
+        IdempotencyKey key;
+        if (messageId != null) {
+            try {
+                key = IdempotencyKey.of(messageId);
+            } catch (IllegalArgumentException e) {
+                throw new Undecodable("message_id is not a valid idempotency key: " + e.getMessage());
+            }
+        } else {
+            Map<String, Object> payload = new HashMap<>();
+            payload.put("from", from.toString());
+            payload.put("to", to.toString());
+            payload.put("amount", amountText);
+            payload.put("reference", reference == null ? "" : reference);
+            key = keys.derive(scope, payload, createdAt);
+        }
+        return new TransferIntent(tenant, scope, key, Fingerprint.sha256(canonical), from, to, amount);
+    }
+
+    private static String text(JsonNode json, String field) throws Undecodable {
+        JsonNode value = json.get(field);
+        if (value == null || !value.isTextual()) {
+            throw new Undecodable(field + " must be a JSON string");
+        }
+        return value.asText();
+    }
+
+    private static UUID account(JsonNode json, String field) throws Undecodable {
+        String value = text(json, field);
+        return LedgerJson.uuid(value)
+                .orElseThrow(() -> new Undecodable(field + " must be an account id (a UUID), was '" + value + "'"));
+    }
+}
