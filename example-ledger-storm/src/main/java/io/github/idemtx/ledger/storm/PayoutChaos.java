@@ -1,22 +1,13 @@
 package io.github.idemtx.ledger.storm;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -46,23 +37,24 @@ final class PayoutChaos {
     PayoutChaos(PayoutStorm.Options options, java.io.PrintStream progress) throws IOException {
         this.options = options;
         this.progress = progress;
-        this.ledgerPort = freePort();
-        this.bankPort = freePort();
+        this.ledgerPort = ChildProcesses.freePort();
+        this.bankPort = ChildProcesses.freePort();
         this.killsLeft = options.kills();
     }
 
     /** Starts the bank (its schema recreated), then the ledger; each answers {@code /health} when this returns. */
     void start() throws IOException {
-        bank = spawn(
+        bank = ChildProcesses.spawn(
                 "bank",
                 "io.github.idemtx.ledger.bank.BankServer",
+                options.dbPassword(),
                 "--port=" + bankPort,
                 "--fresh=true",
                 "--schema=" + options.bankSchema(),
                 "--db-url=" + options.dbUrl(),
                 "--db-user=" + options.dbUser(),
                 "--hang-ms=6000");
-        awaitHealth(bankPort, bank);
+        ChildProcesses.awaitHealth(http, bankPort, bank);
         startLedger();
     }
 
@@ -132,9 +124,10 @@ final class PayoutChaos {
     }
 
     void startLedger() throws IOException {
-        ledger = spawn(
+        ledger = ChildProcesses.spawn(
                 "ledger",
                 "io.github.idemtx.ledger.LedgerServer",
+                options.dbPassword(),
                 "--port=" + ledgerPort,
                 "--schema=" + options.ledgerSchema(),
                 "--db-url=" + options.dbUrl(),
@@ -142,7 +135,7 @@ final class PayoutChaos {
                 "--tokens=" + PayoutStorm.TOKEN + "=" + PayoutStorm.TENANT,
                 "--bank-url=http://127.0.0.1:" + bankPort,
                 "--pool-size=16");
-        awaitHealth(ledgerPort, ledger);
+        ChildProcesses.awaitHealth(http, ledgerPort, ledger);
         restarts.incrementAndGet();
     }
 
@@ -150,73 +143,6 @@ final class PayoutChaos {
         if (ledger == null || !ledger.isAlive()) {
             startLedger();
         }
-    }
-
-    private Process spawn(String name, String mainClass, String... args) throws IOException {
-        List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current()
-                .info()
-                .command()
-                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.add("-cp");
-        command.add(classPath());
-        command.add(mainClass);
-        command.addAll(List.of(args));
-        if (options.dbPassword() != null) {
-            command.add("--db-password=" + options.dbPassword());
-        }
-        File log = File.createTempFile("payout-storm-" + name + "-", ".log");
-        return new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
-                .start();
-    }
-
-    /** The class path this program runs with, also under exec:java, whose class loader is not the system one. */
-    private static String classPath() {
-        Set<String> entries = new LinkedHashSet<>();
-        for (ClassLoader cl = PayoutStorm.class.getClassLoader(); cl != null; cl = cl.getParent()) {
-            if (cl instanceof URLClassLoader u) {
-                for (URL url : u.getURLs()) {
-                    try {
-                        entries.add(Path.of(url.toURI()).toString());
-                    } catch (Exception e) {
-                        // not a file: skip
-                    }
-                }
-            }
-        }
-        if (entries.isEmpty()) {
-            return System.getProperty("java.class.path");
-        }
-        return String.join(File.pathSeparator, entries);
-    }
-
-    void awaitHealth(int port, Process process) throws IOException {
-        long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < until) {
-            if (!process.isAlive()) {
-                throw new IOException("the process for port " + port + " exited with " + process.exitValue());
-            }
-            try {
-                HttpResponse<String> r = http.send(
-                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
-                                .timeout(Duration.ofSeconds(1))
-                                .GET()
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException e) {
-                // not up yet
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted", e);
-            }
-            sleep(100);
-        }
-        throw new IOException("nothing answers on port " + port + " after 60 s");
     }
 
     void bankFaults(Map<String, Object> faults) {
@@ -228,21 +154,6 @@ final class PayoutChaos {
                     HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             progress.println("payout storm: could not switch the bank's faults: " + e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
-    /** Sleeps, keeping an interrupt for the caller to see. */
-    static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

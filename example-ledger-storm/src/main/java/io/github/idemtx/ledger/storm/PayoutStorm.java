@@ -293,7 +293,7 @@ public final class PayoutStorm {
                 Thread.currentThread().interrupt();
                 return last;
             }
-            PayoutChaos.sleep(50 + ThreadLocalRandom.current().nextInt(150));
+            ChildProcesses.sleep(50 + ThreadLocalRandom.current().nextInt(150));
         }
         return last;
     }
@@ -308,7 +308,7 @@ public final class PayoutStorm {
             } catch (IOException e) {
                 // retry
             }
-            PayoutChaos.sleep(100);
+            ChildProcesses.sleep(100);
         }
         throw new IllegalStateException("no answer for " + path);
     }

@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link StormFlags}), the clients ({@link StormClients}, counting into a {@link StormTally}),
  * the faults ({@link ConnectionKiller}, or {@link FailoverDriver} with {@code --failover}), the
  * invariants ({@link StormChecks}) and the report ({@link StormReport}). {@code storm --payouts} is
- * {@link PayoutStorm}.
+ * {@link PayoutStorm}; {@code storm --queue}, intents through RabbitMQ, is {@link QueueStorm}.
  */
 public final class Storm {
 
@@ -73,6 +73,10 @@ public final class Storm {
     private static void launch(String[] args) throws Exception {
         if (Arrays.asList(args).contains("--payouts") || Arrays.asList(args).contains("--payouts=true")) {
             PayoutStorm.main(args);
+            return;
+        }
+        if (Arrays.asList(args).contains("--queue") || Arrays.asList(args).contains("--queue=true")) {
+            QueueStorm.main(args);
             return;
         }
         String baseUrl = null;

@@ -66,6 +66,17 @@ final class StormChecks {
                 db.count("SELECT count(*) FROM " + schema + ".idempotency_claim WHERE state IN (1, 2)"
                                 + " AND idem_key IN (" + keys(intents) + ")")
                         == intents.size());
+        books(db, schema, results);
+        results.put("every answer for a key was byte-identical to the first", tally.mismatchedReplays.get() == 0);
+        return results;
+    }
+
+    /**
+     * The double-entry invariants, in the database: balances sum to zero per tenant and currency, no
+     * customer balance is negative, every transfer has two postings summing to zero, every balance
+     * equals the sum of its postings. Shared by every storm that can see the ledger's database.
+     */
+    static void books(SideDatabase db, String schema, Map<String, Boolean> results) throws SQLException {
         results.put(
                 "balances sum to zero per tenant and currency",
                 db.count("SELECT count(*) FROM (SELECT tenant, currency FROM " + schema + ".account"
@@ -87,8 +98,6 @@ final class StormChecks {
                                 + ".account a WHERE a.balance <> (SELECT coalesce(sum(p.amount), 0)" + " FROM " + schema
                                 + ".posting p WHERE p.account_id = a.id)")
                         == 0);
-        results.put("every answer for a key was byte-identical to the first", tally.mismatchedReplays.get() == 0);
-        return results;
     }
 
     /**
