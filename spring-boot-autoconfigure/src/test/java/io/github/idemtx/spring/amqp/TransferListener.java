@@ -81,6 +81,7 @@ public class TransferListener {
         this.deadLetterQueue = deadLetterQueue;
     }
 
+    // [docs/message-consumers.md: listener]
     @RabbitListener(queues = "${transfers.queue}", ackMode = "MANUAL", concurrency = "2")
     public void onTransfer(Message message, Channel channel) throws IOException {
         settle(channel, message, decide(message));
@@ -129,6 +130,52 @@ public class TransferListener {
                 "amount", BigDecimal.valueOf(intent.amountCents(), 2));
         return derivedKeys.derive(scope, fields, intent.createdAt());
     }
+
+    /** The one place a delivery is settled: acknowledged, requeued or parked with its reason. */
+    protected void settle(Channel channel, Message message, Acknowledgement ack) throws IOException {
+        long tag = message.getMessageProperties().getDeliveryTag();
+        switch (ack.action()) {
+            case ACK -> channel.basicAck(tag, false);
+            case RETRY -> {
+                pause(ack.retryAfter(), deliveries(message)); // backoff, bounded; the next delivery counts
+                channel.basicNack(tag, false, true);
+            }
+            case DEAD_LETTER -> {
+                try {
+                    park(message, ack.reason());
+                } catch (AmqpException e) { // not parked: keep it in the queue, never lose it
+                    channel.basicNack(tag, false, true);
+                    return;
+                }
+                channel.basicAck(tag, false);
+            }
+        }
+    }
+
+    /**
+     * Publishes a copy to the dead-letter queue with the reason in a header and waits for the
+     * broker's confirm; only then is the original acknowledged (a consumer dying between the two
+     * parks it twice, never zero times).
+     */
+    private void park(Message message, String reason) {
+        Message parked = MessageBuilder.fromClonedMessage(message)
+                .removeHeader("x-delivery-count")
+                .setHeader(REASON, reason)
+                .build();
+        rabbit.invoke(ops -> {
+            ops.send("", deadLetterQueue, parked);
+            ops.waitForConfirmsOrDie(CONFIRM_TIMEOUT_MS);
+            return null;
+        });
+    }
+
+    /** This delivery's number: 1, plus the deliveries before it that the quorum queue counted. */
+    static int deliveries(Message message) {
+        Object earlier = message.getMessageProperties().getHeader("x-delivery-count");
+        return earlier instanceof Number n ? n.intValue() + 1 : 1;
+    }
+
+    // [docs/message-consumers.md: end listener]
 
     /** The business write, through {@code tx} only; a refusal is recorded and replayed like a result. */
     private static Transfer apply(DSLContext tx, TransferIntent intent) {
@@ -181,50 +228,6 @@ public class TransferListener {
                             .setHeader("idempotent-replayed", replayed)
                             .build());
         }
-    }
-
-    /** The one place a delivery is settled: acknowledged, requeued or parked with its reason. */
-    protected void settle(Channel channel, Message message, Acknowledgement ack) throws IOException {
-        long tag = message.getMessageProperties().getDeliveryTag();
-        switch (ack.action()) {
-            case ACK -> channel.basicAck(tag, false);
-            case RETRY -> {
-                pause(ack.retryAfter(), deliveries(message)); // backoff, bounded; the next delivery counts
-                channel.basicNack(tag, false, true);
-            }
-            case DEAD_LETTER -> {
-                try {
-                    park(message, ack.reason());
-                } catch (AmqpException e) { // not parked: keep it in the queue, never lose it
-                    channel.basicNack(tag, false, true);
-                    return;
-                }
-                channel.basicAck(tag, false);
-            }
-        }
-    }
-
-    /**
-     * Publishes a copy to the dead-letter queue with the reason in a header and waits for the
-     * broker's confirm; only then is the original acknowledged (a consumer dying between the two
-     * parks it twice, never zero times).
-     */
-    private void park(Message message, String reason) {
-        Message parked = MessageBuilder.fromClonedMessage(message)
-                .removeHeader("x-delivery-count")
-                .setHeader(REASON, reason)
-                .build();
-        rabbit.invoke(ops -> {
-            ops.send("", deadLetterQueue, parked);
-            ops.waitForConfirmsOrDie(CONFIRM_TIMEOUT_MS);
-            return null;
-        });
-    }
-
-    /** This delivery's number: 1, plus the deliveries before it that the quorum queue counted. */
-    static int deliveries(Message message) {
-        Object earlier = message.getMessageProperties().getHeader("x-delivery-count");
-        return earlier instanceof Number n ? n.intValue() + 1 : 1;
     }
 
     /** The outcome's hint, at least a doubling backoff per delivery, at most {@link #LONGEST_PAUSE}. */

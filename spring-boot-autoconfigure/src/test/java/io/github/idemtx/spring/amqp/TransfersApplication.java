@@ -66,6 +66,7 @@ public class TransfersApplication {
         app.run(args);
     }
 
+    // [docs/message-consumers.md: queues]
     /**
      * Quorum: replicated, and it counts deliveries ({@code x-delivery-count}). What the broker
      * dead-letters itself (past its delivery limit) goes to the same dead-letter queue as what the
@@ -101,6 +102,8 @@ public class TransfersApplication {
                 .bucketSize(Duration.ofSeconds(1))
                 .build();
     }
+
+    // [docs/message-consumers.md: end queues]
 
     @Bean
     TransferListener transferListener(
