@@ -52,16 +52,18 @@ public final class LedgerServer implements AutoCloseable {
         this.config = config;
         this.pool = pool(config);
         TransferQueue started = null;
+        HttpServer http = null;
         try {
             migrate(pool, config.schema(), fresh);
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
             PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             MicrometerIdempotencyListener listener = MicrometerIdempotencyListener.of(metrics);
+            IdempotencyPolicy policy = IdempotencyPolicy.builder()
+                    .duplicateWait(Duration.ofSeconds(2))
+                    .build();
             IdempotentTransaction<StoredResponse> idempotent = IdempotentTransaction.builder(
                             dsl, StoredResponseCodec.defaults())
-                    .policy(IdempotencyPolicy.builder()
-                            .duplicateWait(Duration.ofSeconds(2))
-                            .build())
+                    .policy(policy)
                     .schema(config.schema())
                     .claimMode(config.claimMode())
                     .listener(listener)
@@ -82,22 +84,26 @@ public final class LedgerServer implements AutoCloseable {
                 System.err.println("ledger: WARNING LEDGER_KEY_SECRET is unset: keys derived for queued intents without"
                         + " an id use the demo secret, which is public; set 64 hexadecimal digits of your own");
             }
-            started = config.queue() == null ? null : TransferQueue.start(config.queue(), idempotent, ledger);
-            this.queue = started;
             LedgerRoutes routes = new LedgerRoutes(
                     new LedgerHandlers(dsl, ledger, idempotent, payouts), config.tokens(), metrics::scrape);
             this.executor = Executors.newVirtualThreadPerTaskExecutor();
-            this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", config.port()), 512);
-            server.setExecutor(executor);
-            server.createContext("/", routes::handle);
-            server.start();
+            http = HttpServer.create(new InetSocketAddress("127.0.0.1", config.port()), 512);
+            http.setExecutor(executor);
+            http.createContext("/", routes::handle);
+            http.start();
+            // last: nothing after it can fail, so a failed start never leaves a consumer holding messages
+            started = config.queue() == null
+                    ? null
+                    : TransferQueue.start(config.queue(), idempotent, ledger, policy.ttl());
         } catch (RuntimeException | IOException e) {
-            if (started != null) {
-                started.close();
+            if (http != null) {
+                http.stop(0);
             }
             pool.close();
             throw e;
         }
+        this.server = http;
+        this.queue = started;
     }
 
     private static HikariDataSource pool(LedgerConfig config) {

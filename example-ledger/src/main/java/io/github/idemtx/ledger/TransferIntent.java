@@ -41,7 +41,8 @@ record TransferIntent(
         Fingerprint fingerprint,
         UUID from,
         UUID to,
-        BigDecimal amount) {
+        BigDecimal amount,
+        Instant createdAt) {
 
     /** The derivation's action name: a key derived for a transfer never equals one for another kind of intent. */
     static final String ACTION = "ledger.transfer";
@@ -140,7 +141,7 @@ record TransferIntent(
             payload.put("reference", reference == null ? "" : reference);
             key = keys.derive(scope, payload, createdAt);
         }
-        return new TransferIntent(tenant, scope, key, Fingerprint.sha256(canonical), from, to, amount);
+        return new TransferIntent(tenant, scope, key, Fingerprint.sha256(canonical), from, to, amount, createdAt);
     }
 
     private static String text(JsonNode json, String field) throws Undecodable {

@@ -13,6 +13,7 @@ import io.github.idemtx.keys.DerivedKeys;
 import io.github.idemtx.messaging.Acknowledgement;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -38,7 +39,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li><b>Each outcome</b>, as {@link Acknowledgement} decides: an executed or replayed transfer
  *       and a recorded refusal (insufficient funds, an unknown account) are answered and
  *       acknowledged; a key reused for other content and an undecodable message are dead-lettered,
- *       the latter before anything is written; a failure that recorded nothing (the database
+ *       the latter before anything is written, and so is an intent older than the claims' ttl (less
+ *       a minute), whose earlier application's claim may have expired; a failure that recorded nothing (the database
  *       unreachable, an account's row lock not granted within {@code lockTimeoutMillis}) is tried again here with
  *       backoff ({@value #ATTEMPTS} attempts), then the message is requeued, and dead-lettered with
  *       the reason at its {@code deliveryLimit}-th delivery.
@@ -66,15 +68,18 @@ final class TransferQueue implements AutoCloseable {
     private final IdempotentTransaction<StoredResponse> idempotent;
     private final Ledger ledger;
     private final DerivedKeys keys;
+    private final Duration maxAge;
     private final Connection connection;
     private final AtomicInteger executed = new AtomicInteger();
 
-    private TransferQueue(LedgerConfig.Queue config, IdempotentTransaction<StoredResponse> idempotent, Ledger ledger)
+    private TransferQueue(
+            LedgerConfig.Queue config, IdempotentTransaction<StoredResponse> idempotent, Ledger ledger, Duration ttl)
             throws IOException, TimeoutException {
         this.config = config;
         this.idempotent = idempotent;
         this.ledger = ledger;
         this.keys = TransferIntent.derivedKeys(config.keySecret());
+        this.maxAge = maxAge(ttl);
         this.connection = factory(config.amqpUrl()).newConnection("ledger-transfers");
         try {
             try (Channel channel = connection.createChannel()) {
@@ -98,9 +103,9 @@ final class TransferQueue implements AutoCloseable {
      * @throws BrokerUnavailableException when no broker answers at the URL, naming it and how to start one
      */
     static TransferQueue start(
-            LedgerConfig.Queue config, IdempotentTransaction<StoredResponse> idempotent, Ledger ledger) {
+            LedgerConfig.Queue config, IdempotentTransaction<StoredResponse> idempotent, Ledger ledger, Duration ttl) {
         try {
-            return new TransferQueue(config, idempotent, ledger);
+            return new TransferQueue(config, idempotent, ledger, ttl);
         } catch (TimeoutException | IOException e) {
             throw new BrokerUnavailableException(
                     "no RabbitMQ answers at " + config.amqpUrl().replaceAll("//[^@/]*@", "//") + " (" + e
@@ -200,6 +205,20 @@ final class TransferQueue implements AutoCloseable {
             deadLetter(channel, tag, properties, body, Acknowledgement.deadLetter("undecodable: " + e.getMessage()));
             return;
         }
+        Duration age = Duration.between(intent.createdAt(), Instant.now());
+        if (age.compareTo(maxAge) > 0) {
+            // its first application's claim may have expired and been purged: applying it could apply it twice
+            deadLetter(
+                    channel,
+                    tag,
+                    properties,
+                    body,
+                    Acknowledgement.deadLetter(
+                            "too old to apply safely: created " + age.toSeconds()
+                                    + " s ago, and keys are kept " + maxAge.toSeconds()
+                                    + " s (the claims' ttl less a minute for clock skew); an earlier delivery's claim may be gone"));
+            return;
+        }
         Outcome<StoredResponse> outcome = null;
         Acknowledgement ack = null;
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
@@ -297,6 +316,16 @@ final class TransferQueue implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while waiting for the broker's confirm", e);
         }
+    }
+
+    /**
+     * The oldest intent this consumer applies: the claims' {@code ttl} less a minute for the
+     * producer's clock. A claim expires {@code ttl} after its commit, and its commit came after the
+     * intent's creation, so while an intent is younger than the ttl every earlier application of it
+     * still has its claim, and a redelivery replays it.
+     */
+    static Duration maxAge(Duration ttl) {
+        return ttl.minusMinutes(1).isNegative() ? Duration.ZERO : ttl.minusMinutes(1);
     }
 
     /** This delivery's number, 1 for the first: a quorum queue counts the earlier ones in {@code x-delivery-count}. */

@@ -36,6 +36,11 @@ class TransferQueueTest {
     static final String TENANT = "queue-test-tenant";
     static final String SECRET = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
     static final String QUEUE = "test.transfers." + UUID.randomUUID();
+    /** The intents' creation instant: now, as the consumer applies no intent older than the claims' ttl. */
+    static final String CREATED_AT = java.time.Instant.now()
+            .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+            .toString();
+
     static LedgerServer server;
     static Connection broker;
     static Channel channel;
@@ -90,7 +95,7 @@ class TransferQueueTest {
     static String intent(String from, String to, String amount, String reference) {
         return "{\"tenant\":\"" + TENANT + "\",\"from\":\"" + from + "\",\"to\":\"" + to + "\",\"amount\":\"" + amount
                 + "\"" + (reference == null ? "" : ",\"reference\":\"" + reference + "\"")
-                + ",\"createdAt\":\"2026-12-02T10:15:30Z\"}";
+                + ",\"createdAt\":\"" + CREATED_AT + "\"}";
     }
 
     static void publish(String messageId, String correlationId, String body) throws Exception {
@@ -182,7 +187,7 @@ class TransferQueueTest {
     void anIntentWithoutAnIdGetsTheKeyItsFieldsDerive() throws Exception {
         String body = intent(carol, bob, "7.00", "Invoice 42");
         // the same intent written another way: members reordered, spaces, the reference in another case
-        String again = "{ \"createdAt\": \"2026-12-02T10:15:30Z\", \"amount\": \"7.00\", \"to\": \"" + bob
+        String again = "{ \"createdAt\": \"" + CREATED_AT + "\", \"amount\": \"7.00\", \"to\": \"" + bob
                 + "\", \"from\": \"" + carol + "\", \"tenant\": \"" + TENANT + "\", \"reference\": \"Invoice 42\" }";
         publish(null, "derived", body);
         publish(null, "derived", again);
@@ -196,7 +201,7 @@ class TransferQueueTest {
                         .derive(
                                 io.github.idemtx.core.Scope.of(TENANT),
                                 Map.of("from", carol, "to", bob, "amount", "7.00", "reference", "Invoice 42"),
-                                java.time.Instant.parse("2026-12-02T10:15:30Z"))
+                                java.time.Instant.parse(CREATED_AT))
                         .value());
         assertThat(transfers(carol, bob)).isEqualTo(1);
 
@@ -255,6 +260,25 @@ class TransferQueueTest {
         }
         assertThat(claims()).as("nothing written for an undecodable message").isEqualTo(claimsBefore);
         assertThat(replies).doesNotContainKeys(bodies.keySet().toArray(String[]::new));
+    }
+
+    @Test
+    void anIntentOlderThanTheClaimsTtlIsDeadLetteredNotApplied() throws Exception {
+        long claimsBefore = claims();
+        String old = intent(alice, bob, "4.00", null)
+                .replace(
+                        CREATED_AT,
+                        java.time.Instant.parse(CREATED_AT)
+                                .minus(java.time.Duration.ofHours(25))
+                                .toString());
+        publish("old-" + UUID.randomUUID(), "old", old);
+
+        GetResponse dead = deadLetter("old");
+        assertThat(header(dead, TransferQueue.REASON_HEADER))
+                .asString()
+                .startsWith("too old to apply safely: created ")
+                .contains("keys are kept 86340 s");
+        assertThat(claims()).isEqualTo(claimsBefore);
     }
 
     @Test

@@ -14,8 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code --kills} times and restarted; each halting by itself between a commit and its
  * acknowledgement ({@code --queue-fault-halt-every}, exit status 86 before the answer, 87 after it)
  * and restarted; and the broker closing every client connection {@code --closes} times
- * ({@code rabbitmqctl close_all_connections}). The kills and closes land as the accounted intents
- * pass evenly spaced marks, so all of them happen while messages flow, however fast the machine.
+ * ({@code rabbitmqctl close_all_connections}). The kills land as the accounted intents pass evenly
+ * spaced marks, the closes as the published ones do, so all of them happen while messages flow,
+ * however fast the machine.
  */
 final class QueueChaos {
 
@@ -30,20 +31,23 @@ final class QueueChaos {
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final Process[] consumers;
     private final boolean[] killed;
+    private final boolean[] starting;
+    private boolean stopping;
     final int[] ports;
     final AtomicInteger kills = new AtomicInteger();
     final AtomicInteger closes = new AtomicInteger();
     final AtomicInteger haltsBeforeAnswer = new AtomicInteger();
     final AtomicInteger haltsBeforeAck = new AtomicInteger();
     final AtomicInteger restarts = new AtomicInteger();
-    final List<String> unexpectedExits = new ArrayList<>();
-    final List<String> closeFailures = new ArrayList<>();
+    final List<String> unexpectedExits = java.util.Collections.synchronizedList(new ArrayList<>());
+    final List<String> closeFailures = java.util.Collections.synchronizedList(new ArrayList<>());
 
     QueueChaos(QueueStorm.Options options, java.io.PrintStream progress) throws IOException {
         this.options = options;
         this.progress = progress;
         this.consumers = new Process[options.consumers()];
         this.killed = new boolean[options.consumers()];
+        this.starting = new boolean[options.consumers()];
         this.ports = new int[options.consumers()];
         for (int i = 0; i < ports.length; i++) {
             ports[i] = ChildProcesses.freePort();
@@ -51,13 +55,18 @@ final class QueueChaos {
     }
 
     /** Starts every consumer process, one after the other (the first migrates the schema). */
-    synchronized void start() throws IOException {
+    void start() throws IOException {
         for (int i = 0; i < consumers.length; i++) {
-            startConsumer(i);
+            Process p;
+            synchronized (this) {
+                p = spawnConsumer(i);
+            }
+            ChildProcesses.awaitHealth(http, ports[i], p);
+            restarts.incrementAndGet();
         }
     }
 
-    private void startConsumer(int i) throws IOException {
+    private Process spawnConsumer(int i) throws IOException {
         consumers[i] = ChildProcesses.spawn(
                 "queue-ledger-" + i,
                 "io.github.idemtx.ledger.LedgerServer",
@@ -75,18 +84,46 @@ final class QueueChaos {
                 "--queue-fault-halt-every=" + options.haltEvery(),
                 "--key-secret=" + QueueStorm.KEY_SECRET);
         killed[i] = false;
-        ChildProcesses.awaitHealth(http, ports[i], consumers[i]);
-        restarts.incrementAndGet();
+        return consumers[i];
+    }
+
+    /**
+     * Starts consumer {@code i} again after {@code delayMillis}, on a thread of its own (a start
+     * takes seconds: the storm's loop must not wait for it); the slot counts as starting until the
+     * new process answers.
+     */
+    private void restartLater(int i, long delayMillis) {
+        starting[i] = true;
+        Thread.ofVirtual().name("queue-storm-restart-" + i).start(() -> {
+            try {
+                ChildProcesses.sleep(delayMillis);
+                Process p;
+                synchronized (this) {
+                    if (stopping) {
+                        return;
+                    }
+                    p = spawnConsumer(i);
+                }
+                ChildProcesses.awaitHealth(http, ports[i], p);
+                restarts.incrementAndGet();
+            } catch (IOException e) {
+                unexpectedExits.add("consumer " + i + " did not start again: " + e.getMessage());
+            } finally {
+                synchronized (this) {
+                    starting[i] = false;
+                }
+            }
+        });
     }
 
     /**
      * Restarts every consumer that exited by itself, counting why: a halt between a commit and its
      * acknowledgement, or anything else (which the report lists as a failure).
      */
-    synchronized void reviveTheDead() throws IOException {
+    synchronized void reviveTheDead() {
         for (int i = 0; i < consumers.length; i++) {
             Process p = consumers[i];
-            if (p == null || p.isAlive() || killed[i]) {
+            if (p == null || p.isAlive() || killed[i] || starting[i] || stopping) {
                 continue;
             }
             int status = p.exitValue();
@@ -97,35 +134,64 @@ final class QueueChaos {
             } else {
                 unexpectedExits.add("consumer " + i + " exited with " + status);
             }
-            startConsumer(i);
+            restartLater(i, 0);
         }
     }
 
     /**
-     * The faults due when {@code accounted} of {@code total} intents are accounted for: a SIGKILL
-     * of a random consumer (restarted at once) as each of {@code --kills} evenly spaced marks is
-     * passed, and a close of every broker connection as each of {@code --closes} marks is.
+     * The kills due when {@code accounted} of {@code total} intents are accounted for: a SIGKILL of
+     * a random consumer (restarted at once) as the accounted pass each of {@code --kills} evenly
+     * spaced marks.
      */
-    void onProgress(int accounted, int total) throws IOException, InterruptedException {
+    void onProgress(int accounted, int total) throws InterruptedException {
         int killMarks = (int) ((long) accounted * (options.kills() + 1) / total);
-        while (kills.get() < Math.min(killMarks, options.kills())) {
-            kill();
-        }
-        int closeMarks = (int) ((long) accounted * (options.closes() + 1) / total);
-        while (closes.get() + closeFailures.size() < Math.min(closeMarks, options.closes())) {
-            closeBrokerConnections();
+        while (kills.get() < Math.min(killMarks, options.kills()) && kill()) {
+            // the next mark, if passed too
         }
     }
 
-    /** SIGKILLs a random consumer (mid-anything: a transaction, a publish, between a commit and an ack), restarts it. */
-    private synchronized void kill() throws IOException, InterruptedException {
+    /**
+     * Runs on a thread of its own (a consumer's restart takes seconds): closes every broker
+     * connection as the published intents pass each of {@code --closes} evenly spaced marks, while
+     * the producer publishes, until {@code done}.
+     */
+    void closeOnPublishing(
+            java.util.function.IntSupplier published, int total, java.util.function.BooleanSupplier done) {
+        try {
+            while (!done.getAsBoolean() && closes.get() + closeFailures.size() < options.closes()) {
+                int marks = (int) ((long) published.getAsInt() * (options.closes() + 1) / total);
+                if (closes.get() + closeFailures.size() < Math.min(marks, options.closes())) {
+                    closeBrokerConnections();
+                } else {
+                    Thread.sleep(20);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * SIGKILLs a random running consumer (mid-anything: a transaction, a publish, between a commit
+     * and an ack) and has it restarted; false, killing nothing, when none runs just now.
+     */
+    private synchronized boolean kill() throws InterruptedException {
         reviveTheDead(); // a consumer that halted by itself is counted as such, not as this kill
-        int i = ThreadLocalRandom.current().nextInt(consumers.length);
+        List<Integer> running = new ArrayList<>();
+        for (int i = 0; i < consumers.length; i++) {
+            if (consumers[i] != null && consumers[i].isAlive() && !starting[i]) {
+                running.add(i);
+            }
+        }
+        if (running.isEmpty()) {
+            return false;
+        }
+        int i = running.get(ThreadLocalRandom.current().nextInt(running.size()));
         killed[i] = true;
         consumers[i].destroyForcibly().waitFor();
         kills.incrementAndGet();
-        Thread.sleep(100 + ThreadLocalRandom.current().nextInt(400));
-        startConsumer(i);
+        restartLater(i, 100 + ThreadLocalRandom.current().nextInt(400));
+        return true;
     }
 
     /** Has the broker close every client connection, the storm's own included; each client recovers. */
@@ -149,18 +215,9 @@ final class QueueChaos {
         }
     }
 
-    /** Whether any consumer is up (the storm waits for one before it judges a stall). */
-    synchronized boolean anyAlive() {
-        for (Process p : consumers) {
-            if (p != null && p.isAlive()) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Stops every consumer, as a SIGKILL. */
+    /** Stops every consumer, as a SIGKILL; no restart starts one after this. */
     synchronized void stop() throws InterruptedException {
+        stopping = true;
         for (int i = 0; i < consumers.length; i++) {
             if (consumers[i] != null) {
                 killed[i] = true;

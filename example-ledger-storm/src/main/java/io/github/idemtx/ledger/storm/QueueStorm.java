@@ -40,8 +40,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@code TransferQueue}), which run as child processes, while the consumers are SIGKILLed, halt
  * by themselves between a commit and its acknowledgement, and the broker closes every connection.
  *
- * <p>The producer publishes each intent with publisher confirms, in batches, and publishes a batch
- * again whenever its confirms do not all arrive (a nack, a timeout, a closed connection), and some
+ * <p>The producer publishes each intent with publisher confirms, in batches of {@value #BATCH}, at
+ * {@code --rate} intents a second (so it still publishes when the broker closes its connection),
+ * and publishes a batch again whenever its confirms do not all arrive (a nack, a timeout, a closed connection), and some
  * intents twice on purpose: duplicates are the point. Intents are transfers between the storm's
  * accounts (most carrying the producer's intent id, the rest none, so the consumer derives their
  * key from their fields), some refused by design (an unknown account, the same account twice) and
@@ -72,7 +73,7 @@ public final class QueueStorm {
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final int ACCOUNTS = 20;
-    private static final int BATCH = 50;
+    private static final int BATCH = 10;
 
     /** The storm's settings. */
     public record Options(
@@ -80,6 +81,7 @@ public final class QueueStorm {
             int consumers,
             int kills,
             int closes,
+            int rate,
             double duplicates,
             long seed,
             String dbUrl,
@@ -142,6 +144,7 @@ public final class QueueStorm {
                 "consumers",
                 "kills",
                 "closes",
+                "rate",
                 "duplicates",
                 "seed",
                 "db-url",
@@ -177,6 +180,7 @@ public final class QueueStorm {
                 Flags.intFlag(flags, "consumers", 2, 1, 16),
                 Flags.intFlag(flags, "kills", 6, 0, 1000),
                 Flags.intFlag(flags, "closes", 3, 0, 100),
+                Flags.intFlag(flags, "rate", 50, 1, 100_000),
                 Flags.doubleFlag(flags, "duplicates", 0.1, 0, 1),
                 Flags.longFlag(flags, "seed", System.nanoTime()),
                 flags.getOrDefault("db-url", System.getenv("LEDGER_DB_URL")),
@@ -225,6 +229,7 @@ public final class QueueStorm {
                     options.consumers(),
                     options.kills(),
                     options.closes(),
+                    options.rate(),
                     options.duplicates(),
                     options.seed(),
                     db.url(),
@@ -259,6 +264,9 @@ public final class QueueStorm {
     private final Map<String, List<String>> deadLetters = new ConcurrentHashMap<>();
     private final Set<String> accounted = ConcurrentHashMap.newKeySet();
     private final AtomicLong publishes = new AtomicLong();
+    /** The intents the producer has handed to the broker at least once. */
+    private final java.util.concurrent.atomic.AtomicInteger published = new java.util.concurrent.atomic.AtomicInteger();
+
     private final AtomicLong republished = new AtomicLong();
     private final AtomicLong replyCount = new AtomicLong();
 
@@ -301,7 +309,7 @@ public final class QueueStorm {
                             new String[] {options.queue(), options.queue() + ".replies", options.queue() + ".dlq"}) {
                         teardown.queueDelete(q);
                     }
-                } catch (IOException | RuntimeException e) {
+                } catch (IOException | TimeoutException | RuntimeException e) {
                     progress.println("queue storm: could not delete the storm's queues: " + e);
                 }
             }
@@ -342,9 +350,12 @@ public final class QueueStorm {
                     .add(String.valueOf(reason));
         });
 
-        Thread producer = Thread.ofPlatform()
-                .name("queue-storm-producer")
-                .start(() -> produce(connection, intents, seeded.nextLong()));
+        Thread producer =
+                Thread.ofPlatform().name("queue-storm-producer").start(() -> produce(intents, seeded.nextLong()));
+        Thread closer = Thread.ofPlatform()
+                .name("queue-storm-closer")
+                .start(() -> chaos.closeOnPublishing(
+                        published::get, intents.size(), () -> accounted.size() >= intents.size()));
         long lastProgress = System.nanoTime();
         long lastPrint = 0;
         int seen = 0;
@@ -374,6 +385,7 @@ public final class QueueStorm {
             Thread.sleep(100);
         }
         producer.join(Duration.ofSeconds(60));
+        closer.join(Duration.ofSeconds(60));
         settle(connection);
         double seconds = (System.nanoTime() - start) / 1e9;
         return judge(intents, claimsBefore, seconds);
@@ -424,18 +436,33 @@ public final class QueueStorm {
      * Publishes every intent with publisher confirms, a batch at a time; a batch whose confirms do
      * not all arrive (a nack, a timeout, the connection closed under it) is published again, whole.
      */
-    private void produce(Connection connection, List<Intent> intents, long seed) {
+    private void produce(List<Intent> intents, long seed) {
         Random random = new Random(seed);
+        long start = System.currentTimeMillis();
+        // no automatic recovery here: a recovered channel starts a new confirm sequence, and waitForConfirms
+        // would say yes for what was published on the connection the broker closed, unconfirmed
+        ConnectionFactory factory = factory();
+        factory.setAutomaticRecoveryEnabled(false);
+        Connection connection = null;
         Channel channel = null;
         for (int from = 0; from < intents.size(); from += BATCH) {
             List<Intent> batch = intents.subList(from, Math.min(intents.size(), from + BATCH));
             for (int attempt = 1; ; attempt++) {
                 try {
+                    if (connection == null || !connection.isOpen()) {
+                        connection = factory.newConnection("queue-storm-producer");
+                        channel = null;
+                    }
                     if (channel == null || !channel.isOpen()) {
                         channel = connection.createChannel();
                         channel.confirmSelect();
                     }
                     for (Intent intent : batch) {
+                        if (attempt == 1) { // at --rate: publishing lasts, so the broker's faults land on it
+                            ChildProcesses.sleep(Math.max(
+                                    0, start + published.get() * 1000L / options.rate() - System.currentTimeMillis()));
+                            published.incrementAndGet();
+                        }
                         publish(channel, intent);
                         if (random.nextDouble() < options.duplicates()) {
                             publish(channel, intent); // a duplicate on purpose
@@ -446,13 +473,20 @@ public final class QueueStorm {
                     }
                     progress.println("queue storm: the broker nacked part of a batch; publishing it again");
                 } catch (IOException | TimeoutException | ShutdownSignalException e) {
-                    // the connection closed under the batch (the broker's fault): publish it again once it is back
+                    progress.println("queue storm: a batch went unconfirmed (" + e + "); publishing it again");
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
                 }
                 republished.addAndGet(batch.size());
                 ChildProcesses.sleep(Math.min(2_000, 200L * attempt));
+            }
+        }
+        if (connection != null && connection.isOpen()) {
+            try {
+                connection.close();
+            } catch (IOException | ShutdownSignalException e) {
+                // closing anyway
             }
         }
     }
@@ -504,20 +538,26 @@ public final class QueueStorm {
         long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         long lastCount = -1;
         long stableSince = System.nanoTime();
-        try (Channel channel = connection.createChannel()) {
-            while (System.nanoTime() < until) {
-                chaos.reviveTheDead();
-                long ready = channel.queueDeclarePassive(options.queue()).getMessageCount();
-                long count = replyCount.get() + deadLetters.size();
-                if (count != lastCount || ready > 0) {
-                    lastCount = count;
-                    stableSince = System.nanoTime();
-                } else if (System.nanoTime() - stableSince
-                        > Duration.ofSeconds(3).toNanos()) {
-                    return;
-                }
-                Thread.sleep(200);
+        while (System.nanoTime() < until) {
+            chaos.reviveTheDead();
+            long ready = ready(connection);
+            long count = replyCount.get() + deadLetters.size();
+            if (count != lastCount || ready != 0) {
+                lastCount = count;
+                stableSince = System.nanoTime();
+            } else if (System.nanoTime() - stableSince > Duration.ofSeconds(3).toNanos()) {
+                return;
             }
+            Thread.sleep(200);
+        }
+    }
+
+    /** The messages ready in the queue; -1 while the storm's connection recovers from a broker close. */
+    private long ready(Connection connection) {
+        try (Channel channel = connection.createChannel()) {
+            return channel.queueDeclarePassive(options.queue()).getMessageCount();
+        } catch (IOException | TimeoutException | ShutdownSignalException e) {
+            return -1;
         }
     }
 
