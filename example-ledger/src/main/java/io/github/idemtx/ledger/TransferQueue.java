@@ -6,6 +6,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
+import com.rabbitmq.client.ShutdownSignalException;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.http.StoredResponse;
 import io.github.idemtx.jooq.IdempotentTransaction;
@@ -92,7 +93,7 @@ final class TransferQueue implements AutoCloseable {
                 channel.basicConsume(config.name(), false, "ledger-" + i, new Deliveries(channel));
             }
         } catch (IOException | RuntimeException e) {
-            connection.abort();
+            connection.abort(); // never throws
             throw e;
         }
     }
@@ -104,15 +105,41 @@ final class TransferQueue implements AutoCloseable {
      */
     static TransferQueue start(
             LedgerConfig.Queue config, IdempotentTransaction<StoredResponse> idempotent, Ledger ledger, Duration ttl) {
-        try {
-            return new TransferQueue(config, idempotent, ledger, ttl);
-        } catch (TimeoutException | IOException e) {
-            throw new BrokerUnavailableException(
-                    "no RabbitMQ answers at " + config.amqpUrl().replaceAll("//[^@/]*@", "//") + " (" + e
-                            + "); start one (rabbitmq-server -detached, or docker run -p 5672:5672 rabbitmq:3)"
-                            + " or unset LEDGER_AMQP_URL",
-                    e);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return new TransferQueue(config, idempotent, ledger, ttl);
+            } catch (TimeoutException | IOException | ShutdownSignalException e) {
+                ShutdownSignalException closed = e instanceof ShutdownSignalException s
+                        ? s
+                        : e.getCause() instanceof ShutdownSignalException s ? s : null;
+                if (closed != null
+                        && closed.getReason() instanceof AMQP.Connection.Close close
+                        && close.getReplyCode() == AMQP.CONNECTION_FORCED
+                        && attempt < 10) {
+                    // an operator (or storm --queue) closed the connection while the queues were being set up
+                    pause(Duration.ofMillis(500), 1);
+                    continue;
+                }
+                throw new BrokerUnavailableException(describe(config.amqpUrl(), e, closed), e);
+            }
         }
+    }
+
+    /** What went wrong at the broker, in words that name the cause: unreachable, credentials, or a refusal. */
+    private static String describe(String url, Exception e, ShutdownSignalException closed) {
+        String at = "RabbitMQ at " + url.replaceAll("//[^@/]*@", "//");
+        if (e instanceof com.rabbitmq.client.AuthenticationFailureException) {
+            return at + " refused the credentials of LEDGER_AMQP_URL (" + e.getMessage() + ")";
+        }
+        if (closed != null && closed.getReason() instanceof AMQP.Channel.Close refusal) {
+            return at + " refused to set up the queues: " + refusal.getReplyText()
+                    + " (a queue of that name declared with other arguments? delete it or choose another LEDGER_QUEUE)";
+        }
+        if (closed != null && closed.getReason() instanceof AMQP.Connection.Close close) {
+            return at + " closed the connection: " + close.getReplyText();
+        }
+        return "no " + at + " answers (" + e + "); start one (rabbitmq-server -detached, or docker run -p"
+                + " 5672:5672 rabbitmq:3) or unset LEDGER_AMQP_URL";
     }
 
     /** No broker answers, or it refused the queue's declaration: the message says which and what to do. */

@@ -39,10 +39,28 @@ final class ChildProcesses {
             command.add("--db-password=" + dbPassword);
         }
         File log = File.createTempFile("storm-" + name + "-", ".log");
-        return new ProcessBuilder(command)
+        Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
                 .start();
+        LOGS.put(process.pid(), log.toPath());
+        return process;
+    }
+
+    private static final java.util.Map<Long, Path> LOGS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Where {@code process}'s output went, and its last lines: for a report that must say why it exited. */
+    static String logOf(Process process) {
+        Path log = LOGS.get(process.pid());
+        if (log == null) {
+            return "(no log)";
+        }
+        try {
+            List<String> lines = java.nio.file.Files.readAllLines(log);
+            return log + ", ending: " + String.join(" | ", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
+        } catch (IOException e) {
+            return log.toString();
+        }
     }
 
     /** The class path this program runs with, also under exec:java, whose class loader is not the system one. */

@@ -132,7 +132,7 @@ final class QueueChaos {
             } else if (status == HALT_BEFORE_ACK) {
                 haltsBeforeAck.incrementAndGet();
             } else {
-                unexpectedExits.add("consumer " + i + " exited with " + status);
+                unexpectedExits.add("consumer " + i + " exited with " + status + " (" + ChildProcesses.logOf(p) + ")");
             }
             restartLater(i, 0);
         }
