@@ -521,7 +521,11 @@ public final class QueueStorm {
                     throws IOException {
                 into.accept(props, body);
                 accounted.add(label(props));
-                getChannel().basicAck(envelope.getDeliveryTag(), false);
+                try {
+                    getChannel().basicAck(envelope.getDeliveryTag(), false);
+                } catch (ShutdownSignalException e) {
+                    // the broker closed the connection (its fault, on purpose): it delivers this again, counted twice
+                }
             }
         });
     }
