@@ -93,17 +93,12 @@ public final class PayoutStorm {
             out.append(String.format(
                     "  reconciliation     %d claim(s)%s%n",
                     reconciliation.size(), reconciliation.isEmpty() ? "" : ": " + reconciliation));
-            StormReport.renderInvariants(out, invariants);
-            return out.append(StormReport.verdict(invariants)).toString();
+            return StormReport.ending(out, invariants);
         }
     }
 
     public static Options parse(String[] args) {
-        Map<String, String> flags = Flags.parse(
-                "storm arguments",
-                java.util.Arrays.stream(args)
-                        .filter(a -> !a.equals("--payouts"))
-                        .toArray(String[]::new));
+        Map<String, String> flags = StormFlags.withSwitches(args, "payouts");
         Set<String> known =
                 Set.of("payouts", "intents", "clients", "kills", "seed", "db-url", "db-user", "db-password", "schema");
         for (String name : flags.keySet()) {

@@ -127,17 +127,12 @@ public final class QueueStorm {
             for (String note : notes) {
                 out.append(String.format("  note               %s%n", note));
             }
-            StormReport.renderInvariants(out, invariants);
-            return out.append(StormReport.verdict(invariants)).toString();
+            return StormReport.ending(out, invariants);
         }
     }
 
     public static Options parse(String[] args) {
-        Map<String, String> flags = Flags.parse(
-                "storm arguments",
-                java.util.Arrays.stream(args)
-                        .map(a -> a.equals("--queue") ? "--queue=true" : a)
-                        .toArray(String[]::new));
+        Map<String, String> flags = StormFlags.withSwitches(args, "queue");
         Set<String> known = Set.of(
                 "queue",
                 "intents",

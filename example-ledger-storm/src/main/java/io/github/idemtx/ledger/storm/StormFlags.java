@@ -17,11 +17,18 @@ final class StormFlags {
 
     /** The flags; a bare {@code --failover} means {@code --failover=true}. */
     private static Map<String, String> flags(String[] args) {
+        return withSwitches(args, "failover");
+    }
+
+    /**
+     * The storm's {@code --name=value} flags, where each of {@code switches} may also be given bare
+     * ({@code --queue} means {@code --queue=true}); refused, naming the argument, when malformed.
+     */
+    static Map<String, String> withSwitches(String[] args, String... switches) {
+        List<String> bare = Arrays.stream(switches).map(name -> "--" + name).toList();
         return Flags.parse(
                 "storm arguments",
-                Arrays.stream(args)
-                        .map(a -> a.equals("--failover") ? "--failover=true" : a)
-                        .toArray(String[]::new));
+                Arrays.stream(args).map(a -> bare.contains(a) ? a + "=true" : a).toArray(String[]::new));
     }
 
     private static final List<String> FAILOVER_FLAGS =

@@ -131,6 +131,12 @@ public record StormReport(
         invariants.forEach((name, ok) -> out.append(String.format("  %-4s %s%n", ok ? "PASS" : "FAIL", name)));
     }
 
+    /** {@code out} with one line per invariant and the verdict after it: how every storm's report ends. */
+    static String ending(StringBuilder out, Map<String, Boolean> invariants) {
+        renderInvariants(out, invariants);
+        return out.append(verdict(invariants)).toString();
+    }
+
     /** The last line of a report. */
     static String verdict(Map<String, Boolean> invariants) {
         return allHold(invariants) ? "  all invariants hold\n" : "  SOME INVARIANTS FAILED\n";
