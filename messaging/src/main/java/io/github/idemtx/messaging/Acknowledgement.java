@@ -29,9 +29,12 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p>The call returns only after its transaction committed, so acknowledging after it is never too
- * early; a consumer killed before it acknowledged gets the message again, and the same key replays
- * the recorded answer. That holds only if the key is the intent's, the same on every delivery: the
+ * <p>A call that owns its transaction returns only after that transaction committed, so
+ * acknowledging after it is never too early; a consumer killed before it acknowledged gets the
+ * message again, and the same key replays the recorded answer. A call that <em>joins</em> the
+ * consumer's open transaction (a {@code @Transactional} listener, a jOOQ {@code transaction} around
+ * it) returns before anything is committed: acknowledge only after that transaction commits (in
+ * Spring, {@code TransactionSynchronization.afterCommit}), never in its body. That holds only if the key is the intent's, the same on every delivery: the
  * producer's intent id, or a key derived from the intent's fields ({@code DerivedKeys}), never the
  * delivery tag, a timestamp of the delivery or a random id.
  *
