@@ -5,29 +5,37 @@ import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.core.UnsupportedDatabaseException;
 import io.github.idemtx.core.WorkEndedTransactionException;
 import java.time.Duration;
 import java.util.Objects;
 
 /**
  * What a message consumer does with a message once the idempotent call it made for it returned or
- * threw: acknowledge it, deliver it again later, or move it to a dead-letter queue, with the reason.
- * Broker-neutral; the consumer maps {@link Action} onto its broker (RabbitMQ: {@code basicAck},
- * {@code basicNack} with requeue, a publish to the dead-letter queue then {@code basicAck}).
+ * threw: acknowledge it, deliver it again later, move it to a dead-letter queue, or stop consuming,
+ * with the reason. Broker-neutral; the consumer maps {@link Action} onto its broker (RabbitMQ:
+ * {@code basicAck}; {@code basicNack} with requeue; a publish to the dead-letter queue then
+ * {@code basicAck}; {@code basicNack} with requeue, then cancel the consumer and alert).
  *
  * <pre>{@code
  * Acknowledgement ack;
  * try {
  *     ack = Acknowledgement.of(transfers.run(scope, key, fingerprint, tx -> apply(intent, tx)));
- * } catch (RuntimeException e) {
- *     ack = Acknowledgement.of(e).giveUpAfter(deliveries, 5);
+ * } catch (RuntimeException | Error e) {
+ *     ack = Acknowledgement.of(e);
  * }
+ * ack = ack.giveUpAfter(deliveries, 5);
  * switch (ack.action()) {
  *     case ACK -> channel.basicAck(tag, false);                 // after the commit: run returned
  *     case RETRY -> channel.basicNack(tag, false, true);        // the same message, the same key, later
  *     case DEAD_LETTER -> { deadLetters.publish(message, ack.reason()); channel.basicAck(tag, false); }
+ *     case STOP -> { channel.basicNack(tag, false, true); stopConsuming(ack.reason()); }
  * }
  * }</pre>
+ *
+ * <p>Build the consumer's {@code IdempotentTransaction} with {@code TransactionMode.OWN}: then a
+ * call that would join a transaction already open is refused ({@link Action#STOP}) instead of
+ * returning before anything committed.
  *
  * <p>A call that owns its transaction returns only after that transaction committed, so
  * acknowledging after it is never too early; a consumer killed before it acknowledged gets the
@@ -39,11 +47,14 @@ import java.util.Objects;
  * delivery tag, a timestamp of the delivery or a random id.
  *
  * @param action what to do with the message
- * @param reason why, for logs and the dead-letter queue's header; never blank
+ * @param reason why, for logs and the dead-letter queue's header; never blank; on one line (line
+ *     breaks, as in some exceptions' messages, become spaces)
  * @param retryAfter for {@link Action#RETRY}, how long to wait before the next attempt (a hint,
  *     zero where there is none); {@link Duration#ZERO} for the other actions
  */
 public record Acknowledgement(Action action, String reason, Duration retryAfter) {
+
+    private static final java.util.regex.Pattern LINE_BREAKS = java.util.regex.Pattern.compile("\\s*[\\r\\n]+\\s*");
 
     /** What to do with the message. */
     public enum Action {
@@ -61,9 +72,17 @@ public record Acknowledgement(Action action, String reason, Duration retryAfter)
         /**
          * Park it where a person looks, with {@link #reason()}, and acknowledge it: delivering it
          * again would fail the same way (a key reused for another intent, a claim waiting for
-         * reconciliation, a message that cannot be decoded, a consumer that must change).
+         * reconciliation, a message that cannot be decoded, a result too large to record).
          */
-        DEAD_LETTER
+        DEAD_LETTER,
+        /**
+         * Put it back in the queue and stop consuming, alerting someone with {@link #reason()}: the
+         * consumer's code or setup must change before <em>any</em> message can be applied (it
+         * joins a transaction it cannot own, its work ends the transaction, the claim table is
+         * missing). Retrying would fail every message the same way, and parking would empty the
+         * whole backlog into the dead-letter queue.
+         */
+        STOP
     }
 
     /**
@@ -77,6 +96,7 @@ public record Acknowledgement(Action action, String reason, Duration retryAfter)
         Objects.requireNonNull(action, "action must not be null");
         Objects.requireNonNull(reason, "reason must not be null");
         Objects.requireNonNull(retryAfter, "retryAfter must not be null");
+        reason = LINE_BREAKS.matcher(reason.strip()).replaceAll(" "); // one line: it goes into logs and headers
         if (reason.isBlank()) {
             throw new IllegalArgumentException("reason must not be blank");
         }
@@ -95,8 +115,8 @@ public record Acknowledgement(Action action, String reason, Duration retryAfter)
      *   <li>{@code Executed}, {@code Replayed}: {@link Action#ACK} (a redelivery replays the first
      *       answer: answer it again, identically, and acknowledge);
      *   <li>{@code Rejected}: {@link Action#ACK}, the refusal is recorded and is the answer;
-     *   <li>{@code FingerprintMismatch}: {@link Action#DEAD_LETTER}, the producer used the key for
-     *       another intent;
+     *   <li>{@code FingerprintMismatch}: {@link Action#DEAD_LETTER}, the key was used for another
+     *       intent (a reused intent id, or equal fields where the key is derived);
      *   <li>{@code InProgress}: {@link Action#RETRY} after its hint, another delivery of the same key
      *       still runs;
      *   <li>an external effect's {@code Unknown}: {@link Action#RETRY} after its hint, the same key
@@ -117,8 +137,8 @@ public record Acknowledgement(Action action, String reason, Duration retryAfter)
                 ack("rejected" + (f.replayed() ? " (replayed)" : "") + ": "
                         + f.failure().code());
             case Outcome.FingerprintMismatch<?> m ->
-                deadLetter("the key was already used for a message with other content: the producer reused an"
-                        + " intent id for another intent");
+                deadLetter("the key was already used for a message with other content: an intent id reused for"
+                        + " another intent, or two intents whose fields derive the same key");
             case Outcome.InProgress<?> p ->
                 new Acknowledgement(
                         Action.RETRY, "another delivery with the same key is still running", p.retryAfter());
@@ -134,10 +154,19 @@ public record Acknowledgement(Action action, String reason, Duration retryAfter)
      * What to do with a message whose call threw {@code failure}. Nothing was recorded for the
      * key (a deterministic failure is an {@code Outcome.Rejected}, not an exception), so it is
      * {@link Action#RETRY}, including {@link CommitOutcomeUnknownException} (the same key settles
-     * it) and any exception of the consumer's own work; except where the consumer's code or setup
-     * must change first, which is {@link Action#DEAD_LETTER}: {@link TransactionOwnershipException},
-     * {@link WorkEndedTransactionException} and {@link ResultTooLargeException}. Bound the retries
-     * with {@link #giveUpAfter}.
+     * it), any exception or error of the consumer's own work, and an unreachable database; except:
+     *
+     * <ul>
+     *   <li>{@link Action#STOP} where no message can be applied until the consumer or its setup
+     *       changes: {@link TransactionOwnershipException} (the call would join a transaction it
+     *       cannot own, or cannot tell), {@link WorkEndedTransactionException} (the work commits or
+     *       rolls back the transaction itself), {@link UnsupportedDatabaseException} (no claim
+     *       table, or a server too old);
+     *   <li>{@link Action#DEAD_LETTER} for {@link ResultTooLargeException}: this message's result
+     *       cannot be recorded.
+     * </ul>
+     *
+     * Bound the retries with {@link #giveUpAfter}.
      *
      * @param failure what the call threw
      * @return the decision, with the exception's class and message as its reason
@@ -149,8 +178,12 @@ public record Acknowledgement(Action action, String reason, Duration retryAfter)
                 failure.getClass().getSimpleName() + (failure.getMessage() == null ? "" : ": " + failure.getMessage());
         if (failure instanceof TransactionOwnershipException
                 || failure instanceof WorkEndedTransactionException
-                || failure instanceof ResultTooLargeException) {
-            return deadLetter("the consumer must change before this message can be applied: " + reason);
+                || failure instanceof UnsupportedDatabaseException) {
+            return new Acknowledgement(
+                    Action.STOP, "no message can be applied until the consumer changes: " + reason, Duration.ZERO);
+        }
+        if (failure instanceof ResultTooLargeException) {
+            return deadLetter("the result cannot be recorded: " + reason);
         }
         return new Acknowledgement(Action.RETRY, reason, Duration.ZERO);
     }

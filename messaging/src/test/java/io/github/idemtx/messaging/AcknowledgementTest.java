@@ -12,6 +12,7 @@ import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.core.UnsupportedDatabaseException;
 import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.messaging.Acknowledgement.Action;
 import java.io.UncheckedIOException;
@@ -44,7 +45,7 @@ class AcknowledgementTest {
     void aReusedKeyAndAClaimAwaitingAnOperatorAreDeadLettered() {
         Acknowledgement mismatch = Acknowledgement.of(new Outcome.FingerprintMismatch<>());
         assertThat(mismatch.action()).isEqualTo(Action.DEAD_LETTER);
-        assertThat(mismatch.reason()).contains("reused an intent id for another intent");
+        assertThat(mismatch.reason()).contains("an intent id reused for another intent", "derive the same key");
         assertThat(mismatch.retryAfter()).isZero();
         Acknowledgement settle = Acknowledgement.of(new RemoteOutcome.NeedsReconciliation<>(AT));
         assertThat(settle.action()).isEqualTo(Action.DEAD_LETTER);
@@ -78,18 +79,44 @@ class AcknowledgementTest {
     }
 
     @Test
-    void failuresThatNeedTheConsumerChangedAreDeadLettered() {
+    void failuresThatNoMessageCanGetPastStopTheConsumer() {
         for (RuntimeException e : new RuntimeException[] {
             new TransactionOwnershipException(SCOPE, KEY, "joined a transaction it cannot see"),
             new WorkEndedTransactionException(SCOPE, KEY, "Connection.commit()", false, null),
-            new ResultTooLargeException(SCOPE, KEY, 2_000_000, 1_000_000)
+            new UnsupportedDatabaseException(
+                    UnsupportedDatabaseException.Problem.NOT_MIGRATED, "the claim table is missing", null)
         }) {
             Acknowledgement ack = Acknowledgement.of(e);
-            assertThat(ack.action()).as(e.getClass().getSimpleName()).isEqualTo(Action.DEAD_LETTER);
+            assertThat(ack.action()).as(e.getClass().getSimpleName()).isEqualTo(Action.STOP);
             assertThat(ack.reason())
-                    .startsWith("the consumer must change before this message can be applied: "
+                    .startsWith("no message can be applied until the consumer changes: "
                             + e.getClass().getSimpleName() + ": ");
+            assertThat(ack.giveUpAfter(99, 3))
+                    .as("never parked: the backlog stays")
+                    .isSameAs(ack);
         }
+    }
+
+    @Test
+    void aResultTooLargeToRecordIsDeadLettered() {
+        Acknowledgement ack = Acknowledgement.of(new ResultTooLargeException(SCOPE, KEY, 2_000_000, 1_000_000));
+        assertThat(ack.action()).isEqualTo(Action.DEAD_LETTER);
+        assertThat(ack.reason()).startsWith("the result cannot be recorded: ResultTooLargeException: ");
+    }
+
+    @Test
+    void errorsOfTheWorkAreRetried() {
+        assertThat(Acknowledgement.of(new StackOverflowError()))
+                .isEqualTo(new Acknowledgement(Action.RETRY, "StackOverflowError", Duration.ZERO));
+    }
+
+    @Test
+    void aReasonIsOneLineForLogsAndHeaders() {
+        assertThat(Acknowledgement.deadLetter("  Unexpected character\n at [Source: (byte[])\"x\"; line: 1]\r\n ")
+                        .reason())
+                .isEqualTo("Unexpected character at [Source: (byte[])\"x\"; line: 1]");
+        assertThat(Acknowledgement.of(new IllegalStateException("two\nlines")).reason())
+                .isEqualTo("IllegalStateException: two lines");
     }
 
     @Test
