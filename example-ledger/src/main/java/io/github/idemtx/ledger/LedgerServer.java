@@ -9,6 +9,7 @@ import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.http.StoredResponse;
 import io.github.idemtx.http.StoredResponseCodec;
 import io.github.idemtx.jooq.IdempotentTransaction;
+import io.github.idemtx.jooq.TransactionMode;
 import io.github.idemtx.micrometer.MicrometerIdempotencyListener;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -66,6 +67,9 @@ public final class LedgerServer implements AutoCloseable {
                     .policy(policy)
                     .schema(config.schema())
                     .claimMode(config.claimMode())
+                    // every call owns its transaction: one that would join a caller's is refused, never
+                    // answered before anything committed (a queued message is acknowledged after run returns)
+                    .transactionMode(TransactionMode.OWN)
                     .listener(listener)
                     .build();
             // payouts: a demo-scale lease and lookup schedule (the library's defaults are 30 s and 1, 2, 4 minutes)

@@ -31,8 +31,9 @@ import java.util.regex.Pattern;
  * or, where the producer set none, derived from the intent's own fields: tenant, from, to, amount,
  * reference and the 15-minute bucket of {@code createdAt} ({@link DerivedKeys}). Never anything of
  * the delivery: a redelivery, a re-publish and a consumer's restart all give the same key. The
- * fingerprint is the SHA-256 of the body's canonical JSON (RFC 8785), so the same id sent with
- * other content is a {@code FingerprintMismatch}.
+ * fingerprint is the SHA-256 of the decoded intent's fields (so member order, whitespace and other
+ * spellings of the same instant do not matter), and the same id sent with another intent is a
+ * {@code FingerprintMismatch}.
  */
 record TransferIntent(
         String tenant,
@@ -79,9 +80,8 @@ record TransferIntent(
      *     unknown or malformed, an id that is no valid key
      */
     static TransferIntent decode(String messageId, byte[] body, DerivedKeys keys) throws Undecodable {
-        byte[] canonical;
         try {
-            canonical = RequestFingerprint.canonicalJson(body);
+            RequestFingerprint.canonicalJson(body); // JSON within the limits on depth and numbers, else refused
         } catch (InvalidJsonException e) {
             throw new Undecodable("the body is not JSON: " + e.getMessage());
         }
@@ -141,7 +141,17 @@ record TransferIntent(
             payload.put("reference", reference == null ? "" : reference);
             key = keys.derive(scope, payload, createdAt);
         }
-        return new TransferIntent(tenant, scope, key, Fingerprint.sha256(canonical), from, to, amount, createdAt);
+        // the decoded intent, not the body's bytes: another spelling of the same instant or amount is the same intent
+        String decoded = String.join(
+                "\n",
+                tenant,
+                from.toString(),
+                to.toString(),
+                amount.toPlainString(),
+                reference == null ? "" : reference,
+                createdAt.toString());
+        return new TransferIntent(
+                tenant, scope, key, Fingerprint.sha256(ACTION + "\n" + decoded), from, to, amount, createdAt);
     }
 
     private static String text(JsonNode json, String field) throws Undecodable {

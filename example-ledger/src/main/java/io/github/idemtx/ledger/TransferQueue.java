@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
@@ -44,7 +45,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       a minute), whose earlier application's claim may have expired; a failure that recorded nothing (the database
  *       unreachable, an account's row lock not granted within {@code lockTimeoutMillis}) is tried again here with
  *       backoff ({@value #ATTEMPTS} attempts), then the message is requeued, and dead-lettered with
- *       the reason at its {@code deliveryLimit}-th delivery.
+ *       the reason at its {@code deliveryLimit}-th delivery; a failure no message can get past
+ *       (the claim table missing, a call that would join a transaction: the ledger's door owns its
+ *       transactions, {@code TransactionMode.OWN}) puts the message back and stops consuming.
  * </ul>
  *
  * <p>Replies carry the intent's key as {@code message_id}, the producer's {@code correlation_id},
@@ -72,6 +75,9 @@ final class TransferQueue implements AutoCloseable {
     private final Duration maxAge;
     private final Connection connection;
     private final AtomicInteger executed = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
+    private final List<Channel> channels = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Map<Channel, List<String>> consumerTags = new java.util.concurrent.ConcurrentHashMap<>();
 
     private TransferQueue(
             LedgerConfig.Queue config, IdempotentTransaction<StoredResponse> idempotent, Ledger ledger, Duration ttl)
@@ -90,7 +96,9 @@ final class TransferQueue implements AutoCloseable {
                 Channel channel = connection.createChannel();
                 channel.basicQos(config.prefetch());
                 channel.confirmSelect(); // answers and dead letters are confirmed before the acknowledgement
-                channel.basicConsume(config.name(), false, "ledger-" + i, new Deliveries(channel));
+                String consumerTag = channel.basicConsume(config.name(), false, "ledger-" + i, new Deliveries(channel));
+                channels.add(channel);
+                consumerTags.put(channel, List.of(consumerTag));
             }
         } catch (IOException | RuntimeException e) {
             connection.abort(); // never throws
@@ -257,7 +265,7 @@ final class TransferQueue implements AutoCloseable {
                             ledger.transfer(tx, intent.tenant(), intent.from(), intent.to(), intent.amount()), 201);
                 });
                 ack = Acknowledgement.of(outcome);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) { // an Error escaping here would leave the consumer stuck
                 outcome = null;
                 ack = Acknowledgement.of(e);
             }
@@ -284,7 +292,37 @@ final class TransferQueue implements AutoCloseable {
                 channel.basicNack(tag, false, true);
             }
             case DEAD_LETTER -> deadLetter(channel, tag, properties, body, ack);
+            case STOP -> {
+                channel.basicNack(tag, false, true);
+                stopConsuming(ack.reason());
+            }
         }
+    }
+
+    /**
+     * Cancels every consumer of this process, leaving the messages in the queue: no message can be
+     * applied until the service or its database is fixed, and parking them all would empty the
+     * queue into the dead-letter queue. Loud, for someone to act; the HTTP side keeps serving.
+     */
+    private void stopConsuming(String reason) {
+        if (!stopped.compareAndSet(false, true)) {
+            return;
+        }
+        System.err.println("ledger: ERROR stopped consuming " + config.name() + ": " + reason);
+        for (Channel channel : channels) {
+            try {
+                for (String consumerTag : List.copyOf(consumerTags.getOrDefault(channel, List.of()))) {
+                    channel.basicCancel(consumerTag);
+                }
+            } catch (IOException | RuntimeException e) {
+                System.err.println("ledger: cancelling a consumer: " + e);
+            }
+        }
+    }
+
+    /** Whether this process stopped consuming (see {@link #stopConsuming}). */
+    boolean stopped() {
+        return stopped.get();
     }
 
     /** Publishes the intent's answer to the replies queue and waits for the broker's confirm. */

@@ -62,4 +62,53 @@ class TransferQueueStartTest {
             }
         }
     }
+
+    @Test
+    void aFailureNoMessageGetsPastStopsConsumingAndLeavesTheMessagesQueued() throws Exception {
+        LocalBroker.assumeAvailable();
+        String queue = "test.transfers.stop." + UUID.randomUUID();
+        try (LedgerServer server = LedgerServer.startFresh(args(LocalBroker.url(), queue));
+                Connection c = TransferQueue.factory(LocalBroker.url()).newConnection();
+                Channel channel = c.createChannel()) {
+            String claims = server.schema() + ".idempotency_claim";
+            io.github.idemtx.db.testing.TestDatabase db = io.github.idemtx.db.testing.TestDatabase.get();
+            db.execute("ALTER TABLE " + claims + " RENAME TO idempotency_claim_away"); // a broken deploy
+            try {
+                String createdAt = java.time.Instant.now().toString();
+                for (int i = 0; i < 3; i++) {
+                    channel.basicPublish(
+                            "",
+                            queue,
+                            new com.rabbitmq.client.AMQP.BasicProperties.Builder()
+                                    .messageId("stop-" + i)
+                                    .build(),
+                            ("{\"tenant\":\"t\",\"from\":\"" + UUID.randomUUID() + "\",\"to\":\""
+                                            + UUID.randomUUID() + "\",\"amount\":\"1.00\",\"createdAt\":\""
+                                            + createdAt + "\"}")
+                                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                }
+                long until =
+                        System.nanoTime() + java.time.Duration.ofSeconds(60).toNanos();
+                com.rabbitmq.client.AMQP.Queue.DeclareOk state = channel.queueDeclarePassive(queue);
+                while (state.getConsumerCount() > 0 || state.getMessageCount() < 3) {
+                    org.assertj.core.api.Assertions.assertThat(System.nanoTime())
+                            .as("waiting for the consumers to stop with the 3 messages back in the queue")
+                            .isLessThan(until);
+                    Thread.sleep(100);
+                    state = channel.queueDeclarePassive(queue);
+                }
+                org.assertj.core.api.Assertions.assertThat(state.getMessageCount())
+                        .as("every message still queued, none parked")
+                        .isEqualTo(3);
+                org.assertj.core.api.Assertions.assertThat(
+                                channel.queueDeclarePassive(queue + ".dlq").getMessageCount())
+                        .isZero();
+            } finally {
+                db.execute("ALTER TABLE " + server.schema() + ".idempotency_claim_away RENAME TO idempotency_claim");
+                channel.queueDelete(queue);
+                channel.queueDelete(queue + ".dlq");
+                channel.queueDelete(queue + ".replies");
+            }
+        }
+    }
 }

@@ -186,9 +186,10 @@ class TransferQueueTest {
     @Test
     void anIntentWithoutAnIdGetsTheKeyItsFieldsDerive() throws Exception {
         String body = intent(carol, bob, "7.00", "Invoice 42");
-        // the same intent written another way: members reordered, spaces, the reference in another case
-        String again = "{ \"createdAt\": \"" + CREATED_AT + "\", \"amount\": \"7.00\", \"to\": \"" + bob
-                + "\", \"from\": \"" + carol + "\", \"tenant\": \"" + TENANT + "\", \"reference\": \"Invoice 42\" }";
+        // the same intent written another way: members reordered, spaces, the instant with milliseconds
+        String again = "{ \"createdAt\": \"" + CREATED_AT.replace("Z", ".000Z") + "\", \"amount\": \"7.00\", \"to\": \""
+                + bob + "\", \"from\": \"" + carol + "\", \"tenant\": \"" + TENANT
+                + "\", \"reference\": \"Invoice 42\" }";
         publish(null, "derived", body);
         publish(null, "derived", again);
 
@@ -289,7 +290,9 @@ class TransferQueueTest {
         publish(id, "reused-other", intent(carol, alice, "30.00", null));
 
         GetResponse dead = deadLetter("reused-other");
-        assertThat(header(dead, TransferQueue.REASON_HEADER)).asString().contains("reused an intent id");
+        assertThat(header(dead, TransferQueue.REASON_HEADER))
+                .asString()
+                .contains("an intent id reused for another intent");
         assertThat(transfers(carol, alice)).isEqualTo(1);
         assertThat(replies).doesNotContainKey("reused-other");
     }
