@@ -90,28 +90,30 @@ final class QueueChaos {
     /**
      * Starts consumer {@code i} again after {@code delayMillis}, on a thread of its own (a start
      * takes seconds: the storm's loop must not wait for it); the slot counts as starting until the
-     * new process answers.
+     * new process is spawned, and may be killed from then on, even while it boots.
      */
     private void restartLater(int i, long delayMillis) {
         starting[i] = true;
         Thread.ofVirtual().name("queue-storm-restart-" + i).start(() -> {
-            try {
-                ChildProcesses.sleep(delayMillis);
-                Process p;
-                synchronized (this) {
-                    if (stopping) {
-                        return;
-                    }
-                    p = spawnConsumer(i);
+            ChildProcesses.sleep(delayMillis);
+            Process p;
+            synchronized (this) {
+                starting[i] = false;
+                if (stopping) {
+                    return;
                 }
+                try {
+                    p = spawnConsumer(i);
+                } catch (IOException e) {
+                    unexpectedExits.add("consumer " + i + " could not be started again: " + e.getMessage());
+                    return;
+                }
+            }
+            try {
                 ChildProcesses.awaitHealth(http, ports[i], p);
                 restarts.incrementAndGet();
             } catch (IOException e) {
-                unexpectedExits.add("consumer " + i + " did not start again: " + e.getMessage());
-            } finally {
-                synchronized (this) {
-                    starting[i] = false;
-                }
+                // it exited while it booted: killed (kill() restarts it) or by itself (reviveTheDead counts why)
             }
         });
     }
@@ -172,14 +174,15 @@ final class QueueChaos {
     }
 
     /**
-     * SIGKILLs a random running consumer (mid-anything: a transaction, a publish, between a commit
-     * and an ack) and has it restarted; false, killing nothing, when none runs just now.
+     * SIGKILLs a random running consumer (mid-anything: booting, a transaction, a publish, between a
+     * commit and an ack) and has it restarted; false, killing nothing, when no process is up (then
+     * no message is being consumed either).
      */
     private synchronized boolean kill() throws InterruptedException {
         reviveTheDead(); // a consumer that halted by itself is counted as such, not as this kill
         List<Integer> running = new ArrayList<>();
         for (int i = 0; i < consumers.length; i++) {
-            if (consumers[i] != null && consumers[i].isAlive() && !starting[i]) {
+            if (consumers[i] != null && consumers[i].isAlive()) {
                 running.add(i);
             }
         }
