@@ -27,6 +27,11 @@ class MessageConsumersPageTest {
     }
 
     @Test
+    void thePageShowsTheDoorVerbatim() throws IOException {
+        assertShown("door", "TransferListener.java");
+    }
+
+    @Test
     void thePageShowsTheQueuesVerbatim() throws IOException {
         assertShown("queues", "TransfersApplication.java");
     }

@@ -9,15 +9,19 @@ import io.github.idemtx.core.Rejection;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.http.RequestFingerprint;
 import io.github.idemtx.jooq.IdempotentTransaction;
+import io.github.idemtx.jooq.TransactionMode;
 import io.github.idemtx.keys.DerivedKeys;
 import io.github.idemtx.messaging.Acknowledgement;
 import io.github.idemtx.spring.IdempotentTransactions;
+import io.github.idemtx.spring.JsonMapperCodec;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jooq.DSLContext;
 import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.AmqpException;
@@ -26,6 +30,8 @@ import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -38,6 +44,10 @@ public class TransferListener {
     public static final String REASON = "x-idemtx-reason";
     /** Deliveries before a message that keeps failing is dead-lettered instead of requeued. */
     public static final int DELIVERY_LIMIT = 5;
+    /** The listener container's id, which {@code STOP} stops. */
+    public static final String CONTAINER = "transfers";
+
+    private static final Log LOG = LogFactory.getLog(TransferListener.class);
 
     private static final Duration LONGEST_PAUSE = Duration.ofSeconds(5);
     private static final long CONFIRM_TIMEOUT_MS = 10_000;
@@ -62,27 +72,42 @@ public class TransferListener {
     public record Answer(
             @Nullable Transfer transfer, @Nullable Failure refusal) {}
 
-    private final IdempotentTransaction<Transfer> transfers;
     private final DerivedKeys derivedKeys;
     private final JsonMapper json;
     private final RabbitTemplate rabbit;
     private final String deadLetterQueue;
+    private final RabbitListenerEndpointRegistry containers;
+    private final IdempotentTransaction<Transfer> transfers;
+    /** The oldest intent applied: see {@link #tooOld}. */
+    private final Duration maxAge;
 
+    // [docs/message-consumers.md: door]
     public TransferListener(
             IdempotentTransactions transactions,
             DerivedKeys derivedKeys,
             JsonMapper json,
             RabbitTemplate rabbit,
-            String deadLetterQueue) {
-        this.transfers = transactions.json(Transfer.class);
+            String deadLetterQueue,
+            RabbitListenerEndpointRegistry containers) {
+        // OWN: run commits before it returns, or refuses (STOP) a call made inside an open transaction,
+        // which would return before anything committed and the ack could lose the message
+        this.transfers = transactions
+                .builder(JsonMapperCodec.of(json, Transfer.class))
+                .transactionMode(TransactionMode.OWN)
+                .build();
+        Duration ttl = transactions.policy().ttl();
+        this.maxAge = ttl.compareTo(Duration.ofMinutes(1)) > 0 ? ttl.minusMinutes(1) : Duration.ZERO;
         this.derivedKeys = derivedKeys;
         this.json = json;
         this.rabbit = rabbit;
         this.deadLetterQueue = deadLetterQueue;
+        this.containers = containers;
     }
 
+    // [docs/message-consumers.md: end door]
+
     // [docs/message-consumers.md: listener]
-    @RabbitListener(queues = "${transfers.queue}", ackMode = "MANUAL", concurrency = "2")
+    @RabbitListener(id = CONTAINER, queues = "${transfers.queue}", ackMode = "MANUAL", concurrency = "2")
     public void onTransfer(Message message, Channel channel) throws IOException {
         settle(channel, message, decide(message));
     }
@@ -98,20 +123,50 @@ public class TransferListener {
             // the queue's producers are trusted (broker permissions): the tenant in the intent is the scope
             scope = Scope.of(intent.tenant());
             key = keyOf(message.getMessageProperties(), scope, intent);
-            fingerprint = Fingerprint.sha256(RequestFingerprint.canonicalJson(message.getBody()));
+            fingerprint = fingerprintOf(intent);
         } catch (RuntimeException e) {
             return Acknowledgement.deadLetter("cannot decode the message, nothing was written: " + e.getMessage());
         }
+        if (tooOld(intent)) {
+            return Acknowledgement.deadLetter("too old to apply safely: created at " + intent.createdAt()
+                    + ", and claims are kept " + maxAge + " (the ttl less a minute for clock skew): an earlier"
+                    + " application's claim may be gone, so it could apply twice");
+        }
+        Acknowledgement ack;
         try {
             Outcome<Transfer> outcome = transfers.run(scope, key, fingerprint, tx -> apply(tx, intent));
-            Acknowledgement ack = Acknowledgement.of(outcome);
+            ack = Acknowledgement.of(outcome);
             if (ack.action() == Acknowledgement.Action.ACK) {
                 answer(message, key, outcome); // before the ack: a redelivery answers again, identically
             }
-            return ack;
-        } catch (RuntimeException e) { // nothing recorded: the same key runs again on the next delivery
-            return Acknowledgement.of(e).giveUpAfter(deliveries(message), DELIVERY_LIMIT);
+        } catch (RuntimeException | Error e) { // nothing recorded: the same key runs again on the next delivery
+            ack = Acknowledgement.of(e);
         }
+        return ack.giveUpAfter(deliveries(message), DELIVERY_LIMIT); // every RETRY, bounded
+    }
+
+    /**
+     * A claim expires {@code ttl} after its commit, and its commit came after the intent's creation:
+     * while an intent is younger than the ttl (less a minute for the producer's clock), every earlier
+     * application of it still has its claim and a redelivery replays. An older one might apply twice.
+     */
+    boolean tooOld(TransferIntent intent) {
+        return Duration.between(intent.createdAt(), Instant.now()).compareTo(maxAge) > 0;
+    }
+
+    /**
+     * Over the decoded intent, a fixed serialisation of its fields: the same intent however its JSON
+     * was spelled (whitespace, member order, {@code 1.0} or {@code 1}, {@code ...00Z} or
+     * {@code ...00.000Z}), and fields the consumer ignores do not count.
+     */
+    Fingerprint fingerprintOf(TransferIntent intent) {
+        Map<String, Object> fields = Map.of(
+                "tenant", intent.tenant(),
+                "from", intent.from(),
+                "to", intent.to(),
+                "amountCents", intent.amountCents(),
+                "createdAt", intent.createdAt().toString());
+        return Fingerprint.sha256(RequestFingerprint.canonicalJson(json.writeValueAsBytes(fields)));
     }
 
     /**
@@ -131,7 +186,7 @@ public class TransferListener {
         return derivedKeys.derive(scope, fields, intent.createdAt());
     }
 
-    /** The one place a delivery is settled: acknowledged, requeued or parked with its reason. */
+    /** The one place a delivery is settled: acknowledged, requeued, parked with its reason, or stopped. */
     protected void settle(Channel channel, Message message, Acknowledgement ack) throws IOException {
         long tag = message.getMessageProperties().getDeliveryTag();
         switch (ack.action()) {
@@ -149,6 +204,23 @@ public class TransferListener {
                 }
                 channel.basicAck(tag, false);
             }
+            case STOP -> {
+                channel.basicNack(tag, false, true); // back in the queue, for the consumer once it is fixed
+                stopConsuming(ack.reason());
+            }
+        }
+    }
+
+    /**
+     * No message can be applied until the code or setup changes: stop taking them, rather than
+     * failing (or parking) the whole backlog, and say why. From another thread: a container waits
+     * for its listeners to return before it stops.
+     */
+    private void stopConsuming(String reason) {
+        LOG.error("stopping the consumer of " + CONTAINER + ", the message is back in the queue: " + reason);
+        MessageListenerContainer container = containers.getListenerContainer(CONTAINER);
+        if (container != null) {
+            Thread.ofVirtual().name("stop-" + CONTAINER).start(container::stop);
         }
     }
 

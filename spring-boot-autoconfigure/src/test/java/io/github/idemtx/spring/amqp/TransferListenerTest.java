@@ -45,6 +45,9 @@ import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.connection.ChannelProxy;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
+import org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
@@ -54,6 +57,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -113,8 +118,17 @@ class TransferListenerTest {
                 DerivedKeys transferKeys,
                 JsonMapper json,
                 RabbitTemplate rabbit,
-                @Value("${transfers.dead-letter-queue}") String deadLetterQueue) {
-            return new ObservedListener(transactions, transferKeys, json, rabbit, deadLetterQueue);
+                @Value("${transfers.dead-letter-queue}") String deadLetterQueue,
+                RabbitListenerEndpointRegistry containers,
+                PlatformTransactionManager transactionManager) {
+            return new ObservedListener(
+                    transactions,
+                    transferKeys,
+                    json,
+                    rabbit,
+                    deadLetterQueue,
+                    containers,
+                    new TransactionTemplate(transactionManager));
         }
 
         /** The run's queues go when the context closes, after its listener containers stopped. */
@@ -139,14 +153,33 @@ class TransferListenerTest {
         final Queue<Settled> settled = new ConcurrentLinkedQueue<>();
         /** Message ids whose next delivery ends with its consumer's death between commit and ack. */
         final Set<String> dieBeforeAck = ConcurrentHashMap.newKeySet();
+        /**
+         * Message ids whose deliveries the listener handles inside a Spring transaction of its own, as a
+         * {@code @Transactional} listener would: its call must not ack before that commits.
+         */
+        final Set<String> inSpringTransaction = ConcurrentHashMap.newKeySet();
+
+        private final TransactionTemplate springTransaction;
 
         ObservedListener(
                 IdempotentTransactions transactions,
                 DerivedKeys keys,
                 JsonMapper json,
                 RabbitTemplate rabbit,
-                String deadLetterQueue) {
-            super(transactions, keys, json, rabbit, deadLetterQueue);
+                String deadLetterQueue,
+                RabbitListenerEndpointRegistry containers,
+                TransactionTemplate springTransaction) {
+            super(transactions, keys, json, rabbit, deadLetterQueue, containers);
+            this.springTransaction = springTransaction;
+        }
+
+        @Override
+        Acknowledgement decide(Message message) {
+            String id = message.getMessageProperties().getMessageId();
+            if (id != null && inSpringTransaction.contains(id)) {
+                return springTransaction.execute(status -> super.decide(message));
+            }
+            return super.decide(message);
         }
 
         @Override
@@ -180,6 +213,12 @@ class TransferListenerTest {
 
     @Autowired
     DerivedKeys transferKeys;
+
+    @Autowired
+    IdempotentTransactions transactions;
+
+    @Autowired
+    RabbitListenerEndpointRegistry containers;
 
     private final String tenant = "tenant-" + UUID.randomUUID();
     private final List<String> replyQueues = new ArrayList<>();
@@ -408,7 +447,120 @@ class TransferListenerTest {
         assertThat(balance("alice")).as("the debit rolled back").isEqualTo(1000);
     }
 
+    @Test
+    void aCallMadeInsideAnOpenSpringTransactionIsRefusedAndTheConsumerStopsWithTheMessageKept() {
+        String id = UUID.randomUUID().toString();
+        String replies = replyQueue();
+        MessageListenerContainer container = containers.getListenerContainer(TransferListener.CONTAINER);
+        observed.inSpringTransaction.add(id);
+        try {
+            publish(id, intent("alice", "bob", 300, Instant.now()), replies);
+
+            awaitSettled(id, 1);
+            assertThat(settledOf(id)).allSatisfy(s -> {
+                assertThat(s.action()).isEqualTo(Acknowledgement.Action.STOP);
+                assertThat(s.reason()).contains("TransactionOwnershipException");
+            });
+            await("the consumer stopped", () -> stopped(container) ? true : null);
+            await("the message back in the queue", () -> messagesIn(QUEUE) == 1 ? true : null);
+            assertThat(settledOf(id))
+                    .extracting(Settled::action)
+                    .as("never acknowledged, never parked")
+                    .containsOnly(Acknowledgement.Action.STOP);
+            assertThat(claims(id)).as("nothing committed").isZero();
+            assertThat(transfers()).isZero();
+            assertThat(balance("alice")).isEqualTo(1000);
+
+            // the consumer is fixed (its call owns its transaction again) and restarted: the kept message applies
+            observed.inSpringTransaction.remove(id);
+            restart(container);
+            Answer answer = json.readValue(receive(replies, 1).get(0).getBody(), Answer.class);
+            assertThat(answer.transfer().amountCents()).isEqualTo(300);
+            await(
+                    "the message acknowledged",
+                    () -> settledOf(id).getLast().action() == Acknowledgement.Action.ACK ? true : null);
+            assertThat(transfers()).as("applied once").isEqualTo(1);
+            assertThat(balance("bob")).isEqualTo(300);
+        } finally {
+            observed.inSpringTransaction.remove(id);
+            restart(container);
+        }
+    }
+
+    @Test
+    void anIntentOlderThanTheClaimsTtlIsDeadLetteredBeforeAnyCallAndAYoungerOneApplies() {
+        String old = UUID.randomUUID().toString();
+        String young = UUID.randomUUID().toString();
+        String replies = replyQueue();
+        Duration ttl = transactions.policy().ttl();
+
+        publish(old, intent("alice", "bob", 100, Instant.now().minus(ttl)), null);
+        publish(young, intent("alice", "bob", 200, Instant.now().minus(ttl).plusSeconds(120)), replies);
+
+        Message parked = awaitParked(old);
+        assertThat(parked.getMessageProperties().<String>getHeader(TransferListener.REASON))
+                .startsWith("too old to apply safely");
+        assertThat(claims(old)).as("no call: nothing written").isZero();
+        receive(replies, 1);
+        awaitSettled(young, 1);
+        assertThat(settledOf(young)).extracting(Settled::action).containsExactly(Acknowledgement.Action.ACK);
+        assertThat(transfers()).as("only the younger one").isEqualTo(1);
+        assertThat(balance("bob")).isEqualTo(200);
+    }
+
+    @Test
+    void theSameIntentSpelledOtherwiseReplaysWhileOtherFieldsAreAMismatch() {
+        String id = UUID.randomUUID().toString();
+        String replies = replyQueue();
+        String createdAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+        byte[] first = ("{\"tenant\":\"" + tenant + "\",\"from\":\"alice\",\"to\":\"bob\",\"amountCents\":300,"
+                        + "\"createdAt\":\"" + createdAt + "\"}")
+                .getBytes(StandardCharsets.UTF_8);
+        // other member order, whitespace, instant spelling, and a field the consumer does not apply
+        byte[] respelled = ("{ \"createdAt\": \"" + createdAt.replace("Z", ".000Z") + "\", \"amountCents\": 300,"
+                        + " \"to\": \"bob\", \"from\": \"alice\", \"tenant\": \"" + tenant + "\","
+                        + " \"note\": \"resent\" }")
+                .getBytes(StandardCharsets.UTF_8);
+
+        publish(id, first, replies);
+        publish(id, respelled, replies);
+
+        List<Message> answers = receive(replies, 2);
+        assertThat(answers.get(1).getMessageProperties().<Boolean>getHeader("idempotent-replayed"))
+                .as("the same intent: replayed, not a mismatch")
+                .isTrue();
+        assertThat(answers.get(1).getBody()).isEqualTo(answers.get(0).getBody());
+        assertThat(transfers()).isEqualTo(1);
+    }
+
     // --- helpers
+
+    /** Stopped, its consumers gone: their unacknowledged messages are back in the queue. */
+    private static boolean stopped(MessageListenerContainer container) {
+        return !container.isRunning()
+                && (!(container instanceof SimpleMessageListenerContainer simple)
+                        || simple.getActiveConsumerCount() == 0);
+    }
+
+    /** Starts it once its stop completed (a container still stopping refuses to start). */
+    private static void restart(MessageListenerContainer container) {
+        await("the consumer restarted", () -> {
+            if (container.isRunning()) {
+                return true;
+            }
+            try {
+                container.start();
+            } catch (RuntimeException stillStopping) {
+                return null;
+            }
+            return container.isRunning() ? true : null;
+        });
+    }
+
+    private long messagesIn(String queue) {
+        var info = admin.getQueueInfo(queue);
+        return info == null ? -1 : info.getMessageCount();
+    }
 
     private byte[] intent(String from, String to, long amountCents, Instant createdAt) {
         return json.writeValueAsBytes(new TransferIntent(tenant, from, to, amountCents, createdAt));

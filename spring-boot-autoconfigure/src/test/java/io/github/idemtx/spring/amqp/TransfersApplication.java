@@ -11,6 +11,7 @@ import java.util.Map;
 import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -111,7 +112,8 @@ public class TransfersApplication {
             DerivedKeys transferKeys,
             JsonMapper json,
             RabbitTemplate rabbit,
-            @Value("${transfers.dead-letter-queue}") String deadLetterQueue) {
-        return new TransferListener(transactions, transferKeys, json, rabbit, deadLetterQueue);
+            @Value("${transfers.dead-letter-queue}") String deadLetterQueue,
+            RabbitListenerEndpointRegistry containers) {
+        return new TransferListener(transactions, transferKeys, json, rabbit, deadLetterQueue, containers);
     }
 }
