@@ -59,15 +59,25 @@ public final class PayoutStorm {
 
     /** The storm's settings. */
     public record Options(
-            int intents,
-            int clients,
-            int kills,
-            long seed,
-            String dbUrl,
-            String dbUser,
-            String dbPassword,
-            String ledgerSchema,
-            String bankSchema) {}
+            int intents, int clients, int kills, long seed, StormDatabase db, String ledgerSchema, String bankSchema) {
+
+        /** These settings on {@code resolved}. */
+        Options on(StormDatabase resolved) {
+            return new Options(intents, clients, kills, seed, resolved, ledgerSchema, bankSchema);
+        }
+
+        String dbUrl() {
+            return db.url();
+        }
+
+        String dbUser() {
+            return db.user();
+        }
+
+        String dbPassword() {
+            return db.password();
+        }
+    }
 
     /** What the storm found. */
     public record Report(
@@ -115,9 +125,7 @@ public final class PayoutStorm {
                 Flags.intFlag(flags, "clients", 8, 1, 128),
                 Flags.intFlag(flags, "kills", 8, 0, 1000),
                 Flags.longFlag(flags, "seed", System.nanoTime()),
-                flags.getOrDefault("db-url", System.getenv("LEDGER_DB_URL")),
-                flags.getOrDefault("db-user", System.getenv("LEDGER_DB_USER")),
-                flags.getOrDefault("db-password", System.getenv("LEDGER_DB_PASSWORD")),
+                StormDatabase.fromFlags(flags),
                 schema,
                 schema + "_bank");
     }
@@ -141,7 +149,7 @@ public final class PayoutStorm {
     private PayoutStorm(Options options, java.io.PrintStream progress) throws IOException {
         this.options = options;
         this.progress = progress;
-        this.db = new SideDatabase(options.dbUrl(), options.dbUser(), options.dbPassword(), "payout-storm");
+        this.db = options.db().side("payout-storm");
         this.chaos = new PayoutChaos(options, progress);
     }
 
@@ -151,21 +159,7 @@ public final class PayoutStorm {
      * and bank processes by URL.
      */
     public static Report run(Options options, java.io.PrintStream progress) throws Exception {
-        try (LocalPostgres db =
-                LocalPostgres.resolve(options.dbUrl(), options.dbUser(), options.dbPassword(), LocalLedger.SETTINGS)) {
-            progress.println("storm database: " + db.describe());
-            Options resolved = new Options(
-                    options.intents(),
-                    options.clients(),
-                    options.kills(),
-                    options.seed(),
-                    db.url(),
-                    db.user() == null ? System.getProperty("user.name") : db.user(),
-                    db.password(),
-                    options.ledgerSchema(),
-                    options.bankSchema());
-            return new PayoutStorm(resolved, progress).run();
-        }
+        return options.db().resolve(progress, db -> new PayoutStorm(options.on(db), progress).run());
     }
 
     record Intent(int index, String account, BigDecimal amount, String key) {}

@@ -10,7 +10,6 @@ import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.github.idemtx.db.testing.LocalBroker;
-import io.github.idemtx.db.testing.LocalPostgres;
 import io.github.idemtx.ledger.Flags;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -84,12 +83,28 @@ public final class QueueStorm {
             int rate,
             double duplicates,
             long seed,
-            String dbUrl,
-            String dbUser,
-            String dbPassword,
+            StormDatabase db,
             String schema,
             String amqpUrl,
             String queue) {
+
+        /** These settings on {@code resolved}. */
+        Options on(StormDatabase resolved) {
+            return new Options(
+                    intents, consumers, kills, closes, rate, duplicates, seed, resolved, schema, amqpUrl, queue);
+        }
+
+        String dbUrl() {
+            return db.url();
+        }
+
+        String dbUser() {
+            return db.user();
+        }
+
+        String dbPassword() {
+            return db.password();
+        }
 
         /** The ledgers' {@code --queue-fault-halt-every}: a halt after a commit every so many transfers per process. */
         int haltEvery() {
@@ -178,9 +193,7 @@ public final class QueueStorm {
                 Flags.intFlag(flags, "rate", 50, 1, 100_000),
                 Flags.doubleFlag(flags, "duplicates", 0.1, 0, 1),
                 Flags.longFlag(flags, "seed", System.nanoTime()),
-                flags.getOrDefault("db-url", System.getenv("LEDGER_DB_URL")),
-                flags.getOrDefault("db-user", System.getenv("LEDGER_DB_USER")),
-                flags.getOrDefault("db-password", System.getenv("LEDGER_DB_PASSWORD")),
+                StormDatabase.fromFlags(flags),
                 schema,
                 amqpUrl,
                 queue);
@@ -206,35 +219,11 @@ public final class QueueStorm {
      * @throws NoBrokerException when no broker answers, saying how to start one
      */
     public static Report run(Options options, java.io.PrintStream progress) throws Exception {
-        URI broker = URI.create(options.amqpUrl());
-        try (java.net.Socket s = new java.net.Socket()) {
-            s.connect(
-                    new java.net.InetSocketAddress(broker.getHost(), broker.getPort() > 0 ? broker.getPort() : 5672),
-                    2_000);
-        } catch (IOException e) {
-            throw new NoBrokerException("no RabbitMQ answers at " + broker.getHost() + ":" + broker.getPort() + " ("
-                    + e.getMessage() + "): start one (rabbitmq-server -detached; or docker run -d -p 5672:5672"
-                    + " rabbitmq:3) or name one with --amqp-url");
+        java.util.Optional<String> noBroker = LocalBroker.unavailable(options.amqpUrl());
+        if (noBroker.isPresent()) {
+            throw new NoBrokerException(noBroker.get() + " (or pass --amqp-url)");
         }
-        try (LocalPostgres db =
-                LocalPostgres.resolve(options.dbUrl(), options.dbUser(), options.dbPassword(), LocalLedger.SETTINGS)) {
-            progress.println("storm database: " + db.describe());
-            Options resolved = new Options(
-                    options.intents(),
-                    options.consumers(),
-                    options.kills(),
-                    options.closes(),
-                    options.rate(),
-                    options.duplicates(),
-                    options.seed(),
-                    db.url(),
-                    db.user() == null ? System.getProperty("user.name") : db.user(),
-                    db.password(),
-                    options.schema(),
-                    options.amqpUrl(),
-                    options.queue());
-            return new QueueStorm(resolved, progress).run();
-        }
+        return options.db().resolve(progress, db -> new QueueStorm(options.on(db), progress).run());
     }
 
     // ---------------------------------------------------------------- the run
@@ -268,7 +257,7 @@ public final class QueueStorm {
     private QueueStorm(Options options, java.io.PrintStream progress) throws IOException {
         this.options = options;
         this.progress = progress;
-        this.db = new SideDatabase(options.dbUrl(), options.dbUser(), options.dbPassword(), "queue-storm");
+        this.db = options.db().side("queue-storm");
         this.chaos = new QueueChaos(options, progress);
     }
 

@@ -27,7 +27,12 @@ public final class LocalBroker {
 
     /** Why no broker answers at {@link #url()}, with how to start one; empty when one accepts a connection. */
     public static Optional<String> unavailable() {
-        URI uri = URI.create(url());
+        return unavailable(url());
+    }
+
+    /** Why no broker answers at {@code url} (an AMQP URI), with how to start one; empty when one accepts a connection. */
+    public static Optional<String> unavailable(String url) {
+        URI uri = URI.create(url);
         String host = uri.getHost() == null ? "127.0.0.1" : uri.getHost();
         int port = uri.getPort() > 0 ? uri.getPort() : uri.getScheme().equals("amqps") ? 5671 : 5672;
         try (Socket socket = new Socket()) {
