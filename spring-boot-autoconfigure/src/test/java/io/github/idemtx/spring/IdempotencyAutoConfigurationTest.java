@@ -125,6 +125,13 @@ class IdempotencyAutoConfigurationTest {
                                 .strings()
                                 .claimMode())
                         .isEqualTo(io.github.idemtx.jooq.ClaimMode.WORK_FIRST));
+        // the README's spelling (the enum's constant) binds as well as Boot's relaxed lower-case one
+        runner(freshSchema())
+                .withPropertyValues("idemtx.claim-mode=WORK_FIRST")
+                .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
+                                .strings()
+                                .claimMode())
+                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.WORK_FIRST));
         runner(freshSchema())
                 .withPropertyValues("idemtx.claim-mode=sometimes")
                 .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.claim-mode"));
@@ -228,6 +235,11 @@ class IdempotencyAutoConfigurationTest {
                 "idemtx.web.max-body-bytes")) {
             assertThat(metadata).contains("\"name\": \"" + property + "\"");
         }
+        // the claim mode's default and values are spelt as the README and the enum spell them
+        assertThat(metadata)
+                .contains("\"defaultValue\": \"READ_FIRST\"")
+                .doesNotContain("read-first")
+                .contains("\"value\": \"READ_FIRST\"", "\"value\": \"WORK_FIRST\"");
     }
 
     @Test
