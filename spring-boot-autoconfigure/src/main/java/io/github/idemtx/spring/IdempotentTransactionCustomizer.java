@@ -5,8 +5,10 @@ import io.github.idemtx.jooq.IdempotentTransaction;
 /**
  * Adjusts every {@link IdempotentTransaction} that {@link IdempotentTransactions} makes, after the
  * policy and schema are set: declare beans of this type (a detector of another transaction manager,
- * a stated transaction mode, and, with Micrometer on the class path, the library's metrics once
- * they exist). Applied in {@link org.springframework.core.annotation.Order} order.
+ * a stated transaction mode, a listener). The auto-configuration declares one itself when
+ * {@code idemtx-micrometer} and a {@code MeterRegistry} are there: it adds the
+ * {@code MicrometerIdempotencyListener} ({@code idemtx.metrics.enabled=false} turns it off). Applied
+ * in {@link org.springframework.core.annotation.Order} order.
  */
 @FunctionalInterface
 public interface IdempotentTransactionCustomizer {
