@@ -165,6 +165,20 @@ class PaymentsHttpTest {
     }
 
     @Test
+    void aBodyOverTheLimitIsA413ProblemWithItsInstanceLikeThe400() throws Exception {
+        String big = "{\"amountCents\": 100, \"reference\": \"big\", \"pad\": \"" + "x".repeat(1024 * 1024) + "\"}";
+        HttpResponse<String> tooLarge = post(user, key(), big);
+        assertThat(tooLarge.statusCode()).isEqualTo(413);
+        assertThat(tooLarge.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+        assertThat(tooLarge.body()).contains("body-too-large").contains("\"instance\":\"/payments\"");
+        assertThat(payments("big")).isZero();
+        HttpResponse<String> invalid = post(user, key(), "{\"amountCents\": 100, \"amountCents\": 200}");
+        assertThat(invalid.statusCode()).isEqualTo(400);
+        assertThat(invalid.body()).contains("\"instance\":\"/payments\"");
+    }
+
+    @Test
     void aRejectionIsA422ProblemAndItsRetryReplaysIt() throws Exception {
         String key = key();
         HttpResponse<String> rejected = post(user, key, "{\"amountCents\": -5, \"reference\": \"neg\"}");

@@ -9,6 +9,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.springframework.web.filter.OncePerRequestFilter;
 
@@ -16,7 +17,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * Reads the body of each request that carries an {@code Idempotency-Key} header once, up front, so
  * a {@link io.github.idemtx.core.Fingerprint} argument can be computed from it and the controller
  * can still read it ({@code @RequestBody}). A body larger than the limit
- * ({@code idemtx.web.max-body-bytes}) is answered 413 with a problem detail before any handler runs.
+ * ({@code idemtx.web.max-body-bytes}) is answered 413 with a problem detail before any handler runs;
+ * like the 400 and 422 answers Spring MVC writes, its {@code instance} is the request's path.
  */
 public class IdempotencyKeyBodyFilter extends OncePerRequestFilter {
 
@@ -44,7 +46,7 @@ public class IdempotencyKeyBodyFilter extends OncePerRequestFilter {
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
         if (request.getContentLengthLong() > maxBodyBytes) {
-            tooLarge(response);
+            tooLarge(request, response);
             return;
         }
         ByteArrayOutputStream body = new ByteArrayOutputStream();
@@ -52,7 +54,7 @@ public class IdempotencyKeyBodyFilter extends OncePerRequestFilter {
         try (InputStream in = request.getInputStream()) {
             for (int n; (n = in.read(buffer)) != -1; ) {
                 if (body.size() + n > maxBodyBytes) {
-                    tooLarge(response);
+                    tooLarge(request, response);
                     return;
                 }
                 body.write(buffer, 0, n);
@@ -61,7 +63,7 @@ public class IdempotencyKeyBodyFilter extends OncePerRequestFilter {
         chain.doFilter(new CachedBodyRequest(request, body.toByteArray()), response);
     }
 
-    private void tooLarge(HttpServletResponse response) throws IOException {
+    private void tooLarge(HttpServletRequest request, HttpServletResponse response) throws IOException {
         Problem problem = new Problem(
                 Problem.TYPE_PREFIX + "body-too-large",
                 "Request body too large",
@@ -70,6 +72,25 @@ public class IdempotencyKeyBodyFilter extends OncePerRequestFilter {
                 Map.of());
         response.setStatus(413);
         response.setContentType(Problem.CONTENT_TYPE);
-        response.getOutputStream().write(problem.toJson());
+        response.getOutputStream().write(withInstance(problem.toJson(), request.getRequestURI()));
+    }
+
+    /**
+     * The problem's JSON with an {@code instance} member first, as Spring MVC sets it on the
+     * problem details it writes (the request's path, without the query). {@link Problem} keeps
+     * {@code instance} out of its extensions, so it is added here.
+     */
+    private static byte[] withInstance(byte[] json, String path) {
+        StringBuilder out = new StringBuilder(json.length + path.length() + 16).append("{\"instance\":\"");
+        for (int i = 0; i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (c == '"' || c == '\\' || c < 0x20) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        out.append("\",").append(new String(json, 1, json.length - 1, StandardCharsets.UTF_8));
+        return out.toString().getBytes(StandardCharsets.UTF_8);
     }
 }
