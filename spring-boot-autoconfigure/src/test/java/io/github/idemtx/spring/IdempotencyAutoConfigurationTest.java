@@ -17,12 +17,15 @@ import java.util.List;
 import java.util.UUID;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.jooq.autoconfigure.JooqAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -135,6 +138,33 @@ class IdempotencyAutoConfigurationTest {
         runner(freshSchema())
                 .withPropertyValues("idemtx.claim-mode=sometimes")
                 .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.claim-mode"));
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void oneInfoLineAtStartSaysWhatWasConfigured(CapturedOutput output) {
+        String schema = freshSchema();
+        runner(schema)
+                .withPropertyValues("idemtx.claim-mode=work-first", "idemtx.ttl=2h", "idemtx.duplicate-wait=3s")
+                .run(context -> assertThat(context).hasNotFailed());
+        List<String> lines = output.getAll()
+                .lines()
+                .filter(l -> l.contains("INFO") && l.contains("idemtx: "))
+                .toList();
+        assertThat(lines).hasSize(1);
+        assertThat(lines.get(0))
+                .contains("claim mode WORK_FIRST")
+                .contains("ttl PT2H")
+                .contains("duplicate wait PT3S")
+                .contains("schema " + schema + " (migrated at start-up)")
+                .contains("Spring transaction detector active")
+                .contains("metrics off");
+        runner(freshSchema())
+                .withBean(
+                        io.micrometer.core.instrument.MeterRegistry.class,
+                        io.micrometer.core.instrument.simple.SimpleMeterRegistry::new)
+                .run(context -> assertThat(context).hasNotFailed());
+        assertThat(output.getAll()).contains("claim mode READ_FIRST, ").contains("metrics on");
     }
 
     @Test
