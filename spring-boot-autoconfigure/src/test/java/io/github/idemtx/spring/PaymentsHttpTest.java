@@ -6,6 +6,7 @@ import io.github.idemtx.db.testing.Concurrently;
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.spring.sample.PaymentsApplication;
+import io.github.idemtx.spring.web.IdempotencyKeyBodyFilter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -21,8 +22,13 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.boot.web.servlet.ServletContextInitializerBeans;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.Ordered;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -176,6 +182,22 @@ class PaymentsHttpTest {
         HttpResponse<String> invalid = post(user, key(), "{\"amountCents\": 100, \"amountCents\": 200}");
         assertThat(invalid.statusCode()).isEqualTo(400);
         assertThat(invalid.body()).contains("\"instance\":\"/payments\"");
+    }
+
+    @Autowired
+    ConfigurableApplicationContext context;
+
+    @Test
+    void theBodyFilterRunsAfterSpringSecuritysFilterChain() {
+        // as docs/spring-boot.md says: unordered, so last, after Security's chain at -100
+        // (SecurityProperties.DEFAULT_FILTER_ORDER) and the sample's own authentication filter
+        List<Integer> orders = new ServletContextInitializerBeans(context.getBeanFactory())
+                .stream()
+                        .filter(i -> i instanceof FilterRegistrationBean<?> r
+                                && r.getFilter() instanceof IdempotencyKeyBodyFilter)
+                        .map(i -> ((FilterRegistrationBean<?>) i).getOrder())
+                        .toList();
+        assertThat(orders).containsExactly(Ordered.LOWEST_PRECEDENCE);
     }
 
     @Test
