@@ -68,6 +68,13 @@ public record LedgerConfig(
             boolean demoSecret,
             int haltEvery) {
 
+        /** The dead-letter queue's header that says why a message is there. */
+        public static final String REASON_HEADER = "x-ledger-reason";
+        /** The exit status of a {@code haltEvery} halt after the commit, before the answer was published. */
+        public static final int HALT_BEFORE_ANSWER = 86;
+        /** The exit status of a {@code haltEvery} halt after the answer, before the acknowledgement. */
+        public static final int HALT_BEFORE_ACK = 87;
+
         @Override
         public String toString() {
             // never the secret nor the broker's password

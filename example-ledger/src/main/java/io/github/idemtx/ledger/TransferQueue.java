@@ -58,15 +58,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class TransferQueue implements AutoCloseable {
 
     /** The dead-letter queue's header with the reason. */
-    static final String REASON_HEADER = "x-ledger-reason";
+    static final String REASON_HEADER = LedgerConfig.Queue.REASON_HEADER;
     /** The broker's own bound on deliveries, for a message that kills its consumer before any decision. */
     static final int BROKER_DELIVERY_LIMIT = 50;
     /** Attempts per delivery of a failure that recorded nothing, before the message is requeued. */
     static final int ATTEMPTS = 3;
     /** The exit status of {@code --queue-fault-halt-every}'s halt before the answer was published. */
-    static final int HALT_BEFORE_ANSWER = 86;
+    static final int HALT_BEFORE_ANSWER = LedgerConfig.Queue.HALT_BEFORE_ANSWER;
     /** The exit status of {@code --queue-fault-halt-every}'s halt after the answer, before the acknowledgement. */
-    static final int HALT_BEFORE_ACK = 87;
+    static final int HALT_BEFORE_ACK = LedgerConfig.Queue.HALT_BEFORE_ACK;
 
     private final LedgerConfig.Queue config;
     private final IdempotentTransaction<StoredResponse> idempotent;
@@ -318,11 +318,6 @@ final class TransferQueue implements AutoCloseable {
                 System.err.println("ledger: cancelling a consumer: " + e);
             }
         }
-    }
-
-    /** Whether this process stopped consuming (see {@link #stopConsuming}). */
-    boolean stopped() {
-        return stopped.get();
     }
 
     /** Publishes the intent's answer to the replies queue and waits for the broker's confirm. */

@@ -22,10 +22,11 @@ final class ChildProcesses {
     private ChildProcesses() {}
 
     /**
-     * Starts {@code mainClass} with {@code args} (and {@code --db-password} when there is one) in a
-     * new JVM, its output appended to a temporary file named after {@code name}.
+     * Starts {@code mainClass} with {@code args} and the flags that name {@code db}
+     * ({@code --db-url}, {@code --db-user}, and {@code --db-password} when there is one) in a new
+     * JVM, its output appended to a temporary file named after {@code name}.
      */
-    static Process spawn(String name, String mainClass, String dbPassword, String... args) throws IOException {
+    static Process spawn(String name, String mainClass, StormDatabase db, String... args) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current()
                 .info()
@@ -35,8 +36,10 @@ final class ChildProcesses {
         command.add(classPath());
         command.add(mainClass);
         command.addAll(List.of(args));
-        if (dbPassword != null) {
-            command.add("--db-password=" + dbPassword);
+        command.add("--db-url=" + db.url());
+        command.add("--db-user=" + db.user());
+        if (db.password() != null) {
+            command.add("--db-password=" + db.password());
         }
         File log = File.createTempFile("storm-" + name + "-", ".log");
         Process process = new ProcessBuilder(command)

@@ -47,12 +47,10 @@ final class PayoutChaos {
         bank = ChildProcesses.spawn(
                 "bank",
                 "io.github.idemtx.ledger.bank.BankServer",
-                options.dbPassword(),
+                options.db(),
                 "--port=" + bankPort,
                 "--fresh=true",
                 "--schema=" + options.bankSchema(),
-                "--db-url=" + options.dbUrl(),
-                "--db-user=" + options.dbUser(),
                 "--hang-ms=6000");
         ChildProcesses.awaitHealth(http, bankPort, bank);
         startLedger();
@@ -127,11 +125,9 @@ final class PayoutChaos {
         ledger = ChildProcesses.spawn(
                 "ledger",
                 "io.github.idemtx.ledger.LedgerServer",
-                options.dbPassword(),
+                options.db(),
                 "--port=" + ledgerPort,
                 "--schema=" + options.ledgerSchema(),
-                "--db-url=" + options.dbUrl(),
-                "--db-user=" + options.dbUser(),
                 "--tokens=" + PayoutStorm.TOKEN + "=" + PayoutStorm.TENANT,
                 "--bank-url=http://127.0.0.1:" + bankPort,
                 "--pool-size=16");

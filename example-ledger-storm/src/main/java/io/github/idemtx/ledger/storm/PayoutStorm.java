@@ -65,18 +65,6 @@ public final class PayoutStorm {
         Options on(StormDatabase resolved) {
             return new Options(intents, clients, kills, seed, resolved, ledgerSchema, bankSchema);
         }
-
-        String dbUrl() {
-            return db.url();
-        }
-
-        String dbUser() {
-            return db.user();
-        }
-
-        String dbPassword() {
-            return db.password();
-        }
     }
 
     /** What the storm found. */

@@ -1,5 +1,6 @@
 package io.github.idemtx.ledger.storm;
 
+import io.github.idemtx.ledger.LedgerConfig;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.time.Duration;
@@ -20,10 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class QueueChaos {
 
-    /** The exit statuses of the ledger's own halts (TransferQueue.HALT_BEFORE_ANSWER, HALT_BEFORE_ACK). */
-    static final int HALT_BEFORE_ANSWER = 86;
-
-    static final int HALT_BEFORE_ACK = 87;
+    private static final int HALT_BEFORE_ANSWER = LedgerConfig.Queue.HALT_BEFORE_ANSWER;
+    private static final int HALT_BEFORE_ACK = LedgerConfig.Queue.HALT_BEFORE_ACK;
 
     private final QueueStorm.Options options;
     private final java.io.PrintStream progress;
@@ -70,11 +69,9 @@ final class QueueChaos {
         consumers[i] = ChildProcesses.spawn(
                 "queue-ledger-" + i,
                 "io.github.idemtx.ledger.LedgerServer",
-                options.dbPassword(),
+                options.db(),
                 "--port=" + ports[i],
                 "--schema=" + options.schema(),
-                "--db-url=" + options.dbUrl(),
-                "--db-user=" + options.dbUser(),
                 "--tokens=" + QueueStorm.TOKEN + "=" + QueueStorm.TENANT,
                 "--pool-size=8",
                 "--amqp-url=" + options.amqpUrl(),

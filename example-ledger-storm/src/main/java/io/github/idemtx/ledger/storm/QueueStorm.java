@@ -94,18 +94,6 @@ public final class QueueStorm {
                     intents, consumers, kills, closes, rate, duplicates, seed, resolved, schema, amqpUrl, queue);
         }
 
-        String dbUrl() {
-            return db.url();
-        }
-
-        String dbUser() {
-            return db.user();
-        }
-
-        String dbPassword() {
-            return db.password();
-        }
-
         /** The ledgers' {@code --queue-fault-halt-every}: a halt after a commit every so many transfers per process. */
         int haltEvery() {
             return Math.max(5, intents / (2 * (consumers + kills)));
@@ -327,8 +315,9 @@ public final class QueueStorm {
             replyCount.incrementAndGet();
         });
         collect(connection, options.queue() + ".dlq", (props, body) -> {
-            Object reason =
-                    props.getHeaders() == null ? null : props.getHeaders().get("x-ledger-reason");
+            Object reason = props.getHeaders() == null
+                    ? null
+                    : props.getHeaders().get(io.github.idemtx.ledger.LedgerConfig.Queue.REASON_HEADER);
             deadLetters
                     .computeIfAbsent(label(props), k -> Collections.synchronizedList(new ArrayList<>()))
                     .add(String.valueOf(reason));
