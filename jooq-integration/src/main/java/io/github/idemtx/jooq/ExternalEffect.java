@@ -188,7 +188,20 @@ public final class ExternalEffect<R, T> {
         return recover(limit, () -> false);
     }
 
-    private Recovery recover(int limit, java.util.function.BooleanSupplier stop) {
+    /**
+     * One recovery pass, as {@link #recover(int)}, that a scheduler can stop: {@code stop} is asked
+     * before each claim of the batch is settled, and once it answers true the claims not yet settled
+     * are handed back at once (their lease ends, counted {@code handed_back}) for the next recoverer.
+     * The claim being settled when it turns true is finished (its remote call ends within the lease).
+     *
+     * @param limit from 1 to 10,000
+     * @param stop asked before each claim; true stops the pass
+     * @return how the claims taken over ended
+     * @throws NullPointerException if {@code stop} is null
+     * @throws IllegalArgumentException if {@code limit} is out of range
+     */
+    public Recovery recover(int limit, java.util.function.BooleanSupplier stop) {
+        Objects.requireNonNull(stop, "stop must not be null");
         checkLimit(limit);
         Map<String, Integer> counts = new TreeMap<>();
         for (EffectFlow.Settled s : flow.recover(limit, stop)) {
