@@ -26,6 +26,7 @@ public final class ClaimAdminException extends IdempotencyException {
         BAD_INPUT
     }
 
+    /** Why the action was refused. */
     private final Reason reason;
 
     /**
