@@ -1,0 +1,327 @@
+package io.github.idemtx.ledger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpServer;
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.db.testing.TestDatabase;
+import io.github.idemtx.jooq.ClaimAdmin;
+import io.github.idemtx.jooq.ClaimView;
+import io.github.idemtx.jooq.ExternalEffect;
+import io.github.idemtx.jooq.Remote;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.math.BigDecimal;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operations page over HTTP, on an effect of its own whose remote never answers (so its claims
+ * end needing reconciliation): what it shows and escapes, its actions and refusals, and the
+ * cross-site requests it turns away. The browser test runs it inside the ledger.
+ */
+@DatabaseTest
+class OperationsPageTest {
+
+    static final String HOSTILE = "<script>alert(1)</script>\"'&";
+    static HikariDataSource pool;
+    static String schema;
+    static ExternalEffect<Payouts.PayoutRequest, String> effect;
+    static ClaimAdmin admin;
+    static OperationsPage page;
+    static HttpServer server;
+    static final Map<String, Remote.Lookup<String>> BANK = new ConcurrentHashMap<>();
+    static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() throws Exception {
+        TestDatabase db = TestDatabase.get();
+        schema = db.schema() + "_ops_page";
+        db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        pool = db.newPool(4);
+        IdempotencySchema.migrate(pool, schema);
+        DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
+        Remote<Payouts.PayoutRequest, String> lost = new Remote<>() {
+            @Override
+            public Reply<String> call(Intent<Payouts.PayoutRequest> intent, Instant deadline) throws Exception {
+                throw new IOException("the bank's answer was lost");
+            }
+
+            @Override
+            public Lookup<String> lookup(Intent<Payouts.PayoutRequest> intent) {
+                return Lookup.unknown("the bank's lookup does not answer");
+            }
+        };
+        effect = ExternalEffect.builder(
+                        dsl, "payout", ResultCodec.json(Payouts.PayoutRequest.class), ResultCodec.utf8(), lost)
+                .schema(schema)
+                .lease(Duration.ofMillis(50))
+                .lookupSchedule(List.of(Duration.ofMillis(1)))
+                .build();
+        admin = ClaimAdmin.builder(dsl).schema(schema).effect(effect).build();
+        page = new OperationsPage(admin, "payout", key -> {
+            Remote.Lookup<String> said = BANK.get(key);
+            if (said == null) {
+                throw new IOException("the bank is down");
+            }
+            return said;
+        });
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/ops", page::handle);
+        server.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        server.stop(0);
+        pool.close();
+        TestDatabase.get().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    }
+
+    /** A claim of {@code tenant} that needs reconciliation, with {@code destination} in its request. */
+    static ClaimView needingReconciliation(String tenant, String key, String destination) throws Exception {
+        Scope scope = Scope.of(tenant);
+        IdempotencyKey k = IdempotencyKey.of(key);
+        effect.run(
+                scope,
+                k,
+                Fingerprint.sha256(key),
+                new Payouts.PayoutRequest(UUID.randomUUID(), new BigDecimal("12.50"), destination));
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < until) {
+            ClaimView c = admin.inspect(scope, k).orElseThrow();
+            if (c.state() == ClaimView.State.NEEDS_RECONCILIATION) {
+                return c;
+            }
+            Thread.sleep(60);
+            effect.recover(100);
+        }
+        throw new AssertionError("the claim never needed reconciliation");
+    }
+
+    record Reply(int status, String body, HttpResponse<String> response) {
+        String header(String name) {
+            return response.headers().firstValue(name).orElse(null);
+        }
+    }
+
+    static Reply get(String pathAndQuery) throws Exception {
+        HttpResponse<String> r = HTTP.send(
+                HttpRequest.newBuilder(URI.create(base() + pathAndQuery)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        return new Reply(r.statusCode(), r.body(), r);
+    }
+
+    static Reply post(String path, Map<String, String> form, String... headers) throws Exception {
+        String body = form.entrySet().stream()
+                .map(e -> URLEncoder.encode(e.getKey(), StandardCharsets.UTF_8) + "="
+                        + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
+                .collect(Collectors.joining("&"));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base() + path))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return new Reply(r.statusCode(), r.body(), r);
+    }
+
+    static String base() {
+        return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    static Map<String, String> form(String... pairs) {
+        Map<String, String> form = new LinkedHashMap<>();
+        form.put("token", page.token());
+        for (int i = 0; i < pairs.length; i += 2) {
+            form.put(pairs[i], pairs[i + 1]);
+        }
+        return form;
+    }
+
+    @Test
+    void listsClaimsEscapedWithWhatTheBankSaysUnderAStrictPolicy() throws Exception {
+        ClaimView hostile = needingReconciliation("tenant-x", "key-" + UUID.randomUUID(), HOSTILE);
+        BANK.put(hostile.downstreamKey(), Remote.Lookup.found("ch_" + "<b>"));
+        Reply r = get("/ops");
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.header("Content-Type")).isEqualTo("text/html; charset=utf-8");
+        assertThat(r.header("Content-Security-Policy"))
+                .contains("default-src 'none'", "form-action 'self'", "frame-ancestors 'none'");
+        assertThat(r.header("X-Frame-Options")).isEqualTo("DENY");
+        assertThat(r.body())
+                .contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;")
+                .doesNotContain("<script>alert(1)")
+                .contains("found ch_&lt;b&gt;")
+                .contains("value=\"ch_&lt;b&gt;\"")
+                .contains(hostile.key().value())
+                .contains(hostile.downstreamKey());
+    }
+
+    @Test
+    void theBankDownIsUnknownWithTheReason() throws Exception {
+        ClaimView c = needingReconciliation("tenant-d", "key-" + UUID.randomUUID(), "BR 1");
+        Reply r = get("/ops?scope=tenant-d&key=" + c.key().value());
+        assertThat(r.body()).contains("unknown: java.io.IOException: the bank is down");
+        assertThat(r.body()).contains("needs_reconciliation");
+    }
+
+    @Test
+    void settlesRefusesWhatTheStateForbidsAndForgets() throws Exception {
+        ClaimView c = needingReconciliation("tenant-s", "key-" + UUID.randomUUID(), "BR 2");
+        String key = c.key().value();
+        Reply forgetTooEarly =
+                post("/ops/forget", form("scope", "tenant-s", "key", key, "operator", "ana", "reason", "too early"));
+        assertThat(forgetTooEarly.status()).isEqualTo(409);
+        assertThat(forgetTooEarly.body()).contains("cannot forget the claim: it needs reconciliation");
+
+        Reply noReason = post(
+                "/ops/resolve",
+                form("scope", "tenant-s", "key", key, "outcome", "applied", "answer", "ch_1", "operator", "ana"));
+        assertThat(noReason.status()).isEqualTo(400);
+        assertThat(noReason.body()).contains("reason is required");
+
+        Reply applied = post(
+                "/ops/resolve",
+                form(
+                        "scope",
+                        "tenant-s",
+                        "key",
+                        key,
+                        "outcome",
+                        "applied",
+                        "answer",
+                        "ch_1",
+                        "operator",
+                        "ana",
+                        "reason",
+                        "on the statement"));
+        assertThat(applied.status()).isEqualTo(303);
+        String location = applied.header("Location");
+        assertThat(location).startsWith("/ops?flash=");
+        Reply after = get(location);
+        assertThat(after.body())
+                .contains("settled tenant-s / " + key + " as applied (ch_1)")
+                .contains("<p class=state id=claim-state>completed</p>")
+                .contains("resolved_applied")
+                .contains("on the statement")
+                .contains("id=forget");
+        assertThat(get(location).body()).as("the message is shown once").doesNotContain("id=flash");
+
+        Reply again = post(
+                "/ops/resolve",
+                form(
+                        "scope",
+                        "tenant-s",
+                        "key",
+                        key,
+                        "outcome",
+                        "refused",
+                        "code",
+                        "x",
+                        "message",
+                        "y",
+                        "operator",
+                        "bo",
+                        "reason",
+                        "stale page"));
+        assertThat(again.status()).isEqualTo(409);
+        assertThat(again.body()).contains("cannot resolve the claim: it is settled already");
+
+        Reply forgotten = post(
+                "/ops/forget", form("scope", "tenant-s", "key", key, "operator", "ana", "reason", "client reuses it"));
+        assertThat(forgotten.status()).isEqualTo(303);
+        assertThat(get(forgotten.header("Location")).body()).contains("forgot tenant-s / " + key);
+        Reply gone = post("/ops/forget", form("scope", "tenant-s", "key", key, "operator", "ana", "reason", "twice"));
+        assertThat(gone.status()).isEqualTo(404);
+        assertThat(gone.body()).contains("there is no claim for this key");
+    }
+
+    @Test
+    void refusedWithACodeAndMessage() throws Exception {
+        ClaimView c = needingReconciliation("tenant-r", "key-" + UUID.randomUUID(), "BR 3");
+        Reply refused = post(
+                "/ops/resolve",
+                form(
+                        "scope",
+                        "tenant-r",
+                        "key",
+                        c.key().value(),
+                        "outcome",
+                        "refused",
+                        "code",
+                        "bank_declined",
+                        "message",
+                        "not on the statement",
+                        "operator",
+                        "ana",
+                        "reason",
+                        "bank says no"));
+        assertThat(refused.status()).isEqualTo(303);
+        assertThat(get(refused.header("Location")).body())
+                .contains("<p class=state id=claim-state>failed</p>")
+                .contains("bank_declined: not on the statement");
+    }
+
+    @Test
+    void crossSiteRequestsAreForbidden() throws Exception {
+        Map<String, String> f = form("scope", "t", "key", "k", "operator", "o", "reason", "r");
+        Map<String, String> noToken = new LinkedHashMap<>(f);
+        noToken.remove("token");
+        assertThat(post("/ops/forget", noToken).status()).isEqualTo(403);
+        Map<String, String> wrongToken = new LinkedHashMap<>(f);
+        wrongToken.put("token", "x" + page.token().substring(1));
+        assertThat(post("/ops/forget", wrongToken).status()).isEqualTo(403);
+        assertThat(post("/ops/forget", f, "Origin", "https://evil.example").status())
+                .isEqualTo(403);
+        assertThat(post("/ops/forget", f, "Sec-Fetch-Site", "cross-site").status())
+                .isEqualTo(403);
+        assertThat(post("/ops/forget", f, "Origin", base(), "Sec-Fetch-Site", "same-origin")
+                        .status())
+                .as("the page's own form passes the checks, and the claim is not there")
+                .isEqualTo(404);
+        assertThat(rawGet("evil.example:" + server.getAddress().getPort())).startsWith("HTTP/1.1 403");
+        assertThat(rawGet("localhost:12345")).startsWith("HTTP/1.1 200");
+        assertThat(get("/ops/forget").status()).isEqualTo(405);
+    }
+
+    /** A GET /ops with the given Host header (which HttpClient does not let a caller set). */
+    static String rawGet(String host) throws IOException {
+        try (Socket s = new Socket("127.0.0.1", server.getAddress().getPort())) {
+            OutputStream out = s.getOutputStream();
+            out.write(("GET /ops HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+}
