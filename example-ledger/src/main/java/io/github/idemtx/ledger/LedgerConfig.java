@@ -36,6 +36,8 @@ import java.util.Map;
  *       lock before the attempt fails and is tried again, default 5000) and
  *       {@code LEDGER_KEY_SECRET} (64 or more hexadecimal digits: the secret of the keys derived for
  *       intents that carry no id; unset, a demo secret, with a warning at start).
+ *   <li>{@code LEDGER_ADMIN_PORT} ({@code --admin-port}): the operators' port ({@link LedgerAdmin}:
+ *       claims to see and settle), on 127.0.0.1 only; 0 picks a free port; unset, none is served.
  * </ul>
  */
 public record LedgerConfig(
@@ -49,7 +51,8 @@ public record LedgerConfig(
         int poolSize,
         String bankUrl,
         ClaimMode claimMode,
-        Queue queue) {
+        Queue queue,
+        Integer adminPort) {
 
     /**
      * The transfer queue's settings; see the class comment. {@code haltEvery} is a fault for
@@ -126,6 +129,9 @@ public record LedgerConfig(
                     "LEDGER_CLAIM_MODE (--claim-mode) must be READ_FIRST or WORK_FIRST, was '" + mode + "'");
         }
         Queue queue = queue(flags, env);
+        String admin = setting(flags, env, "admin-port", "LEDGER_ADMIN_PORT", null);
+        Integer adminPort =
+                admin == null ? null : intSetting(flags, env, "admin-port", "LEDGER_ADMIN_PORT", 0, 0, 65535);
         if (bankUrl != null && !bankUrl.matches("https?://[^\\s/]+(:[0-9]+)?/?")) {
             throw new IllegalArgumentException(
                     "LEDGER_BANK_URL (--bank-url) must be like http://127.0.0.1:8090, was '" + bankUrl + "'");
@@ -156,7 +162,8 @@ public record LedgerConfig(
                 poolSize,
                 bankUrl == null ? null : bankUrl.replaceAll("/$", ""),
                 claimMode,
-                queue);
+                queue,
+                adminPort);
     }
 
     /** The queue's settings, or null when {@code LEDGER_AMQP_URL} is unset (and then no other queue setting may be). */
@@ -213,7 +220,7 @@ public record LedgerConfig(
     /** The same settings on another database (one resolved by whoever starts the ledger). */
     public LedgerConfig withDatabase(String url, String user, String password) {
         return new LedgerConfig(
-                url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl, claimMode, queue);
+                url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl, claimMode, queue, adminPort);
     }
 
     @Override
@@ -221,7 +228,8 @@ public record LedgerConfig(
         // never the password nor the tokens
         return "LedgerConfig[db=" + dbUrl + ", user=" + dbUser + ", schema=" + schema + ", port=" + port + ", tenants="
                 + tokens.values() + ", poolSize=" + poolSize + ", claimMode=" + claimMode
-                + (queue == null ? "" : ", queue=" + queue) + "]";
+                + (queue == null ? "" : ", queue=" + queue) + (adminPort == null ? "" : ", adminPort=" + adminPort)
+                + "]";
     }
 
     private static String setting(
