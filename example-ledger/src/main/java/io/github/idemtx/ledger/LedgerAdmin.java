@@ -68,6 +68,15 @@ final class LedgerAdmin implements AutoCloseable {
         this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 64);
         server.setExecutor(executor);
         server.createContext("/admin/", this::handle);
+        // the same calls as a page for a browser (OperationsPage: escaped, CSRF-checked forms)
+        server.createContext(
+                "/ops",
+                new OperationsPage(
+                        admin,
+                        "payout",
+                        key -> payouts == null
+                                ? Remote.Lookup.unknown("no bank: LEDGER_BANK_URL is unset")
+                                : payouts.bankSays(key))::handle);
         server.start();
     }
 

@@ -219,7 +219,7 @@ public final class LedgerServer implements AutoCloseable {
         System.out.println("ledger listening on http://127.0.0.1:" + server.port() + " (" + config + ")");
         if (server.adminPort() >= 0) {
             System.out.println(
-                    "  operators: http://127.0.0.1:" + server.adminPort() + "/admin/backlog (loopback only)");
+                    "  operators: http://127.0.0.1:" + server.adminPort() + "/admin/backlog and /ops (loopback only)");
         }
         if (config.demoTokens()) {
             config.tokens()
