@@ -598,7 +598,9 @@ final class OperationsPage {
         h.set("Content-Security-Policy", CSP);
         h.set("X-Frame-Options", "DENY");
         h.set("X-Content-Type-Options", "nosniff");
-        h.set("Referrer-Policy", "no-referrer");
+        // not no-referrer: under it Chromium sends "Origin: null" with the page's own forms, which the check
+        // above must refuse; same-origin keeps the page's URLs (scopes, keys) from other sites all the same
+        h.set("Referrer-Policy", "same-origin");
         h.set("Cache-Control", "no-store");
     }
 

@@ -302,6 +302,12 @@ class OperationsPageTest {
         assertThat(post("/ops/forget", wrongToken).status()).isEqualTo(403);
         assertThat(post("/ops/forget", f, "Origin", "https://evil.example").status())
                 .isEqualTo(403);
+        assertThat(post("/ops/forget", f, "Origin", "null").status())
+                .as("an opaque origin (a sandboxed frame, a data: page)")
+                .isEqualTo(403);
+        assertThat(get("/ops").header("Referrer-Policy"))
+                .as("not no-referrer: Chromium would send the page's own forms with Origin: null")
+                .isEqualTo("same-origin");
         assertThat(post("/ops/forget", f, "Sec-Fetch-Site", "cross-site").status())
                 .isEqualTo(403);
         assertThat(post("/ops/forget", f, "Origin", base(), "Sec-Fetch-Site", "same-origin")
