@@ -187,6 +187,25 @@ class OperationsPageTest {
     }
 
     @Test
+    void aClaimInFlightIsListedWithoutFormsToSettleIt() throws Exception {
+        String key = "key-" + UUID.randomUUID();
+        effect.run(
+                Scope.of("tenant-f"),
+                IdempotencyKey.of(key),
+                Fingerprint.sha256(key),
+                new Payouts.PayoutRequest(UUID.randomUUID(), new BigDecimal("1.00"), "BR 4"));
+        ClaimView c =
+                admin.inspect(Scope.of("tenant-f"), IdempotencyKey.of(key)).orElseThrow();
+        assertThat(c.state()).isEqualTo(ClaimView.State.IN_FLIGHT);
+        BANK.put(c.downstreamKey(), Remote.Lookup.absent());
+        String body = get("/ops").body();
+        String inFlight = body.substring(body.indexOf("<section id=in-flight>"));
+        String row = inFlight.substring(inFlight.indexOf("data-key=\"" + key + "\""));
+        row = row.substring(0, row.indexOf("</tr>"));
+        assertThat(row).contains("<td class=bank>absent</td>", "1.00 to BR 4").doesNotContain("<form");
+    }
+
+    @Test
     void theBankDownIsUnknownWithTheReason() throws Exception {
         ClaimView c = needingReconciliation("tenant-d", "key-" + UUID.randomUUID(), "BR 1");
         Reply r = get("/ops?scope=tenant-d&key=" + c.key().value());
