@@ -39,7 +39,7 @@ import java.util.concurrent.TimeUnit;
  * claim as applied (with the bank's charge id) or refused (with a code and message), and to look one
  * claim up with its history and forget it once settled. Every action goes through {@link ClaimAdmin},
  * which records the operator's name and reason with it and refuses what the claim's state does not
- * allow; a refusal is shown on the page with its status (404, 409, 400).
+ * allow; a refusal is shown on the page with the JSON routes' status (404, 409, 422, 400).
  *
  * <p>Server-side HTML, no script. Every value shown is escaped (a stored request is the client's
  * text). The admin port listens on loopback only, but a browser there can still be led by another
@@ -204,7 +204,8 @@ final class OperationsPage {
         } catch (ClaimAdminException e) {
             int status = switch (e.reason()) {
                 case NOT_FOUND -> 404;
-                case WRONG_STATE, UNKNOWN_EFFECT -> 409;
+                case WRONG_STATE -> 409;
+                case UNKNOWN_EFFECT -> 422; // as the JSON routes answer it
                 case BAD_INPUT -> 400;
             };
             send(exchange, status, page(scopeText, keyText, null, "refused: " + e.getMessage()));
