@@ -139,6 +139,8 @@ final class OperationsPage {
                 }
                 default -> send(exchange, 404, errorPage("no such page: " + path));
             }
+        } catch (IllegalArgumentException e) { // a malformed query (a bad percent-encoding)
+            send(exchange, 400, errorPage("bad request: " + e.getMessage()));
         } catch (RuntimeException e) {
             System.err.println("ledger admin: " + exchange.getRequestMethod() + " "
                     + exchange.getRequestURI().getPath() + " failed: " + e);
@@ -421,10 +423,10 @@ final class OperationsPage {
                         ? null
                         : c.failure().code() + ": " + c.failure().message());
         dt(h, "could not decode", c.undecodable());
-        if (c.downstreamKey() != null
-                && (c.state() == ClaimView.State.IN_FLIGHT || c.state() == ClaimView.State.NEEDS_RECONCILIATION)) {
-            dt(h, "bank says", bankSays(List.of(c)).get(0));
-        }
+        boolean unsettled = c.state() == ClaimView.State.IN_FLIGHT || c.state() == ClaimView.State.NEEDS_RECONCILIATION;
+        String says =
+                unsettled && c.downstreamKey() != null ? bankSays(List.of(c)).get(0) : "";
+        dt(h, "bank says", says);
         h.append("</dl><h3>history</h3>");
         if (c.history().isEmpty()) {
             h.append("<p class=muted>no operator has acted on it</p>");
@@ -443,7 +445,7 @@ final class OperationsPage {
         }
         if (c.state() == ClaimView.State.NEEDS_RECONCILIATION) {
             h.append("<h3>settle</h3><div class=settle>");
-            settleForms(h, c, bankSays(List.of(c)).get(0));
+            settleForms(h, c, says);
             h.append("</div>");
         }
         if (c.state() == ClaimView.State.COMPLETED || c.state() == ClaimView.State.FAILED) {

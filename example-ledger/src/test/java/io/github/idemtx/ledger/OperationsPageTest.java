@@ -333,16 +333,18 @@ class OperationsPageTest {
                         .status())
                 .as("the page's own form passes the checks, and the claim is not there")
                 .isEqualTo(404);
-        assertThat(rawGet("evil.example:" + server.getAddress().getPort())).startsWith("HTTP/1.1 403");
-        assertThat(rawGet("localhost:12345")).startsWith("HTTP/1.1 200");
+        assertThat(rawGet("evil.example:" + server.getAddress().getPort(), "/ops"))
+                .startsWith("HTTP/1.1 403");
+        assertThat(rawGet("localhost:12345", "/ops")).startsWith("HTTP/1.1 200");
         assertThat(get("/ops/forget").status()).isEqualTo(405);
+        assertThat(rawGet("localhost", "/ops?scope=%zz")).startsWith("HTTP/1.1 400");
     }
 
-    /** A GET /ops with the given Host header (which HttpClient does not let a caller set). */
-    static String rawGet(String host) throws IOException {
+    /** A GET with the given Host header and raw path (which HttpClient does not let a caller send). */
+    static String rawGet(String host, String path) throws IOException {
         try (Socket s = new Socket("127.0.0.1", server.getAddress().getPort())) {
             OutputStream out = s.getOutputStream();
-            out.write(("GET /ops HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+            out.write(("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             InputStream in = s.getInputStream();
