@@ -22,11 +22,13 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -57,7 +59,9 @@ import java.util.concurrent.TimeUnit;
  *       {@code token}).
  * </ul>
  *
- * A successful POST redirects (303) to {@code GET /ops} with a message shown once.
+ * A successful POST redirects (303) to {@code GET /ops} with a message shown once. Each form carries
+ * a random {@code submission} id: the same form sent again with the same fields gets the first
+ * answer, not a second action (a double click; Chromium resends a POST whose connection dropped).
  */
 final class OperationsPage {
 
@@ -78,6 +82,7 @@ final class OperationsPage {
     private static final int MAX_FORM_BYTES = 64 * 1024;
     private static final Duration BANK_WAIT = Duration.ofSeconds(3);
     private static final int MAX_FLASHES = 256;
+    private static final int MAX_SUBMISSIONS = 1000;
     private static final String CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self';"
             + " frame-ancestors 'none'; base-uri 'none'";
 
@@ -86,6 +91,14 @@ final class OperationsPage {
     private final BankLookup bank;
     private final String token;
     private final Map<String, String> flashes = new ConcurrentHashMap<>();
+    /** The answers of the last forms submitted, by their fields (a random id among them); the eldest forgotten. */
+    private final Map<String, CompletableFuture<Outcome>> submissions = new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, CompletableFuture<Outcome>> eldest) {
+            return size() > MAX_SUBMISSIONS;
+        }
+    };
+
     private final SecureRandom random = new SecureRandom();
 
     /**
@@ -173,6 +186,22 @@ final class OperationsPage {
             send(exchange, 403, errorPage("refused: " + forbidden));
             return;
         }
+        Map<String, String> fields = form;
+        Outcome outcome =
+                form.get("submission") == null ? act(resolve, fields) : once(resolve, form, () -> act(resolve, fields));
+        if (outcome.location() != null) {
+            redirect(exchange, outcome.location().replace(FLASH, flash(outcome.message())));
+        } else {
+            send(exchange, outcome.status(), page(outcome.scope(), outcome.key(), null, outcome.message()));
+        }
+    }
+
+    /** What a POST did: a redirect to {@code location} with {@code message} shown there, or an error page. */
+    private record Outcome(int status, String location, String message, String scope, String key) {}
+
+    private static final String FLASH = "{flash}";
+
+    private Outcome act(boolean resolve, Map<String, String> form) {
         String scopeText = form.get("scope");
         String keyText = form.get("key");
         try {
@@ -198,11 +227,13 @@ final class OperationsPage {
                 done = "forgot " + scope.value() + " / " + key.value()
                         + ": the next request with its key runs again (its history is kept)";
             }
-            String id = flash(done);
-            redirect(
-                    exchange,
-                    "/ops?flash=" + id + "&scope=" + URLEncoder.encode(scope.value(), StandardCharsets.UTF_8) + "&key="
-                            + URLEncoder.encode(key.value(), StandardCharsets.UTF_8));
+            return new Outcome(
+                    303,
+                    "/ops?flash=" + FLASH + "&scope=" + URLEncoder.encode(scope.value(), StandardCharsets.UTF_8)
+                            + "&key=" + URLEncoder.encode(key.value(), StandardCharsets.UTF_8),
+                    done,
+                    scopeText,
+                    keyText);
         } catch (ClaimAdminException e) {
             int status = switch (e.reason()) {
                 case NOT_FOUND -> 404;
@@ -210,9 +241,50 @@ final class OperationsPage {
                 case UNKNOWN_EFFECT -> 422; // as the JSON routes answer it
                 case BAD_INPUT -> 400;
             };
-            send(exchange, status, page(scopeText, keyText, null, "refused: " + e.getMessage()));
+            return new Outcome(status, null, "refused: " + e.getMessage(), scopeText, keyText);
         } catch (IllegalArgumentException e) {
-            send(exchange, 400, page(scopeText, keyText, null, "refused: " + e.getMessage()));
+            return new Outcome(400, null, "refused: " + e.getMessage(), scopeText, keyText);
+        }
+    }
+
+    /**
+     * Runs a form's submission once: the same form sent again with the same fields (a double click, or
+     * a browser resending a POST whose connection dropped before the answer, as Chromium does) gets the
+     * first answer instead of a second action and its refusal. The page's own idempotency key.
+     */
+    private Outcome once(boolean resolve, Map<String, String> form, java.util.function.Supplier<Outcome> action) {
+        String id = HexFormat.of()
+                .formatHex(sha256((resolve ? "resolve" : "forget") + "\0" + form)); // the fields, kept small
+        CompletableFuture<Outcome> mine = new CompletableFuture<>();
+        CompletableFuture<Outcome> first;
+        synchronized (submissions) {
+            first = submissions.putIfAbsent(id, mine);
+        }
+        if (first != null) {
+            try {
+                return first.get(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // the first attempt failed unexpectedly or is stuck: say so rather than act twice
+            }
+            return new Outcome(
+                    409,
+                    null,
+                    "this form was sent before and its answer is not known: look the claim up before sending it again",
+                    form.get("scope"),
+                    form.get("key"));
+        }
+        try {
+            Outcome outcome = action.get();
+            mine.complete(outcome);
+            return outcome;
+        } catch (RuntimeException e) {
+            synchronized (submissions) {
+                submissions.remove(id);
+            }
+            mine.completeExceptionally(e);
+            throw e;
         }
     }
 
@@ -363,6 +435,9 @@ final class OperationsPage {
 
     private void hidden(StringBuilder h, ClaimView c, String outcome) {
         h.append("<input type=hidden name=token value=\"").append(esc(token)).append("\">");
+        h.append("<input type=hidden name=submission value=\"")
+                .append(randomToken())
+                .append("\">");
         h.append("<input type=hidden name=scope value=\"")
                 .append(esc(c.scope().value()))
                 .append("\">");
@@ -624,6 +699,14 @@ final class OperationsPage {
         headers(exchange);
         exchange.getResponseHeaders().set("Location", URI.create(to).toString());
         exchange.sendResponseHeaders(303, -1);
+    }
+
+    private static byte[] sha256(String text) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
     }
 
     private String randomToken() {

@@ -285,6 +285,41 @@ class OperationsPageTest {
     }
 
     @Test
+    void theSameFormSentTwiceActsOnceAndAnswersAlike() throws Exception {
+        ClaimView c = needingReconciliation("tenant-twice", "key-" + UUID.randomUUID(), "BR 5");
+        Map<String, String> f = form(
+                "submission",
+                "s-" + UUID.randomUUID(),
+                "scope",
+                "tenant-twice",
+                "key",
+                c.key().value(),
+                "outcome",
+                "applied",
+                "answer",
+                "ch_2",
+                "operator",
+                "ana",
+                "reason",
+                "double click");
+        Reply first = post("/ops/resolve", f);
+        Reply again = post("/ops/resolve", f);
+        assertThat(first.status()).isEqualTo(303);
+        assertThat(again.status()).as("the first answer, not a 409").isEqualTo(303);
+        assertThat(get(again.header("Location")).body()).contains("as applied (ch_2)");
+        assertThat(admin.inspect(Scope.of("tenant-twice"), c.key())
+                        .orElseThrow()
+                        .history())
+                .hasSize(1);
+        Map<String, String> edited = new LinkedHashMap<>(f);
+        edited.put("reason", "another reason");
+        assertThat(post("/ops/resolve", edited).status())
+                .as("the same form with other fields is acted on: and refused")
+                .isEqualTo(409);
+        assertThat(get("/ops").body()).contains("name=submission value=");
+    }
+
+    @Test
     void refusedWithACodeAndMessage() throws Exception {
         ClaimView c = needingReconciliation("tenant-r", "key-" + UUID.randomUUID(), "BR 3");
         Reply refused = post(
