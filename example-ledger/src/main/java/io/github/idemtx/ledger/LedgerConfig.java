@@ -25,7 +25,8 @@ import java.util.Map;
  *   <li>{@code LEDGER_CLAIM_MODE} ({@code --claim-mode}): {@code READ_FIRST} (the library's default) or
  *       {@code WORK_FIRST}; see {@link ClaimMode}.
  *   <li>{@code LEDGER_BANK_URL} ({@code --bank-url}): the bank payouts go to (see {@code BankServer});
- *       unset, {@code POST /payouts} answers 503.
+ *       unset, {@code POST /payouts} answers 503. {@code LEDGER_BANK_NAME} ({@code --bank-name}, default
+ *       {@code bank}): the name the books give that bank (its clearing and paid_out accounts).
  *   <li>{@code LEDGER_AMQP_URL} ({@code --amqp-url}): a RabbitMQ, {@code amqp://user:password@host:port};
  *       set, the ledger also applies the transfer intents of a queue ({@link TransferQueue}); then
  *       {@code LEDGER_QUEUE} ({@code --queue}, default {@code ledger.transfers}: the queue, and its
@@ -48,6 +49,7 @@ public record LedgerConfig(
         boolean demoTokens,
         int poolSize,
         String bankUrl,
+        String bankName,
         ClaimMode claimMode,
         Queue queue) {
 
@@ -111,6 +113,11 @@ public record LedgerConfig(
         int poolSize = intSetting(flags, env, "pool-size", "LEDGER_POOL_SIZE", 24, 1, 500);
         String tokenSpec = setting(flags, env, "tokens", "LEDGER_TOKENS", null);
         String bankUrl = setting(flags, env, "bank-url", "LEDGER_BANK_URL", null);
+        String bankName = setting(flags, env, "bank-name", "LEDGER_BANK_NAME", "bank");
+        if (!bankName.matches("[A-Za-z0-9_.-]{1,100}")) {
+            throw new IllegalArgumentException("LEDGER_BANK_NAME (--bank-name) must be 1 to 100 letters, digits,"
+                    + " '.', '_' or '-', was '" + bankName + "'");
+        }
         String mode = setting(
                 flags,
                 env,
@@ -155,6 +162,7 @@ public record LedgerConfig(
                 demo,
                 poolSize,
                 bankUrl == null ? null : bankUrl.replaceAll("/$", ""),
+                bankName,
                 claimMode,
                 queue);
     }
@@ -213,7 +221,7 @@ public record LedgerConfig(
     /** The same settings on another database (one resolved by whoever starts the ledger). */
     public LedgerConfig withDatabase(String url, String user, String password) {
         return new LedgerConfig(
-                url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl, claimMode, queue);
+                url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl, bankName, claimMode, queue);
     }
 
     @Override

@@ -78,6 +78,7 @@ public final class LedgerServer implements AutoCloseable {
                     : new Payouts(
                             dsl,
                             config.schema(),
+                            config.bankName(),
                             config.bankUrl(),
                             Duration.ofSeconds(5),
                             Duration.ofSeconds(1),
