@@ -130,6 +130,7 @@ final class PayoutChaos {
                 "--schema=" + options.ledgerSchema(),
                 "--tokens=" + PayoutStorm.TOKEN + "=" + PayoutStorm.TENANT,
                 "--bank-url=http://127.0.0.1:" + bankPort,
+                "--bank-name=" + PayoutStorm.BANK,
                 "--pool-size=16");
         ChildProcesses.awaitHealth(http, ledgerPort, ledger);
         restarts.incrementAndGet();

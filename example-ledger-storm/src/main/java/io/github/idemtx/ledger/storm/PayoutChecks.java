@@ -17,8 +17,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * The payout storm's invariants, checked against the bank's records and the ledger's database
  * once the faults stopped and the recoverer finished: each intent charged at most once and no
  * charge that no payout asked for; every intent a client saw as paid charged and posted exactly
- * once; no hold without a claim in flight; customer debits = bank charges + holds; nothing left in
- * flight; every claim needing reconciliation is one whose bank lookups went unanswered.
+ * once; no hold without a claim in flight; customer debits = bank charges + holds; the books
+ * ({@link StormChecks#books} over every account, the bank's clearing and paid_out accounts
+ * included), each payout's movements as its state says, the clearing account = the payouts held,
+ * the paid_out account = the bank's records; nothing left in flight; every claim needing
+ * reconciliation is one whose bank lookups went unanswered.
  */
 final class PayoutChecks {
 
@@ -30,6 +33,64 @@ final class PayoutChecks {
         this.options = options;
         this.db = db;
         this.chaos = chaos;
+    }
+
+    /**
+     * The payouts in the double-entry books: the books' invariants over every account (customer,
+     * funding, each bank's clearing and paid_out); each payout's movements as its state says; each
+     * bank's clearing account holding exactly the payouts in flight there; what the books say the
+     * bank paid out equal to the bank's own records, payout by payout and in total.
+     */
+    private void books(
+            BigDecimal charged,
+            BigDecimal held,
+            Map<String, String[]> payouts,
+            Map<String, String[]> bankCharges,
+            Map<String, Boolean> invariants)
+            throws Exception {
+        String l = options.ledgerSchema();
+        StormChecks.books(db, l, invariants);
+        invariants.put(
+                "every payout has the movements its state says (hold; then settle if paid, release if refused),"
+                        + " each of its amount, between its customer and its bank's accounts",
+                db.count("SELECT count(*) FROM " + l + ".payout p WHERE (SELECT string_agg(t.kind || ':' || f.kind"
+                                + " || '>' || o.kind, ',' ORDER BY t.kind) FROM " + l + ".transfer t JOIN " + l
+                                + ".account f ON f.id = t.from_account JOIN " + l
+                                + ".account o ON o.id = t.to_account WHERE t.payout_id = p.id AND t.amount = p.amount"
+                                + " AND (f.id = p.account_id OR f.bank = p.bank) AND (o.id = p.account_id OR o.bank = p.bank))"
+                                + " IS DISTINCT FROM CASE p.state WHEN 'in_flight' THEN 'hold:customer>clearing'"
+                                + " WHEN 'paid' THEN 'hold:customer>clearing,settle:clearing>paid_out'"
+                                + " ELSE 'hold:customer>clearing,release:clearing>customer' END"
+                                + " OR (SELECT count(*) FROM " + l + ".transfer t WHERE t.payout_id = p.id)"
+                                + " <> CASE p.state WHEN 'in_flight' THEN 1 ELSE 2 END")
+                        == 0);
+        BigDecimal clearing =
+                db.decimal("SELECT coalesce(sum(balance), 0) FROM " + l + ".account WHERE kind = 'clearing'");
+        invariants.put(
+                "each bank's clearing account holds exactly its payouts in flight or awaiting reconciliation"
+                        + " (clearing " + clearing.toPlainString() + ", held " + held.toPlainString() + ")",
+                clearing.compareTo(held) == 0
+                        && db.count("SELECT count(*) FROM " + l + ".account a WHERE a.kind = 'clearing'"
+                                        + " AND a.balance <> (SELECT coalesce(sum(p.amount), 0) FROM " + l
+                                        + ".payout p WHERE p.tenant = a.tenant AND p.currency = a.currency"
+                                        + " AND p.bank = a.bank AND p.state = 'in_flight')")
+                                == 0
+                        && db.count("SELECT count(*) FROM " + l + ".payout p WHERE p.state = 'in_flight' AND NOT EXISTS"
+                                        + " (SELECT 1 FROM " + l + ".account a WHERE a.kind = 'clearing'"
+                                        + " AND a.tenant = p.tenant AND a.currency = p.currency AND a.bank = p.bank)")
+                                == 0);
+        BigDecimal paidOut = db.decimal("SELECT coalesce(sum(balance), 0) FROM " + l
+                + ".account WHERE kind = 'paid_out' AND bank = '" + PayoutStorm.BANK + "'");
+        boolean eachAsCharged = payouts.values().stream()
+                .filter(p -> "paid".equals(p[0]))
+                .allMatch(p -> bankCharges.values().stream()
+                        .anyMatch(c -> c[0].equals(p[1])
+                                && "succeeded".equals(c[1])
+                                && new BigDecimal(c[2]).compareTo(new BigDecimal(p[2])) == 0));
+        invariants.put(
+                "what the books say the bank paid out (" + paidOut.toPlainString() + ") is what its own records"
+                        + " charged (" + charged.toPlainString() + "), payout by payout",
+                paidOut.compareTo(charged) == 0 && eachAsCharged);
     }
 
     PayoutStorm.Report check(
@@ -107,7 +168,7 @@ final class PayoutChecks {
                                         + ".idempotency_claim c WHERE c.scope = p.tenant AND c.idem_key = p.idem_key AND c.state IN (3, 4))")
                         == 0);
         BigDecimal balances =
-                db.decimal("SELECT coalesce(sum(balance), 0) FROM " + l + ".account WHERE NOT is_funding");
+                db.decimal("SELECT coalesce(sum(balance), 0) FROM " + l + ".account WHERE kind = 'customer'");
         BigDecimal charged =
                 db.decimal("SELECT coalesce(sum(amount), 0) FROM " + b + ".charge WHERE status = 'succeeded'");
         BigDecimal held = db.decimal("SELECT coalesce(sum(amount), 0) FROM " + l + ".payout WHERE state = 'in_flight'");
@@ -116,6 +177,7 @@ final class PayoutChecks {
                         + deposited.subtract(balances).toPlainString() + ") = bank charges (" + charged.toPlainString()
                         + ") + holds (" + held.toPlainString() + ")",
                 deposited.subtract(balances).compareTo(charged.add(held)) == 0);
+        books(charged, held, payouts, bankCharges, invariants);
         List<String> reconciliation = new ArrayList<>();
         db.query(
                 "SELECT idem_key FROM " + l

@@ -39,6 +39,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       exactly once (one paid payout with that charge);
  *   <li>no hold without a claim in flight or awaiting reconciliation;
  *   <li>balances conserved: customer debits = bank charges + holds;
+ *   <li>the books over every account, the bank's clearing and paid_out accounts included; each
+ *       payout's movements (hold, settle, release) as its state says; the clearing account = the
+ *       payouts still held; the paid_out account = the bank's own records;
  *   <li>nothing left in flight, and every claim left needing reconciliation is one whose bank lookups
  *       went unanswered; the report lists them.
  * </ul>
@@ -55,6 +58,9 @@ public final class PayoutStorm {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     static final String TOKEN = "payout-storm-token";
     static final String TENANT = "payout-storm-tenant";
+    /** The name the ledger's books give the bank (its clearing and paid_out accounts). */
+    static final String BANK = "storm-bank";
+
     private static final int ACCOUNTS = 12;
 
     /** The storm's settings. */
