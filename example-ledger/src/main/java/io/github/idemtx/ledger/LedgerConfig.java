@@ -40,6 +40,8 @@ import java.util.Map;
  *       lock before the attempt fails and is tried again, default 5000) and
  *       {@code LEDGER_KEY_SECRET} (64 or more hexadecimal digits: the secret of the keys derived for
  *       intents that carry no id; unset, a demo secret, with a warning at start).
+ *   <li>{@code LEDGER_ADMIN_PORT} ({@code --admin-port}): the operators' port ({@link LedgerAdmin}:
+ *       claims to see and settle), on 127.0.0.1 only; 0 picks a free port; unset, none is served.
  * </ul>
  */
 public record LedgerConfig(
@@ -55,7 +57,8 @@ public record LedgerConfig(
         String bankName,
         java.util.List<java.time.Duration> payoutLookups,
         ClaimMode claimMode,
-        Queue queue) {
+        Queue queue,
+        Integer adminPort) {
 
     /**
      * The transfer queue's settings; see the class comment. {@code haltEvery} is a fault for
@@ -139,6 +142,9 @@ public record LedgerConfig(
                     "LEDGER_CLAIM_MODE (--claim-mode) must be READ_FIRST or WORK_FIRST, was '" + mode + "'");
         }
         Queue queue = queue(flags, env);
+        String admin = setting(flags, env, "admin-port", "LEDGER_ADMIN_PORT", null);
+        Integer adminPort =
+                admin == null ? null : intSetting(flags, env, "admin-port", "LEDGER_ADMIN_PORT", 0, 0, 65535);
         if (bankUrl != null && !bankUrl.matches("https?://[^\\s/]+(:[0-9]+)?/?")) {
             throw new IllegalArgumentException(
                     "LEDGER_BANK_URL (--bank-url) must be like http://127.0.0.1:8090, was '" + bankUrl + "'");
@@ -171,7 +177,8 @@ public record LedgerConfig(
                 bankName,
                 payoutLookups,
                 claimMode,
-                queue);
+                queue,
+                adminPort);
     }
 
     /** {@code 1000,2000,4000}: 1 to 10 delays of 1 ms to 1 hour each. */
@@ -263,7 +270,8 @@ public record LedgerConfig(
                 bankName,
                 payoutLookups,
                 claimMode,
-                queue);
+                queue,
+                adminPort);
     }
 
     @Override
@@ -271,7 +279,8 @@ public record LedgerConfig(
         // never the password nor the tokens
         return "LedgerConfig[db=" + dbUrl + ", user=" + dbUser + ", schema=" + schema + ", port=" + port + ", tenants="
                 + tokens.values() + ", poolSize=" + poolSize + ", claimMode=" + claimMode
-                + (queue == null ? "" : ", queue=" + queue) + "]";
+                + (queue == null ? "" : ", queue=" + queue) + (adminPort == null ? "" : ", adminPort=" + adminPort)
+                + "]";
     }
 
     private static String setting(

@@ -57,17 +57,18 @@ final class Payouts implements AutoCloseable {
 
     private final String schema;
     private final Ledger ledger;
-    private final String bank;
+    private final String bankName;
     private final String bankUrl;
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final ExternalEffect<PayoutRequest, String> effect;
     private final AutoCloseable recovering;
+    private final Bank bank = new Bank();
 
     Payouts(
             DSLContext dsl,
             String schema,
-            String bank,
+            String bankName,
             String bankUrl,
             Duration lease,
             Duration recoverEvery,
@@ -75,10 +76,10 @@ final class Payouts implements AutoCloseable {
             io.github.idemtx.core.IdempotencyListener<?> listener) {
         this.schema = schema;
         this.ledger = new Ledger(schema);
-        this.bank = bank;
+        this.bankName = bankName;
         this.bankUrl = bankUrl;
         this.effect = ExternalEffect.builder(
-                        dsl, "payout", ResultCodec.json(PayoutRequest.class), ResultCodec.utf8(), new Bank())
+                        dsl, "payout", ResultCodec.json(PayoutRequest.class), ResultCodec.utf8(), bank)
                 .schema(schema)
                 .policy(IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofSeconds(2))
@@ -92,6 +93,26 @@ final class Payouts implements AutoCloseable {
                 .build();
         this.recovering = effect.scheduleRecovery(
                 recoverEvery, 100, pass -> System.out.println("ledger: payout recovery " + pass.counts()));
+    }
+
+    /** The effect, for the operators' {@link io.github.idemtx.jooq.ClaimAdmin}. */
+    ExternalEffect<PayoutRequest, String> effect() {
+        return effect;
+    }
+
+    /**
+     * What the bank's lookup says now of the payout sent with {@code downstreamKey}, for an operator:
+     * never throws (a failed lookup is an unknown answer).
+     */
+    Remote.Lookup<String> bankSays(String downstreamKey) {
+        try {
+            return bank.lookup(downstreamKey);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Remote.Lookup.unknown("interrupted");
+        } catch (Exception e) {
+            return Remote.Lookup.unknown("the bank's lookup failed: " + e);
+        }
     }
 
     RemoteOutcome<String> pay(Scope scope, IdempotencyKey key, Fingerprint fingerprint, PayoutRequest request) {
@@ -197,9 +218,9 @@ final class Payouts implements AutoCloseable {
                     currency,
                     r.destination(),
                     intent.key().value(),
-                    bank);
+                    bankName);
             // the hold: customer (debited above) -> the bank's clearing account
-            UUID clearing = ledger.bankAccount(tx, tenant, currency, bank, "clearing");
+            UUID clearing = ledger.bankAccount(tx, tenant, currency, bankName, "clearing");
             ledger.adjust(tx, clearing, r.amount());
             ledger.payoutMovement(tx, tenant, "hold", payout, r.account(), clearing, r.amount(), currency);
         }
@@ -232,9 +253,14 @@ final class Payouts implements AutoCloseable {
 
         @Override
         public Lookup<String> lookup(Intent<PayoutRequest> intent) throws Exception {
+            return lookup(intent.downstreamKey());
+        }
+
+        /** What the bank has for a downstream key: its charge, its refusal, nothing, or unknown. */
+        Lookup<String> lookup(String downstreamKey) throws Exception {
             HttpResponse<String> response = http.send(
                     HttpRequest.newBuilder(URI.create(bankUrl + "/charges?idempotency_key="
-                                    + URLEncoder.encode(intent.downstreamKey(), StandardCharsets.UTF_8)))
+                                    + URLEncoder.encode(downstreamKey, StandardCharsets.UTF_8)))
                             .timeout(Duration.ofSeconds(2))
                             .GET()
                             .build(),
