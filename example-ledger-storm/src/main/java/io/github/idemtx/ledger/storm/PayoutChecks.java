@@ -93,10 +93,99 @@ final class PayoutChecks {
                 paidOut.compareTo(charged) == 0 && eachAsCharged);
     }
 
+    /**
+     * What the storm's operator did: the payouts of the lookup outage after the load and their answers
+     * before anyone resolved them; the claims resolved through the admin routes; how many second
+     * resolutions were refused; how many intents were asked once more at the end, and those whose
+     * answer changed; the chaos' rounds of lookup outage.
+     */
+    record Reconciliation(
+            List<PayoutStorm.Intent> outage,
+            Map<String, PayoutStorm.Answer> outageAnswers,
+            List<PayoutReconciler.Resolution> resolutions,
+            int refusedAgain,
+            int replayed,
+            List<String> changed,
+            int chaosOutages) {}
+
+    /**
+     * The operator's invariants: the outage after the load handed each of its payouts to
+     * reconciliation; every claim needing it was resolved through the admin routes (200), a second
+     * resolution refused (409); none left unsettled; each resolved claim answers its client with the
+     * resolution (the bank's charge, or the failure); every final answer replays unchanged.
+     */
+    private Map<String, Integer> reconciled(
+            Map<String, PayoutStorm.Answer> answers, Reconciliation r, Map<String, Boolean> invariants)
+            throws Exception {
+        String l = options.ledgerSchema();
+        long outage502 = r.outage().stream()
+                .filter(i -> {
+                    PayoutStorm.Answer a = r.outageAnswers().get(i.key());
+                    return a != null && a.status() == 502;
+                })
+                .count();
+        invariants.put(
+                "the lookup outage after the load handed each of its "
+                        + r.outage().size() + " payouts to reconciliation (502 until resolved)",
+                outage502 == r.outage().size());
+        Set<String> resolvedKeys = new LinkedHashSet<>();
+        r.resolutions().forEach(x -> resolvedKeys.add(x.key()));
+        boolean outageAmongThem = r.outage().stream().allMatch(i -> resolvedKeys.contains(i.key()));
+        long applied = r.resolutions().stream().filter(x -> x.applied()).count();
+        long ok = r.resolutions().stream()
+                .filter(x -> x.status() == 200 && x.recorded())
+                .count();
+        invariants.put(
+                "every claim needing reconciliation was resolved through the admin routes ("
+                        + r.resolutions().size()
+                        + ": " + applied + " applied, " + (r.resolutions().size() - applied) + " refused;"
+                        + " the outage's among them), each answered 200 with the claim settled and the operator's"
+                        + " action in its history",
+                ok == r.resolutions().size()
+                        && outageAmongThem
+                        && resolvedKeys.size() == r.resolutions().size());
+        invariants.put(
+                "the admin's listing showed, for each, the bank's lookup saying what the bank's statement says",
+                r.resolutions().stream().allMatch(x -> x.bankAgreed()));
+        invariants.put(
+                "a second resolution of a resolved claim is refused (409: " + r.refusedAgain() + " of "
+                        + r.resolutions().size() + ")",
+                r.refusedAgain() == r.resolutions().size());
+        invariants.put(
+                "no payout claim left in flight or needing reconciliation",
+                db.count("SELECT count(*) FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state IN (3, 4)")
+                        == 0);
+        boolean asResolved = true;
+        for (PayoutReconciler.Resolution x : r.resolutions()) {
+            PayoutStorm.Answer a = answers.get(x.key());
+            asResolved &= a != null
+                    && (x.applied()
+                            ? a.status() == 201
+                                    && x.chargeId()
+                                            .equals(a.json().path("chargeId").asText())
+                            : a.status() == 422
+                                    && x.code().equals(a.json().path("code").asText()));
+        }
+        invariants.put(
+                "each resolved claim answers its client with the resolution (the bank's charge, or the failure)",
+                asResolved);
+        invariants.put(
+                "every final answer replays unchanged (" + r.replayed() + " intents asked once more"
+                        + (r.changed().isEmpty() ? "" : "; changed: " + r.changed()) + ")",
+                r.changed().isEmpty());
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        counts.put("applied", (int) applied);
+        counts.put("refused", r.resolutions().size() - (int) applied);
+        counts.put("from the outage after the load", r.outage().size());
+        counts.put("chaos lookup outages", r.chaosOutages());
+        return counts;
+    }
+
     PayoutStorm.Report check(
             List<PayoutStorm.Intent> intents,
             Map<String, PayoutStorm.Answer> answers,
             BigDecimal deposited,
+            Reconciliation reconciliation,
             double seconds)
             throws Exception {
         Map<String, Boolean> invariants = new LinkedHashMap<>();
@@ -178,19 +267,18 @@ final class PayoutChecks {
                         + ") + holds (" + held.toPlainString() + ")",
                 deposited.subtract(balances).compareTo(charged.add(held)) == 0);
         books(charged, held, payouts, bankCharges, invariants);
-        List<String> reconciliation = new ArrayList<>();
-        db.query(
-                "SELECT idem_key FROM " + l
-                        + ".idempotency_claim WHERE effect = 'payout' AND state = 4 ORDER BY idem_key",
-                rs -> reconciliation.add(rs.getString(1)));
         invariants.put(
                 "nothing left in flight",
                 db.count("SELECT count(*) FROM " + l + ".idempotency_claim WHERE effect = 'payout' AND state = 3")
                         == 0);
+        Map<String, Integer> reconciled = reconciled(answers, reconciliation, invariants);
+        List<String> reconciliationKeys = new ArrayList<>();
+        reconciliation.resolutions().forEach(r -> reconciliationKeys.add(r.key()));
         // a claim is handed to reconciliation only after lookups of its downstream key went unanswered
         Set<String> unanswered = ConcurrentHashMap.newKeySet();
         db.query("SELECT idem_key FROM " + b + ".lookup WHERE NOT answered", rs -> unanswered.add(rs.getString(1)));
         List<String> handedOver = new ArrayList<>();
+        reconciliation.resolutions().forEach(r -> handedOver.add(r.downstreamKey()));
         db.query(
                 "SELECT scope, idem_key, created_at FROM " + l
                         + ".idempotency_claim WHERE effect = 'payout' AND state = 4",
@@ -215,7 +303,8 @@ final class PayoutChecks {
                 counts,
                 chaos.kills.get(),
                 chaos.restarts.get(),
-                reconciliation,
+                reconciliationKeys,
+                reconciled,
                 invariants,
                 seconds,
                 bankFigures);
