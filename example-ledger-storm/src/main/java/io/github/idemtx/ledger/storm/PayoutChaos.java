@@ -85,14 +85,15 @@ final class PayoutChaos {
                 if (outage) {
                     outages.incrementAndGet();
                 }
+                // in an outage, calls fail too (outcomes unknown) so that some claims meet it
                 bankFaults(Map.of(
-                        "errorBeforeApplyRate", random.nextInt(3) == 0 ? 0.15 : 0,
-                        "timeoutAfterApplyRate", random.nextInt(3) == 0 ? 0.15 : 0,
+                        "errorBeforeApplyRate", outage ? 0.3 : random.nextInt(3) == 0 ? 0.15 : 0,
+                        "timeoutAfterApplyRate", outage || random.nextInt(3) == 0 ? 0.15 : 0,
                         "declineRate", random.nextInt(3) == 0 ? 0.2 : 0,
                         "lookupLagMs", random.nextInt(2) == 0 ? 800 : 0,
                         "lookupErrorRate", outage ? 1 : lookups == 1 ? 0.3 : 0,
                         "lookupTimeoutRate", outage ? 0.2 : 0));
-                Thread.sleep(outage ? 1500 + random.nextInt(1000) : 300 + random.nextInt(700));
+                Thread.sleep(outage ? 3000 + random.nextInt(2000) : 300 + random.nextInt(700));
                 if (!storming.get()) {
                     return;
                 }
