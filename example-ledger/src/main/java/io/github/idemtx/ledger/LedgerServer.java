@@ -17,7 +17,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.flywaydb.core.Flyway;
@@ -81,10 +80,11 @@ public final class LedgerServer implements AutoCloseable {
                     : new Payouts(
                             dsl,
                             config.schema(),
+                            config.bankName(),
                             config.bankUrl(),
                             Duration.ofSeconds(5),
                             Duration.ofSeconds(1),
-                            List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4)),
+                            config.payoutLookups(),
                             listener);
             Ledger ledger = new Ledger(config.schema());
             if (config.queue() != null && config.queue().demoSecret()) {
