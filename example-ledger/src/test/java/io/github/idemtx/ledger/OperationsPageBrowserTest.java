@@ -67,6 +67,7 @@ class OperationsPageBrowserTest {
                 "ops_browser",
                 "--port=0",
                 "--admin-port=0",
+                "--payout-lookups-ms=300,600", // a short schedule: needing reconciliation within seconds
                 "--tokens=" + TOKEN + "=" + TENANT,
                 "--bank-url=http://127.0.0.1:" + bank.port()));
     }
@@ -275,7 +276,7 @@ class OperationsPageBrowserTest {
                 .isEqualTo("Needs reconciliation (0)");
         assertThat(payoutState(notCharged)).isEqualTo("refused");
 
-        // the books: what left the customer's account is what the bank charged, nothing held
+        // the books: the refused hold came back, what was paid out is what the bank charged, nothing held
         assertThat(tenant("GET", "/accounts/" + account, null, null)
                         .json()
                         .get("balance")
@@ -283,6 +284,7 @@ class OperationsPageBrowserTest {
                 .isEqualTo("70.00");
         assertThat(bankCharged()).isEqualByComparingTo("30.00");
         assertThat(tenant("GET", "/payouts?state=in_flight", null, null).json()).isEmpty();
+        assertBooksBalance();
 
         // the refused one is looked up and forgotten: the key may be used again
         WebElement lookup = browser().findElement(By.id("lookup"));
@@ -297,6 +299,39 @@ class OperationsPageBrowserTest {
         assertThat(browser().findElement(By.id("flash")).getText()).startsWith("forgot " + TENANT + " / " + notCharged);
         assertThat(browser().findElement(By.id("claim-state")).getText()).startsWith("no claim for this key");
         assertNoAlert();
+    }
+
+    /**
+     * Balances sum to zero per tenant and currency, every balance is its postings, the bank's clearing
+     * account is empty and its paid_out account holds what the bank charged.
+     */
+    private static void assertBooksBalance() throws Exception {
+        String schema = TestDatabase.get().schema() + "_ops_browser";
+        try (Connection c = TestDatabase.get().connect();
+                Statement s = c.createStatement()) {
+            try (ResultSet rs = s.executeQuery("SELECT count(*) FROM (SELECT 1 FROM " + schema
+                    + ".account GROUP BY tenant, currency HAVING sum(balance) <> 0) x")) {
+                rs.next();
+                assertThat(rs.getInt(1))
+                        .as("tenants and currencies out of balance")
+                        .isZero();
+            }
+            try (ResultSet rs = s.executeQuery("SELECT count(*) FROM " + schema + ".account a WHERE a.balance <>"
+                    + " (SELECT coalesce(sum(p.amount), 0) FROM " + schema + ".posting p WHERE p.account_id = a.id)")) {
+                rs.next();
+                assertThat(rs.getInt(1))
+                        .as("accounts whose balance is not their postings")
+                        .isZero();
+            }
+            try (ResultSet rs = s.executeQuery("SELECT kind, balance FROM " + schema + ".account"
+                    + " WHERE kind IN ('clearing', 'paid_out') ORDER BY kind")) {
+                java.util.List<String> banks = new java.util.ArrayList<>();
+                while (rs.next()) {
+                    banks.add(rs.getString(1) + " " + rs.getBigDecimal(2).toPlainString());
+                }
+                assertThat(banks).containsExactly("clearing 0.00", "paid_out 30.00");
+            }
+        }
     }
 
     private static BigDecimal bankCharged() throws Exception {
