@@ -120,38 +120,8 @@ final class OperationsPage {
 
     /** The {@code HttpServer}'s handler of {@code /ops} and below. */
     void handle(HttpExchange exchange) throws IOException {
-        try (exchange) {
-            String method = exchange.getRequestMethod();
-            String path = exchange.getRequestURI().getRawPath();
-            if (!loopbackHost(exchange)) {
-                send(
-                        exchange,
-                        403,
-                        errorPage("the Host header must name this machine's loopback (localhost,"
-                                + " 127.0.0.1 or [::1]); open the page through an ssh -L tunnel"));
-                return;
-            }
-            switch (path) {
-                case "/ops", "/ops/" -> {
-                    if (!method.equals("GET") && !method.equals("HEAD")) {
-                        exchange.getResponseHeaders().set("Allow", "GET, HEAD");
-                        send(exchange, 405, errorPage("use GET"));
-                        return;
-                    }
-                    Map<String, String> query = form(exchange.getRequestURI().getRawQuery());
-                    String flash = query.get("flash") == null ? null : flashes.remove(query.get("flash"));
-                    send(exchange, 200, page(query.get("scope"), query.get("key"), flash, null));
-                }
-                case "/ops/resolve", "/ops/forget" -> {
-                    if (!method.equals("POST")) {
-                        exchange.getResponseHeaders().set("Allow", "POST");
-                        send(exchange, 405, errorPage("use POST"));
-                        return;
-                    }
-                    post(exchange, path.endsWith("resolve"));
-                }
-                default -> send(exchange, 404, errorPage("no such page: " + path));
-            }
+        try {
+            route(exchange);
         } catch (IllegalArgumentException e) { // a malformed query (a bad percent-encoding)
             send(exchange, 400, errorPage("bad request: " + e.getMessage()));
         } catch (RuntimeException e) {
@@ -161,6 +131,42 @@ final class OperationsPage {
                     exchange,
                     503,
                     errorPage("the page could not be made: " + e.getClass().getSimpleName()));
+        } finally {
+            exchange.close(); // after the answer to a failure too (a try-with-resources closes before its catch)
+        }
+    }
+
+    private void route(HttpExchange exchange) throws IOException {
+        String method = exchange.getRequestMethod();
+        String path = exchange.getRequestURI().getRawPath();
+        if (!loopbackHost(exchange)) {
+            send(
+                    exchange,
+                    403,
+                    errorPage("the Host header must name this machine's loopback (localhost,"
+                            + " 127.0.0.1 or [::1]); open the page through an ssh -L tunnel"));
+            return;
+        }
+        switch (path) {
+            case "/ops", "/ops/" -> {
+                if (!method.equals("GET") && !method.equals("HEAD")) {
+                    exchange.getResponseHeaders().set("Allow", "GET, HEAD");
+                    send(exchange, 405, errorPage("use GET"));
+                    return;
+                }
+                Map<String, String> query = form(exchange.getRequestURI().getRawQuery());
+                String flash = query.get("flash") == null ? null : flashes.remove(query.get("flash"));
+                send(exchange, 200, page(query.get("scope"), query.get("key"), flash, null));
+            }
+            case "/ops/resolve", "/ops/forget" -> {
+                if (!method.equals("POST")) {
+                    exchange.getResponseHeaders().set("Allow", "POST");
+                    send(exchange, 405, errorPage("use POST"));
+                    return;
+                }
+                post(exchange, path.endsWith("resolve"));
+            }
+            default -> send(exchange, 404, errorPage("no such page: " + path));
         }
     }
 
