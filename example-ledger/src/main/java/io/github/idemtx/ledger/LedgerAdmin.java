@@ -47,7 +47,8 @@ import java.util.regex.Pattern;
  * </ul>
  *
  * <p>Scope and key are percent-encoded path segments. Writes take {@code application/json} only (a
- * browser cannot send that to another origin without asking first). Refusals are problem+json: 404
+ * browser cannot send that to another origin without asking first), and every request must name the
+ * loopback in its {@code Host} (a rebound name of another site is refused). Refusals are problem+json: 404
  * no such claim, 409 its state does not allow it, 422 an effect the ledger does not know, 400 bad input.
  */
 final class LedgerAdmin implements AutoCloseable {
@@ -135,6 +136,14 @@ final class LedgerAdmin implements AutoCloseable {
     private StoredResponse route(HttpExchange exchange) throws IOException {
         String method = exchange.getRequestMethod();
         String path = exchange.getRequestURI().getRawPath();
+        if (!OperationsPage.loopbackHost(exchange)) {
+            // another site's page whose name was rebound to 127.0.0.1 would be same-origin to itself
+            return LedgerJson.problem(
+                    403,
+                    "not_loopback",
+                    "Forbidden",
+                    "the Host header must name this machine's loopback (localhost, 127.0.0.1 or [::1])");
+        }
         Matcher m;
         if (method.equals("GET")) {
             if (path.equals("/admin/backlog")) {

@@ -308,8 +308,11 @@ final class OperationsPage {
         return null;
     }
 
-    /** Whether the Host names the loopback (the page is reached through a tunnel, never by another name). */
-    private static boolean loopbackHost(HttpExchange exchange) {
+    /**
+     * Whether the Host names the loopback (the admin port is reached through a tunnel, never by
+     * another name): a page of another site that rebinds its own name to 127.0.0.1 is refused.
+     */
+    static boolean loopbackHost(HttpExchange exchange) {
         String host = exchange.getRequestHeaders().getFirst("Host");
         if (host == null) {
             return false;

@@ -204,6 +204,9 @@ class LedgerAdminTest {
                         .status())
                 .isEqualTo(404);
         assertThat(balance(account)).isEqualTo("50.00");
+        assertThat(OperationsPageTest.rawGet(ledger.adminPort(), "attacker.example", "/admin/backlog"))
+                .as("a rebound name is not the loopback")
+                .startsWith("HTTP/1.1 403");
 
         Reply applied = admin(
                 claimPath(charged) + "/resolve",

@@ -377,7 +377,12 @@ class OperationsPageTest {
 
     /** A GET with the given Host header and raw path (which HttpClient does not let a caller send). */
     static String rawGet(String host, String path) throws IOException {
-        try (Socket s = new Socket("127.0.0.1", server.getAddress().getPort())) {
+        return rawGet(server.getAddress().getPort(), host, path);
+    }
+
+    /** {@link #rawGet(String, String)} to another port of 127.0.0.1. */
+    static String rawGet(int port, String host, String path) throws IOException {
+        try (Socket s = new Socket("127.0.0.1", port)) {
             OutputStream out = s.getOutputStream();
             out.write(("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
