@@ -41,4 +41,14 @@ public interface IdempotencyListener<C extends @Nullable Object> {
      * @param event what the purge did
      */
     default void purged(PurgeEvent event) {}
+
+    /**
+     * A claim was created by a call, resolved by an operator or forgotten by one (see {@link
+     * ClaimEvent.Kind}); told once the claim is recorded (committed, when the call owns its
+     * transaction; for an external effect, when its in-flight claim commits, before the remote call)
+     * or the operator's action has committed.
+     *
+     * @param event which claim, and what happened to it
+     */
+    default void claimChanged(ClaimEvent event) {}
 }

@@ -103,7 +103,8 @@ public final class ExternalEffect<R, T> {
                 b.remote,
                 b.lease,
                 b.lookupSchedule,
-                b.readAfterWrite);
+                b.readAfterWrite,
+                listeners);
     }
 
     /**
@@ -124,6 +125,11 @@ public final class ExternalEffect<R, T> {
     public static <R, T> Builder<R, T> builder(
             DSLContext dsl, String name, ResultCodec<R> requests, ResultCodec<T> results, Remote<R, T> remote) {
         return new Builder<>(dsl, name, requests, results, remote);
+    }
+
+    /** The engine under this effect, for {@link ClaimAdmin}: not API. */
+    EffectFlow<R, T> flow() {
+        return flow;
     }
 
     /** {@return the effect's name} */
@@ -335,7 +341,8 @@ public final class ExternalEffect<R, T> {
      * @return false if the claim does not need reconciliation (nothing changed)
      */
     public boolean resolveApplied(Scope scope, IdempotencyKey key, @Nullable T result) {
-        return flow.resolve(Objects.requireNonNull(scope, "scope"), Objects.requireNonNull(key, "key"), result, null);
+        return flow.resolve(
+                Objects.requireNonNull(scope, "scope"), Objects.requireNonNull(key, "key"), result, null, null);
     }
 
     /**
@@ -354,7 +361,8 @@ public final class ExternalEffect<R, T> {
                 Objects.requireNonNull(scope, "scope"),
                 Objects.requireNonNull(key, "key"),
                 null,
-                Objects.requireNonNull(failure, "failure"));
+                Objects.requireNonNull(failure, "failure"),
+                null);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import io.github.idemtx.core.ClaimEvent;
 import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
@@ -225,11 +226,17 @@ public final class IdempotentTransaction<T> {
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(work, "work must not be null");
         Timings timings = Timings.of(listeners);
-        return timings.observe(
+        Outcome<T> outcome = timings.observe(
                 listeners,
                 OPERATION,
                 scope,
                 () -> runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, timings)));
+        if (listeners.any()
+                && (outcome instanceof Outcome.Executed<T>
+                        || (outcome instanceof Outcome.Rejected<T> rejected && !rejected.replayed()))) {
+            listeners.claimChanged(ClaimEvent.created(OPERATION, scope, key));
+        }
+        return outcome;
     }
 
     private static final String OPERATION = "transaction";

@@ -2,6 +2,7 @@ package io.github.idemtx.core.internal;
 
 import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.CallStart;
+import io.github.idemtx.core.ClaimEvent;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.Scope;
@@ -56,6 +57,16 @@ public final class Listeners {
             Entry<?> entry = listeners.get(i);
             try {
                 entry.finished(event, started.contexts[i]);
+            } catch (RuntimeException e) {
+                ignored(entry.listener, e);
+            }
+        }
+    }
+
+    public void claimChanged(ClaimEvent event) {
+        for (Entry<?> entry : listeners) {
+            try {
+                entry.listener.claimChanged(event);
             } catch (RuntimeException e) {
                 ignored(entry.listener, e);
             }

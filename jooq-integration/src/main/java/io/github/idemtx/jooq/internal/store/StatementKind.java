@@ -38,7 +38,11 @@ public enum StatementKind {
      * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST} after its insert met the key: the
      * rollback and the read of the live row, sent together.
      */
-    REREAD("reread");
+    REREAD("reread"),
+    /** An operator's read of claims (inspect, list, backlog). */
+    ADMIN_READ("admin-read"),
+    /** An operator's forget, or the record of an operator's action. */
+    ADMIN_WRITE("admin-write");
 
     private static final String PREFIX = "/* idemtx:";
 

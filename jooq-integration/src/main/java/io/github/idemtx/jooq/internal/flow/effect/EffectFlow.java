@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq.internal.flow.effect;
 
+import io.github.idemtx.core.ClaimEvent;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyException;
@@ -12,6 +13,7 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.core.WorkFailedException;
+import io.github.idemtx.core.internal.Listeners;
 import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Intent;
 import io.github.idemtx.jooq.Remote.Lookup;
@@ -68,6 +70,7 @@ public final class EffectFlow<R, T> {
     private final Remote.@Nullable Holding<R, T> holding;
 
     private final Jdbc.ServerCheck serverCheck = new Jdbc.ServerCheck();
+    private final Listeners listeners;
 
     public EffectFlow(
             Configuration configuration,
@@ -80,8 +83,10 @@ public final class EffectFlow<R, T> {
             Remote<R, T> remote,
             Duration lease,
             List<Duration> lookupSchedule,
-            boolean readAfterWrite) {
+            boolean readAfterWrite,
+            Listeners listeners) {
         this.configuration = configuration;
+        this.listeners = listeners;
         this.policy = policy;
         this.ownership = ownership;
         this.sql = sql;
@@ -157,11 +162,13 @@ public final class EffectFlow<R, T> {
                 case Found.Refused<R> refused -> {
                     RemoteOutcome<T> failed = recordRefusalBeforeCall(scope, key, fingerprint, refused.failure());
                     if (failed != null) {
+                        created(scope, key);
                         return failed;
                     }
                     continue; // a duplicate claimed the key meanwhile: answer from its row
                 }
                 case Found.Fresh<R> fresh -> {
+                    created(scope, key);
                     return callAndRecord(
                                     new Hold<>(fresh.intent(), fresh.claimedAt(), fresh.leaseStart(), 0, false, null),
                                     false)
@@ -355,8 +362,38 @@ public final class EffectFlow<R, T> {
         return inTransaction(null, null, c -> sql.unsettled(c, effect, state, limit), false);
     }
 
-    /** An operator's outcome for a claim needing reconciliation, with the local writes it implies; false if it is not one. */
-    public boolean resolve(Scope scope, IdempotencyKey key, @Nullable T result, @Nullable Failure failure) {
+    private void created(Scope scope, IdempotencyKey key) {
+        if (listeners.any()) {
+            listeners.claimChanged(ClaimEvent.created("effect:" + effect, scope, key));
+        }
+    }
+
+    /** A statement run in the transaction of an operator's resolution, after it (its record). */
+    @FunctionalInterface
+    public interface InSameTransaction {
+        void run(Connection connection) throws SQLException;
+    }
+
+    /** The stored result decoded by the effect's codec (an operator's view); throws what the codec throws. */
+    public @Nullable T decodeResult(Scope scope, IdempotencyKey key, byte @Nullable [] stored) {
+        return results.decode(scope, key, stored);
+    }
+
+    /** The stored form of a result, as the effect's codec writes it. */
+    public byte @Nullable [] encodeResult(Scope scope, IdempotencyKey key, @Nullable T result) {
+        return results.encode(scope, key, result);
+    }
+
+    /**
+     * An operator's outcome for a claim needing reconciliation, with the local writes it implies and
+     * then {@code also}, in one transaction; false if it is not one (nothing written).
+     */
+    public boolean resolve(
+            Scope scope,
+            IdempotencyKey key,
+            @Nullable T result,
+            @Nullable Failure failure,
+            @Nullable InSameTransaction also) {
         byte[] stored = failure != null ? FailureEncoding.encode(failure) : results.encode(scope, key, result);
         ClaimState state = failure != null ? ClaimState.FAILED : ClaimState.SUCCEEDED;
         return inTransaction(
@@ -381,6 +418,9 @@ public final class EffectFlow<R, T> {
                         local(c, tx -> remote.refused(tx, intent, failure), scope, key);
                     } else {
                         local(c, tx -> remote.after(tx, intent, result), scope, key);
+                    }
+                    if (also != null) {
+                        also.run(c);
                     }
                     return true;
                 },

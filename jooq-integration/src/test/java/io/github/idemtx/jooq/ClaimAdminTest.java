@@ -1,0 +1,557 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.ClaimEvent;
+import io.github.idemtx.core.Failure;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyListener;
+import io.github.idemtx.core.IdempotencyPolicy;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.Rejection;
+import io.github.idemtx.core.RemoteOutcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.jooq.FakeBank.Fault;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operators' API against every state a claim can be in, each refusal, the record of each
+ * action, the listener's events, and an operator's resolution racing the remote's late answer.
+ */
+@DatabaseTest
+class ClaimAdminTest {
+
+    /** Charge ids start with "ch_": anything else is an answer the codec refuses. */
+    static final ResultCodec<String> CHARGE_IDS = new ResultCodec<>() {
+        @Override
+        public byte[] encode(String value) {
+            return value.getBytes(StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public String decode(byte[] bytes) {
+            String s = new String(bytes, StandardCharsets.UTF_8);
+            if (!s.startsWith("ch_")) {
+                throw new IllegalArgumentException("not a charge id: " + s);
+            }
+            return s;
+        }
+    };
+
+    static final Duration LEASE = Duration.ofMillis(300);
+    static final ClaimAdmin.Note NOTE = new ClaimAdmin.Note("alice", "checked the bank's statement of 2026-12-02");
+
+    private final FakeBank bank = new FakeBank(Db.SCHEMA);
+    private final Scope scope = Db.freshScope();
+    private final Fingerprint fingerprint = Db.fingerprint("charge");
+    private final List<ClaimEvent> events = new CopyOnWriteArrayList<>();
+    private final IdempotencyListener<Void> listener = new IdempotencyListener<>() {
+        @Override
+        public void callFinished(CallEvent event, @Nullable Void context) {}
+
+        @Override
+        public void claimChanged(ClaimEvent event) {
+            events.add(event);
+        }
+    };
+
+    @BeforeAll
+    static void tables() {
+        FakeBank.createTables(Db.DSL_CONTEXT, Db.SCHEMA);
+    }
+
+    /** An effect of its own name, so that listings see only this test's claims. */
+    private ExternalEffect<Long, String> effect(String name) {
+        return ExternalEffect.builder(Db.dsl(), name, ExternalEffectTest.LONGS, CHARGE_IDS, bank)
+                .schema(Db.SCHEMA)
+                .policy(IdempotencyPolicy.builder()
+                        .duplicateWait(Duration.ofMillis(100))
+                        .build())
+                .lease(LEASE)
+                .lookupSchedule(List.of())
+                .listener(listener)
+                .build();
+    }
+
+    private ClaimAdmin admin(ExternalEffect<?, ?>... effects) {
+        ClaimAdmin.Builder b = ClaimAdmin.builder(Db.dsl()).schema(Db.SCHEMA).transactionResults(ResultCodec.utf8());
+        for (ExternalEffect<?, ?> e : effects) {
+            b.effect(e);
+        }
+        return b.listener(listener).build();
+    }
+
+    private int count(String table, IdempotencyKey key) {
+        return Db.DSL_CONTEXT
+                .resultQuery(
+                        "select count(*)::int from " + Db.SCHEMA + "." + table + " where scope = ? and idem_key = ?",
+                        scope.value(),
+                        key.value())
+                .fetchOne(0, Integer.class);
+    }
+
+    /** A claim handed to reconciliation: its answer lost, its only lookup unanswered. */
+    private IdempotencyKey needingReconciliation(ExternalEffect<Long, String> charges, long amount) {
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        bank.silentKeys.add(key.value());
+        try {
+            assertThat(charges.run(scope, key, fingerprint, amount)).isInstanceOf(RemoteOutcome.Unknown.class);
+        } finally {
+            bank.fault = Fault.NONE;
+        }
+        await("handed to reconciliation", () -> {
+            charges.recover(100);
+            return charges.needingReconciliation(100).stream()
+                    .anyMatch(u -> u.key().equals(key));
+        });
+        return key;
+    }
+
+    private static ClaimAdminException refusal(Runnable action) {
+        try {
+            action.run();
+        } catch (ClaimAdminException e) {
+            return e;
+        }
+        throw new AssertionError("the action was not refused");
+    }
+
+    @Test
+    void aKeyNobodyClaimedIsEmptyAndEveryActionOnItIsNotFound() {
+        ClaimAdmin admin = admin();
+        IdempotencyKey key = Db.freshKey();
+        assertThat(admin.inspect(scope, key)).isEmpty();
+        assertThat(refusal(() -> admin.forget(scope, key, NOTE)).reason())
+                .isEqualTo(ClaimAdminException.Reason.NOT_FOUND);
+        ClaimAdminException e = refusal(() -> admin.resolveApplied(scope, key, "ch_1", NOTE));
+        assertThat(e.reason()).isEqualTo(ClaimAdminException.Reason.NOT_FOUND);
+        assertThat(e).hasMessageContaining("no claim for this key").hasMessageContaining(key.value());
+        assertThat(events).isEmpty();
+    }
+
+    @Test
+    void aCompletedTransactionIsShownCannotBeResolvedAndOnceForgottenItsKeyRunsAgain() {
+        IdempotentTransaction<String> tx = Db.builder(Db.dsl(), ResultCodec.utf8())
+                .schema(Db.SCHEMA)
+                .listener(listener)
+                .build();
+        IdempotencyKey key = Db.freshKey();
+        assertThat(tx.run(scope, key, fingerprint, t -> "receipt-1")).isInstanceOf(Outcome.Executed.class);
+        assertThat(events).singleElement().satisfies(e -> {
+            assertThat(e.kind()).isEqualTo(ClaimEvent.Kind.CREATED);
+            assertThat(e.operation()).isEqualTo("transaction");
+            assertThat(e.scope()).isEqualTo(scope);
+            assertThat(e.key()).isEqualTo(key);
+        });
+        assertThat(tx.run(scope, key, fingerprint, t -> "receipt-2")).isInstanceOf(Outcome.Replayed.class);
+        assertThat(events).as("a replay creates nothing").hasSize(1);
+
+        ClaimAdmin admin = admin();
+        ClaimView view = admin.inspect(scope, key).orElseThrow();
+        assertThat(view.state()).isEqualTo(ClaimView.State.COMPLETED);
+        assertThat(view.operation()).isEqualTo("transaction");
+        assertThat(view.effect()).isNull();
+        assertThat(view.answer()).isEqualTo("receipt-1");
+        assertThat(view.answerText()).isEqualTo("receipt-1");
+        assertThat(view.fingerprint()).hasSize(64);
+        assertThat(view.expiresAt()).isAfter(view.createdAt());
+        assertThat(view.expired()).isFalse();
+        assertThat(view.downstreamKey()).isNull();
+        assertThat(view.history()).isEmpty();
+
+        ClaimAdminException e = refusal(() -> admin.resolveApplied(scope, key, "ch_1", NOTE));
+        assertThat(e.reason()).isEqualTo(ClaimAdminException.Reason.WRONG_STATE);
+        assertThat(e).hasMessageContaining("IdempotentTransaction").hasMessageContaining("completed");
+
+        ClaimView forgotten = admin.forget(scope, key, new ClaimAdmin.Note("bob", "receipt-1 came from bug #123"));
+        assertThat(forgotten.answer()).isEqualTo("receipt-1");
+        assertThat(admin.inspect(scope, key)).isEmpty();
+        assertThat(events).last().satisfies(ev -> {
+            assertThat(ev.kind()).isEqualTo(ClaimEvent.Kind.FORGOTTEN);
+            assertThat(ev.operator()).isEqualTo("bob");
+            assertThat(ev.reason()).isEqualTo("receipt-1 came from bug #123");
+        });
+        assertThat(tx.run(scope, key, fingerprint, t -> "receipt-2"))
+                .as("the key runs again")
+                .isInstanceOfSatisfying(
+                        Outcome.Executed.class, x -> assertThat(x.value()).isEqualTo("receipt-2"));
+        assertThat(admin.inspect(scope, key).orElseThrow().history())
+                .singleElement()
+                .satisfies(a -> {
+                    assertThat(a.action()).isEqualTo("forgotten");
+                    assertThat(a.operator()).isEqualTo("bob");
+                    assertThat(a.reason()).isEqualTo("receipt-1 came from bug #123");
+                });
+        String kept = Db.DSL_CONTEXT
+                .resultQuery(
+                        "select convert_from(result, 'UTF8') from " + Db.SCHEMA
+                                + ".idempotency_claim_action where scope = ? and idem_key = ?",
+                        scope.value(),
+                        key.value())
+                .fetchOne(0, String.class);
+        assertThat(kept).as("what was forgotten is kept with the action").isEqualTo("receipt-1");
+    }
+
+    @Test
+    void aFailedTransactionShowsItsFailureAndCanBeForgotten() {
+        IdempotentTransaction<String> tx = Db.builder(Db.dsl(), ResultCodec.utf8())
+                .schema(Db.SCHEMA)
+                .listener(listener)
+                .build();
+        IdempotencyKey key = Db.freshKey();
+        assertThat(tx.run(scope, key, fingerprint, t -> {
+                    throw new Rejection("insufficient-funds", "balance 10 < 20");
+                }))
+                .isInstanceOf(Outcome.Rejected.class);
+        assertThat(events).extracting(ClaimEvent::kind).containsExactly(ClaimEvent.Kind.CREATED);
+        ClaimAdmin admin = admin();
+        ClaimView view = admin.inspect(scope, key).orElseThrow();
+        assertThat(view.state()).isEqualTo(ClaimView.State.FAILED);
+        assertThat(view.failure()).isEqualTo(new Failure("insufficient-funds", "balance 10 < 20"));
+        assertThat(view.answer()).isNull();
+        admin.forget(scope, key, NOTE);
+        assertThat(admin.inspect(scope, key)).isEmpty();
+    }
+
+    @Test
+    void aClaimInFlightIsListedAndNeitherResolvedNorForgotten() {
+        ExternalEffect<Long, String> charges = effect("admin-in-flight");
+        ClaimAdmin admin = admin(charges);
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        assertThat(charges.run(scope, key, fingerprint, 70L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        bank.fault = Fault.NONE;
+        assertThat(events).extracting(ClaimEvent::kind).containsExactly(ClaimEvent.Kind.CREATED);
+        assertThat(events.get(0).operation()).isEqualTo("effect:admin-in-flight");
+
+        ClaimView view = admin.inspect(scope, key).orElseThrow();
+        assertThat(view.state()).isEqualTo(ClaimView.State.IN_FLIGHT);
+        assertThat(view.effect()).isEqualTo("admin-in-flight");
+        assertThat(view.request()).isEqualTo(70L);
+        assertThat(view.fence()).isEqualTo(1L);
+        assertThat(view.leaseUntil()).isNotNull();
+        assertThat(view.expiresAt()).as("never, while unsettled").isNull();
+        assertThat(view.downstreamKey())
+                .isEqualTo(ExternalEffect.downstreamKey("admin-in-flight", scope, key, view.createdAt()))
+                .isEqualTo(bank.charges.values().iterator().next().downstreamKey());
+
+        assertThat(admin.list(ClaimView.State.IN_FLIGHT, "admin-in-flight", 10, null)
+                        .claims())
+                .extracting(ClaimView::key)
+                .containsExactly(key);
+        assertThat(admin.list(ClaimView.State.NEEDS_RECONCILIATION, "admin-in-flight", 10, null)
+                        .claims())
+                .isEmpty();
+        ClaimAdmin.Backlog backlog = admin.backlog();
+        assertThat(backlog.inFlight()).isPositive();
+        assertThat(backlog.oldestInFlight()).isBeforeOrEqualTo(view.createdAt());
+        assertThat(backlog.oldestInFlightAge(Instant.now()).isNegative()).isFalse();
+
+        ClaimAdminException resolve = refusal(() -> admin.resolveApplied(scope, key, "ch_1", NOTE));
+        assertThat(resolve.reason()).isEqualTo(ClaimAdminException.Reason.WRONG_STATE);
+        assertThat(resolve).hasMessageContaining("in flight");
+        ClaimAdminException forget = refusal(() -> admin.forget(scope, key, NOTE));
+        assertThat(forget.reason()).isEqualTo(ClaimAdminException.Reason.WRONG_STATE);
+        assertThat(forget).hasMessageContaining("in flight").hasMessageContaining("send the remote request again");
+        assertThat(admin.inspect(scope, key).orElseThrow().state()).isEqualTo(ClaimView.State.IN_FLIGHT);
+        assertThat(events).as("nothing but the creation").hasSize(1);
+    }
+
+    @Test
+    void aClaimNeedingReconciliationIsResolvedAsAppliedOnceWithItsPostingAndItsRecord() {
+        ExternalEffect<Long, String> charges = effect("admin-applied");
+        ClaimAdmin admin = admin(charges);
+        IdempotencyKey key = needingReconciliation(charges, 80L);
+        ClaimView waiting = admin.inspect(scope, key).orElseThrow();
+        assertThat(waiting.state()).isEqualTo(ClaimView.State.NEEDS_RECONCILIATION);
+        assertThat(waiting.completedAt()).as("handed over at").isNotNull();
+        assertThat(waiting.lookups()).isPositive();
+        assertThat(admin.list(ClaimView.State.NEEDS_RECONCILIATION, "admin-applied", 10, null)
+                        .claims())
+                .extracting(ClaimView::key)
+                .containsExactly(key);
+        assertThat(admin.backlog().needingReconciliation()).isPositive();
+        assertThat(admin.backlog().oldestNeedingReconciliation()).isNotNull();
+
+        ClaimAdminException forget = refusal(() -> admin.forget(scope, key, NOTE));
+        assertThat(forget).hasMessageContaining("needs reconciliation").hasMessageContaining("resolve it");
+        ClaimAdminException bad = refusal(() -> admin.resolveApplied(scope, key, "<script>", NOTE));
+        assertThat(bad.reason()).isEqualTo(ClaimAdminException.Reason.BAD_INPUT);
+        assertThat(bad).hasMessageContaining("does not decode");
+        ClaimAdminException unknown = refusal(() -> admin().resolveApplied(scope, key, "ch_1", NOTE));
+        assertThat(unknown.reason()).isEqualTo(ClaimAdminException.Reason.UNKNOWN_EFFECT);
+        assertThat(unknown).hasMessageContaining("'admin-applied'");
+        assertThat(admin.inspect(scope, key).orElseThrow().state())
+                .as("nothing written by the refusals")
+                .isEqualTo(ClaimView.State.NEEDS_RECONCILIATION);
+        assertThat(count("idempotency_claim_action", key)).isZero();
+
+        String charge = bank.charges.get(waiting.downstreamKey()).id();
+        ClaimView resolved = admin.resolveApplied(scope, key, charge, NOTE);
+        assertThat(resolved.state()).isEqualTo(ClaimView.State.COMPLETED);
+        assertThat(resolved.answer()).isEqualTo(charge);
+        assertThat(resolved.request())
+                .as("cleared, as a holder's record clears it")
+                .isNull();
+        assertThat(resolved.history()).singleElement().satisfies(a -> {
+            assertThat(a.action()).isEqualTo("resolved_applied");
+            assertThat(a.operator()).isEqualTo("alice");
+            assertThat(a.reason()).isEqualTo(NOTE.reason());
+        });
+        assertThat(events).last().satisfies(e -> {
+            assertThat(e.kind()).isEqualTo(ClaimEvent.Kind.RESOLVED);
+            assertThat(e.operation()).isEqualTo("effect:admin-applied");
+            assertThat(e.key()).isEqualTo(key);
+        });
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(charges.run(scope, key, fingerprint, 80L))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(charge));
+
+        ClaimAdminException again = refusal(() -> admin.resolveRefused(scope, key, new Failure("x", "y"), NOTE));
+        assertThat(again.reason()).isEqualTo(ClaimAdminException.Reason.WRONG_STATE);
+        assertThat(again).hasMessageContaining("settled already");
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+    }
+
+    @Test
+    void aClaimNeedingReconciliationIsResolvedAsRefusedWithItsHoldReleased() {
+        ExternalEffect<Long, String> charges = effect("admin-refused");
+        ClaimAdmin admin = admin(charges);
+        IdempotencyKey key = needingReconciliation(charges, 90L);
+        assertThat(count("effect_hold", key)).isEqualTo(1);
+        Failure none = new Failure("not-charged", "the statement shows no charge");
+        ClaimView resolved = admin.resolveRefused(scope, key, none, NOTE);
+        assertThat(resolved.state()).isEqualTo(ClaimView.State.FAILED);
+        assertThat(resolved.failure()).isEqualTo(none);
+        assertThat(resolved.history()).extracting(ClaimView.Action::action).containsExactly("resolved_refused");
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(count("effect_posting", key)).isZero();
+        assertThat(charges.run(scope, key, fingerprint, 90L))
+                .isInstanceOfSatisfying(
+                        Outcome.Rejected.class, r -> assertThat(r.failure()).isEqualTo(none));
+    }
+
+    @Test
+    void listingsPageOldestFirstWithoutGapsOrRepeats() {
+        ExternalEffect<Long, String> charges = effect("admin-pages");
+        ClaimAdmin admin = admin(charges);
+        List<IdempotencyKey> made = new ArrayList<>();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        try {
+            for (int i = 0; i < 5; i++) {
+                IdempotencyKey key = Db.freshKey();
+                made.add(key);
+                assertThat(charges.run(scope, key, fingerprint, 10L + i)).isInstanceOf(RemoteOutcome.Unknown.class);
+            }
+        } finally {
+            bank.fault = Fault.NONE;
+        }
+        List<IdempotencyKey> seen = new ArrayList<>();
+        String after = null;
+        int pages = 0;
+        do {
+            ClaimAdmin.Page page = admin.list(ClaimView.State.IN_FLIGHT, "admin-pages", 2, after);
+            page.claims().forEach(c -> seen.add(c.key()));
+            after = page.next();
+            pages++;
+        } while (after != null && pages < 10);
+        assertThat(seen).containsExactlyElementsOf(made);
+        assertThat(pages).isEqualTo(3);
+        assertThat(admin.list(ClaimView.State.IN_FLIGHT, "no-such-effect", 2, null)
+                        .claims())
+                .isEmpty();
+
+        assertThatThrownBy(() -> admin.list(ClaimView.State.COMPLETED, null, 10, null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("look a settled claim up by its scope and key");
+        assertThatThrownBy(() -> admin.list(ClaimView.State.IN_FLIGHT, null, 0, null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("limit");
+        assertThatThrownBy(() -> admin.list(ClaimView.State.IN_FLIGHT, null, 10, "not a cursor"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("after");
+    }
+
+    @Test
+    void notesAreCheckedBeforeAnythingIsWritten() {
+        assertThatThrownBy(() -> new ClaimAdmin.Note(" ", "why"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("operator");
+        assertThatThrownBy(() -> new ClaimAdmin.Note("alice", "two\nlines"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("reason");
+        assertThatThrownBy(() -> new ClaimAdmin.Note("alice", "x".repeat(1001)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1000");
+        ExternalEffect<Long, String> charges = effect("admin-twice");
+        assertThatThrownBy(() -> ClaimAdmin.builder(Db.dsl()).effect(charges).effect(charges))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("admin-twice");
+    }
+
+    @Test
+    void anActionInsideACallersTransactionIsRefused() {
+        IdempotencyKey key = Db.freshKey();
+        assertThatThrownBy(() -> Db.dsl()
+                        .transaction(cfg -> ClaimAdmin.builder(cfg.dsl())
+                                .schema(Db.SCHEMA)
+                                .build()
+                                .inspect(scope, key)))
+                .isInstanceOf(TransactionOwnershipException.class)
+                .hasMessageContaining("operator");
+    }
+
+    /**
+     * Two operators settle the same claim at once, one each way: one of them records, the other is
+     * told it is settled, and the books hold one outcome.
+     */
+    @Test
+    void twoOperatorsResolvingAtOnceLeaveOneAnswer() throws Exception {
+        ExternalEffect<Long, String> charges = effect("admin-two-operators");
+        ClaimAdmin admin = admin(charges);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            for (int round = 0; round < 5; round++) {
+                IdempotencyKey key = needingReconciliation(charges, 100L + round);
+                String charge = bank.charges
+                        .get(admin.inspect(scope, key).orElseThrow().downstreamKey())
+                        .id();
+                CyclicBarrier start = new CyclicBarrier(2);
+                Future<ClaimView> applied = pool.submit(() -> {
+                    start.await();
+                    return admin.resolveApplied(scope, key, charge, new ClaimAdmin.Note("alice", "on the statement"));
+                });
+                Future<ClaimView> refused = pool.submit(() -> {
+                    start.await();
+                    return admin.resolveRefused(
+                            scope,
+                            key,
+                            new Failure("not-charged", "not on it"),
+                            new ClaimAdmin.Note("bob", "not on it"));
+                });
+                int wins = wins(applied) + wins(refused);
+                assertThat(wins).as("round " + round).isEqualTo(1);
+                ClaimView now = admin.inspect(scope, key).orElseThrow();
+                assertThat(now.history()).hasSize(1);
+                assertThat(count("effect_posting", key) + count("effect_hold", key) + (now.failure() != null ? 1 : 0))
+                        .as("a posting, or the hold released and the failure recorded")
+                        .isEqualTo(1);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * An operator resolves a claim while the remote's answer, held up past the lease, comes back
+     * definite: the holder's late record and the operator's resolution race under the row's lock. One
+     * answer is kept; the other side learns it, and the posting is made once.
+     */
+    @Test
+    void anOperatorRacingTheRemotesLateAnswerLeavesOneAnswer() throws Exception {
+        ExternalEffect<Long, String> charges = effect("admin-late");
+        ClaimAdmin admin = admin(charges);
+        Set<String> winners = new HashSet<>();
+        for (int round = 0; round < 6; round++) {
+            IdempotencyKey key = Db.freshKey();
+            CountDownLatch gate = new CountDownLatch(1);
+            bank.gate = gate;
+            ExecutorService threads = Executors.newFixedThreadPool(2);
+            try {
+                Future<RemoteOutcome<String>> late = threads.submit(() -> charges.run(scope, key, fingerprint, 7L));
+                await("the claim committed", () -> count("idempotency_claim", key) == 1);
+                Thread.sleep(LEASE.toMillis() + 50);
+                bank.silentKeys.add(key.value());
+                assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
+                bank.gate = null;
+                CyclicBarrier start = new CyclicBarrier(2);
+                Future<ClaimView> operator = threads.submit(() -> {
+                    start.await();
+                    return admin.resolveRefused(
+                            scope,
+                            key,
+                            new Failure("not-charged", "none yet"),
+                            new ClaimAdmin.Note("carol", "none yet"));
+                });
+                start.await();
+                gate.countDown(); // the held call now applies at the bank and records what it got
+                RemoteOutcome<String> answer = late.get(20, TimeUnit.SECONDS);
+                boolean operatorWon = wins(operator) == 1;
+                ClaimView now = admin.inspect(scope, key).orElseThrow();
+                if (operatorWon) {
+                    winners.add("operator");
+                    assertThat(now.state()).isEqualTo(ClaimView.State.FAILED);
+                    assertThat(answer).isInstanceOf(Outcome.Rejected.class);
+                    assertThat(count("effect_posting", key)).isZero();
+                } else {
+                    winners.add("late answer");
+                    assertThat(now.state()).isEqualTo(ClaimView.State.COMPLETED);
+                    assertThat(answer).isInstanceOf(Outcome.Executed.class);
+                    assertThat(now.history()).isEmpty();
+                    assertThat(count("effect_posting", key)).isEqualTo(1);
+                }
+                assertThat(count("effect_hold", key)).isZero();
+            } finally {
+                gate.countDown();
+                threads.shutdownNow();
+            }
+        }
+        assertThat(winners)
+                .as("either side may win; each round kept exactly one")
+                .isNotEmpty();
+    }
+
+    private static int wins(Future<ClaimView> action) throws Exception {
+        try {
+            action.get(20, TimeUnit.SECONDS);
+            return 1;
+        } catch (java.util.concurrent.ExecutionException e) {
+            assertThat(e.getCause())
+                    .isInstanceOfSatisfying(
+                            ClaimAdminException.class,
+                            r -> assertThat(r.reason()).isEqualTo(ClaimAdminException.Reason.WRONG_STATE));
+            return 0;
+        }
+    }
+
+    private static void await(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for: " + what);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+}
