@@ -267,7 +267,12 @@ class IdempotencyAutoConfigurationTest {
                 "idemtx.recovery.interval",
                 "idemtx.recovery.batch",
                 "idemtx.recovery.workers",
-                "idemtx.recovery.shutdown-timeout")) {
+                "idemtx.recovery.shutdown-timeout",
+                "idemtx.health.max-needing-reconciliation",
+                "idemtx.health.max-in-flight-age",
+                "idemtx.health.exceeded-status",
+                "management.health.idempotency.enabled",
+                "management.endpoint.idempotency.access")) {
             assertThat(metadata).contains("\"name\": \"" + property + "\"");
         }
         // the recovery's properties carry a description and their default for the IDE
@@ -280,7 +285,10 @@ class IdempotencyAutoConfigurationTest {
                 "idemtx.recovery.interval", "10s",
                 "idemtx.recovery.batch", "100",
                 "idemtx.recovery.workers", "2",
-                "idemtx.recovery.shutdown-timeout", "30s");
+                "idemtx.recovery.shutdown-timeout", "30s",
+                "idemtx.health.max-needing-reconciliation", "0",
+                "idemtx.health.max-in-flight-age", "15m",
+                "idemtx.health.exceeded-status", "WARNING");
         for (tools.jackson.databind.JsonNode p : properties) {
             String name = p.get("name").asString();
             if (defaults.containsKey(name)) {

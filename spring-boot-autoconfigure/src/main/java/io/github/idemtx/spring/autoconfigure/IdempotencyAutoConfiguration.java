@@ -2,6 +2,7 @@ package io.github.idemtx.spring.autoconfigure;
 
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.jooq.ClaimAdmin;
 import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.jooq.ExternalEffect;
 import io.github.idemtx.jooq.TransactionDetector;
@@ -36,7 +37,8 @@ import org.springframework.util.ClassUtils;
  * Auto-configuration of idemtx: the {@link IdempotencyPolicy} from the {@code idemtx.*} properties,
  * the claim table migrated at start-up (after the application's own Flyway or Liquibase, with a
  * history table of its own), an {@link IdempotentTransactions} factory bound to the application's
- * {@code DSLContext}, an {@link ExternalEffects} factory for the application's effect beans, the
+ * {@code DSLContext}, an {@link ExternalEffects} factory for the application's effect beans, a
+ * {@link ClaimAdmin} over the claim table and those effects (behind the idempotency endpoint), the
  * {@link IdempotencyRecovery} of every {@link ExternalEffect} bean (unless
  * {@code idemtx.recovery.enabled=false}) and, when {@code idemtx.purge.enabled}, a scheduled purge of
  * expired claims. Every bean backs off when the application defines its own.
@@ -174,6 +176,25 @@ public class IdempotencyAutoConfiguration {
                 checkedSchema(properties),
                 beans,
                 customizers.orderedStream().toList());
+    }
+
+    /**
+     * The operators' API (behind the idempotency endpoint): every claim of the table, and the claims of
+     * every {@code ExternalEffect} bean resolved with the effect's own local writes.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    ClaimAdmin idempotencyClaimAdmin(
+            DSLContext dsl,
+            IdempotencyPolicy policy,
+            IdempotencyProperties properties,
+            ObjectProvider<IdempotencySchemaMigration> migration,
+            ObjectProvider<ExternalEffect<?, ?>> effects) {
+        migration.ifAvailable(m -> {}); // the table is there before the first action
+        ClaimAdmin.Builder builder =
+                ClaimAdmin.builder(dsl).schema(checkedSchema(properties)).policy(policy);
+        IdempotencyRecovery.distinct(effects.orderedStream().toList()).forEach(builder::effect);
+        return builder.build();
     }
 
     /**

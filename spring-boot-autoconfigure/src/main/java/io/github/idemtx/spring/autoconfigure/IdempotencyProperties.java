@@ -9,7 +9,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The {@code idemtx.*} properties: the policy, the claim table's schema, its migration at start-up,
- * the scheduled purge and the recovery of external effects. Every default is the library's own.
+ * the scheduled purge, the recovery of external effects and the idempotency health indicator. Every default is the library's own.
  */
 @ConfigurationProperties(prefix = "idemtx")
 public class IdempotencyProperties {
@@ -52,6 +52,8 @@ public class IdempotencyProperties {
     private final Web web = new Web();
 
     private final Recovery recovery = new Recovery();
+
+    private final Health health = new Health();
 
     /** Every property at its default; Spring Boot binds the {@code idemtx.*} values onto it. */
     public IdempotencyProperties() {}
@@ -280,6 +282,68 @@ public class IdempotencyProperties {
         }
     }
 
+    /** The idempotency health indicator's thresholds (with Spring Boot Actuator). */
+    public static class Health {
+        /** Most claims that may need reconciliation before the indicator reports exceeded-status. */
+        private long maxNeedingReconciliation = 0;
+
+        /** Longest an external effect's claim may be in flight before the indicator reports exceeded-status. */
+        private Duration maxInFlightAge = Duration.ofMinutes(15);
+
+        /**
+         * The status reported when a threshold is exceeded. WARNING by default: a status the default
+         * aggregation ignores, so the overall health stays UP and no platform restarts or drains the
+         * instance for a backlog it cannot fix; set DOWN or OUT_OF_SERVICE to fail the health.
+         */
+        private String exceededStatus = "WARNING";
+
+        /** Every {@code idemtx.health.*} property at its default. */
+        public Health() {}
+
+        /** {@return {@code idemtx.health.max-needing-reconciliation}: claims needing reconciliation tolerated} */
+        public long getMaxNeedingReconciliation() {
+            return maxNeedingReconciliation;
+        }
+
+        /**
+         * Sets {@code idemtx.health.max-needing-reconciliation}; see {@link #getMaxNeedingReconciliation()}.
+         *
+         * @param maxNeedingReconciliation zero or more; checked when the indicator is made
+         */
+        public void setMaxNeedingReconciliation(long maxNeedingReconciliation) {
+            this.maxNeedingReconciliation = maxNeedingReconciliation;
+        }
+
+        /** {@return {@code idemtx.health.max-in-flight-age}: the oldest in-flight claim tolerated} */
+        public Duration getMaxInFlightAge() {
+            return maxInFlightAge;
+        }
+
+        /**
+         * Sets {@code idemtx.health.max-in-flight-age}; see {@link #getMaxInFlightAge()}.
+         *
+         * @param maxInFlightAge positive; checked when the indicator is made
+         */
+        public void setMaxInFlightAge(Duration maxInFlightAge) {
+            this.maxInFlightAge = maxInFlightAge;
+        }
+
+        /** {@return {@code idemtx.health.exceeded-status}: the status reported past a threshold} */
+        public String getExceededStatus() {
+            return exceededStatus;
+        }
+
+        /**
+         * Sets {@code idemtx.health.exceeded-status}; see {@link #getExceededStatus()}.
+         *
+         * @param exceededStatus a status code such as WARNING, DOWN or OUT_OF_SERVICE; checked when the
+         *     indicator is made
+         */
+        public void setExceededStatus(String exceededStatus) {
+            this.exceededStatus = exceededStatus;
+        }
+    }
+
     /** {@return {@code idemtx.schema}: the claim table's schema} */
     public String getSchema() {
         return schema;
@@ -424,5 +488,10 @@ public class IdempotencyProperties {
     /** {@return the {@code idemtx.recovery.*} properties} */
     public Recovery getRecovery() {
         return recovery;
+    }
+
+    /** {@return the {@code idemtx.health.*} properties} */
+    public Health getHealth() {
+        return health;
     }
 }

@@ -97,21 +97,30 @@ public class IdempotencyRecovery implements SmartLifecycle {
                     "idemtx.recovery.shutdown-timeout must be positive and at most 1 hour (1h), was "
                             + shutdownTimeout);
         }
-        Map<String, ExternalEffect<?, ?>> byName = new LinkedHashMap<>();
-        for (ExternalEffect<?, ?> e : effects) {
-            Objects.requireNonNull(e, "an effect must not be null");
-            if (byName.putIfAbsent(e.name(), e) != null) {
-                throw new IllegalArgumentException("two ExternalEffect beans are named '" + e.name()
-                        + "': an effect's name selects its claims, so they would recover each other's"
-                        + " with the wrong Remote; give each effect a name of its own");
-            }
-        }
-        this.effects = List.copyOf(byName.values());
+        this.effects = distinct(effects);
         this.interval = interval;
         this.batch = batch;
         this.workers = workers;
         this.shutdownTimeout = shutdownTimeout;
         this.listeners = List.copyOf(listeners);
+    }
+
+    /**
+     * The effects, checked to have names of their own.
+     *
+     * @throws IllegalArgumentException if two have the same name
+     */
+    static List<ExternalEffect<?, ?>> distinct(List<? extends ExternalEffect<?, ?>> effects) {
+        Map<String, ExternalEffect<?, ?>> byName = new LinkedHashMap<>();
+        for (ExternalEffect<?, ?> e : effects) {
+            Objects.requireNonNull(e, "an effect must not be null");
+            if (byName.putIfAbsent(e.name(), e) != null) {
+                throw new IllegalArgumentException("two ExternalEffect beans are named '" + e.name()
+                        + "': an effect's name selects its claims, so they would recover and resolve each"
+                        + " other's with the wrong Remote; give each effect a name of its own");
+            }
+        }
+        return List.copyOf(byName.values());
     }
 
     /** {@return the names of the effects this recovers, in the order passes are scheduled} */
