@@ -12,7 +12,10 @@ import org.jooq.Record;
 
 /**
  * The ledger's business operations, each on the {@code DSLContext} of the caller's transaction.
- * Every movement writes two postings that sum to zero, in the same transaction as the balances.
+ * Every movement writes two postings that sum to zero, in the same transaction as the balances;
+ * the payouts' movements ({@link Payouts}) go through {@link #payoutMovement} the same way. Only
+ * {@code customer} accounts are shown to clients and can be named in a request; {@code funding},
+ * {@code clearing} and {@code paid_out} accounts are the ledger's own.
  * Refusals that depend only on the request and the ledger's state are {@link Rejection}s, so the
  * idempotency layer records and replays them: 404 {@code account_not_found}, 422
  * {@code insufficient_funds} and {@code currency_mismatch}, 400 {@code invalid_request}.
@@ -38,7 +41,7 @@ final class Ledger {
     Optional<Account> account(DSLContext dsl, String tenant, UUID id) {
         return dsl.resultQuery(
                         "SELECT id, currency, balance FROM " + schema + ".account"
-                                + " WHERE id = ? AND tenant = ? AND NOT is_funding",
+                                + " WHERE id = ? AND tenant = ? AND kind = 'customer'",
                         id,
                         tenant)
                 .fetchOptional()
@@ -48,7 +51,7 @@ final class Ledger {
     Optional<Transfer> transfer(DSLContext dsl, String tenant, UUID id) {
         return dsl.resultQuery(
                         "SELECT id, from_account, to_account, amount, currency, created_at FROM " + schema
-                                + ".transfer WHERE id = ? AND tenant = ?",
+                                + ".transfer WHERE id = ? AND tenant = ? AND kind IN ('deposit', 'transfer')",
                         id,
                         tenant)
                 .fetchOptional()
@@ -59,7 +62,7 @@ final class Ledger {
     Transfer deposit(DSLContext tx, String tenant, UUID to, BigDecimal amount) {
         Record target = tx.resultQuery(
                         "SELECT currency FROM " + schema + ".account"
-                                + " WHERE id = ? AND tenant = ? AND NOT is_funding",
+                                + " WHERE id = ? AND tenant = ? AND kind = 'customer'",
                         to,
                         tenant)
                 .fetchOne();
@@ -68,7 +71,8 @@ final class Ledger {
         }
         String currency = target.get(0, String.class);
         tx.execute(
-                "INSERT INTO " + schema + ".account (id, tenant, currency, is_funding) VALUES (?, ?, ?, true)"
+                "INSERT INTO " + schema
+                        + ".account (id, tenant, currency, is_funding, kind) VALUES (?, ?, ?, true, 'funding')"
                         + " ON CONFLICT (tenant, currency) WHERE is_funding DO NOTHING",
                 UUID.randomUUID(),
                 tenant,
@@ -93,7 +97,7 @@ final class Ledger {
     private Transfer move(DSLContext tx, String tenant, String kind, UUID from, UUID to, BigDecimal amount) {
         // lock both rows in id order, so concurrent opposite transfers cannot deadlock
         List<Record> rows = new ArrayList<>(tx.resultQuery(
-                        "SELECT id, currency, balance, is_funding FROM " + schema
+                        "SELECT id, currency, balance, kind FROM " + schema
                                 + ".account WHERE id IN (?, ?) AND tenant = ? ORDER BY id FOR UPDATE",
                         from,
                         to,
@@ -101,10 +105,12 @@ final class Ledger {
                 .fetch());
         Record source = find(rows, from);
         Record target = find(rows, to);
-        if (source == null || (!kind.equals("deposit") && source.get(3, Boolean.class))) {
+        String sourceKind = source == null ? null : source.get(3, String.class);
+        if (source == null
+                || !(sourceKind.equals("customer") || (kind.equals("deposit") && sourceKind.equals("funding")))) {
             throw notFound(from);
         }
-        if (target == null || target.get(3, Boolean.class)) {
+        if (target == null || !target.get(3, String.class).equals("customer")) {
             throw notFound(to);
         }
         String currency = source.get(1, String.class);
@@ -115,7 +121,7 @@ final class Ledger {
                             + target.get(1, String.class));
         }
         BigDecimal balance = source.get(2, BigDecimal.class);
-        if (!source.get(3, Boolean.class) && balance.compareTo(amount) < 0) {
+        if (sourceKind.equals("customer") && balance.compareTo(amount) < 0) {
             throw new Rejection(
                     "insufficient_funds",
                     "account " + from + " has " + balance.toPlainString() + " " + currency + ", the transfer needs "
@@ -153,6 +159,82 @@ final class Ledger {
                 to,
                 amount);
         return transferOf(created);
+    }
+
+    /**
+     * The tenant's {@code clearing} or {@code paid_out} account for a currency at a bank, opened on
+     * first use (concurrent first uses open one: the loser of the unique index reads the winner's).
+     */
+    UUID bankAccount(DSLContext tx, String tenant, String currency, String bank, String kind) {
+        String select =
+                "SELECT id FROM " + schema + ".account WHERE tenant = ? AND currency = ? AND bank = ? AND kind = ?";
+        Record found = tx.resultQuery(select, tenant, currency, bank, kind).fetchOne();
+        if (found != null) {
+            return found.get(0, UUID.class);
+        }
+        tx.execute(
+                "INSERT INTO " + schema + ".account (id, tenant, currency, kind, bank) VALUES (?, ?, ?, ?, ?)"
+                        + " ON CONFLICT (tenant, currency, bank, kind) WHERE bank IS NOT NULL DO NOTHING",
+                UUID.randomUUID(),
+                tenant,
+                currency,
+                kind,
+                bank);
+        return tx.resultQuery(select, tenant, currency, bank, kind)
+                .fetchSingle()
+                .get(0, UUID.class);
+    }
+
+    /**
+     * Adds {@code delta} to an account's balance. The payouts call it for both sides of a movement,
+     * always in the order customer, clearing, paid_out, so that concurrent payouts (and transfers,
+     * which lock only customer accounts) take the row locks in one order and cannot deadlock. A
+     * clearing or paid_out account going negative breaks {@code account_not_overdrawn}: a settlement or
+     * release without its hold fails instead of committing.
+     */
+    void adjust(DSLContext tx, UUID account, BigDecimal delta) {
+        int updated = tx.execute(
+                "UPDATE " + schema + ".account SET balance = balance + ?::numeric WHERE id = ?", delta, account);
+        if (updated != 1) {
+            throw new IllegalStateException("account " + account + " does not exist");
+        }
+    }
+
+    /**
+     * Records one of a payout's movements ({@code hold}, {@code settle} or {@code release}): the
+     * transfer row, with the payout's id (at most one of each kind per payout: a unique index), and
+     * its two postings summing to zero. The caller has moved the balances with {@link #adjust}.
+     */
+    void payoutMovement(
+            DSLContext tx,
+            String tenant,
+            String kind,
+            UUID payout,
+            UUID from,
+            UUID to,
+            BigDecimal amount,
+            String currency) {
+        UUID id = UUID.randomUUID();
+        tx.execute(
+                "INSERT INTO " + schema + ".transfer (id, tenant, kind, from_account, to_account, amount, currency,"
+                        + " created_at, payout_id) VALUES (?, ?, ?, ?, ?, ?, ?, date_trunc('milliseconds', now()), ?)",
+                id,
+                tenant,
+                kind,
+                from,
+                to,
+                amount,
+                currency,
+                payout);
+        tx.execute(
+                "INSERT INTO " + schema
+                        + ".posting (transfer_id, account_id, amount) VALUES (?, ?, -?::numeric), (?, ?, ?)",
+                id,
+                from,
+                amount,
+                id,
+                to,
+                amount);
     }
 
     private static Record find(List<Record> rows, UUID id) {

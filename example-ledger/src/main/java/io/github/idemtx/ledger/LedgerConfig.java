@@ -25,7 +25,11 @@ import java.util.Map;
  *   <li>{@code LEDGER_CLAIM_MODE} ({@code --claim-mode}): {@code READ_FIRST} (the library's default) or
  *       {@code WORK_FIRST}; see {@link ClaimMode}.
  *   <li>{@code LEDGER_BANK_URL} ({@code --bank-url}): the bank payouts go to (see {@code BankServer});
- *       unset, {@code POST /payouts} answers 503.
+ *       unset, {@code POST /payouts} answers 503. {@code LEDGER_BANK_NAME} ({@code --bank-name}, default
+ *       {@code bank}): the name the books give that bank (its clearing and paid_out accounts).
+ *       {@code LEDGER_PAYOUT_LOOKUPS_MS} ({@code --payout-lookups-ms}, default {@code 1000,2000,4000}):
+ *       the delays, in milliseconds, of the bank lookups of a payout whose outcome is unknown before
+ *       it needs reconciliation (the library's default is 1, 2, 4 minutes; the demo's is seconds).
  *   <li>{@code LEDGER_AMQP_URL} ({@code --amqp-url}): a RabbitMQ, {@code amqp://user:password@host:port};
  *       set, the ledger also applies the transfer intents of a queue ({@link TransferQueue}); then
  *       {@code LEDGER_QUEUE} ({@code --queue}, default {@code ledger.transfers}: the queue, and its
@@ -36,6 +40,8 @@ import java.util.Map;
  *       lock before the attempt fails and is tried again, default 5000) and
  *       {@code LEDGER_KEY_SECRET} (64 or more hexadecimal digits: the secret of the keys derived for
  *       intents that carry no id; unset, a demo secret, with a warning at start).
+ *   <li>{@code LEDGER_ADMIN_PORT} ({@code --admin-port}): the operators' port ({@link LedgerAdmin}:
+ *       claims to see and settle), on 127.0.0.1 only; 0 picks a free port; unset, none is served.
  * </ul>
  */
 public record LedgerConfig(
@@ -48,8 +54,11 @@ public record LedgerConfig(
         boolean demoTokens,
         int poolSize,
         String bankUrl,
+        String bankName,
+        java.util.List<java.time.Duration> payoutLookups,
         ClaimMode claimMode,
-        Queue queue) {
+        Queue queue,
+        Integer adminPort) {
 
     /**
      * The transfer queue's settings; see the class comment. {@code haltEvery} is a fault for
@@ -111,6 +120,13 @@ public record LedgerConfig(
         int poolSize = intSetting(flags, env, "pool-size", "LEDGER_POOL_SIZE", 24, 1, 500);
         String tokenSpec = setting(flags, env, "tokens", "LEDGER_TOKENS", null);
         String bankUrl = setting(flags, env, "bank-url", "LEDGER_BANK_URL", null);
+        String bankName = setting(flags, env, "bank-name", "LEDGER_BANK_NAME", "bank");
+        java.util.List<java.time.Duration> payoutLookups =
+                lookups(setting(flags, env, "payout-lookups-ms", "LEDGER_PAYOUT_LOOKUPS_MS", "1000,2000,4000"));
+        if (!bankName.matches("[A-Za-z0-9_.-]{1,100}")) {
+            throw new IllegalArgumentException("LEDGER_BANK_NAME (--bank-name) must be 1 to 100 letters, digits,"
+                    + " '.', '_' or '-', was '" + bankName + "'");
+        }
         String mode = setting(
                 flags,
                 env,
@@ -126,6 +142,9 @@ public record LedgerConfig(
                     "LEDGER_CLAIM_MODE (--claim-mode) must be READ_FIRST or WORK_FIRST, was '" + mode + "'");
         }
         Queue queue = queue(flags, env);
+        String admin = setting(flags, env, "admin-port", "LEDGER_ADMIN_PORT", null);
+        Integer adminPort =
+                admin == null ? null : intSetting(flags, env, "admin-port", "LEDGER_ADMIN_PORT", 0, 0, 65535);
         if (bankUrl != null && !bankUrl.matches("https?://[^\\s/]+(:[0-9]+)?/?")) {
             throw new IllegalArgumentException(
                     "LEDGER_BANK_URL (--bank-url) must be like http://127.0.0.1:8090, was '" + bankUrl + "'");
@@ -155,8 +174,34 @@ public record LedgerConfig(
                 demo,
                 poolSize,
                 bankUrl == null ? null : bankUrl.replaceAll("/$", ""),
+                bankName,
+                payoutLookups,
                 claimMode,
-                queue);
+                queue,
+                adminPort);
+    }
+
+    /** {@code 1000,2000,4000}: 1 to 10 delays of 1 ms to 1 hour each. */
+    private static java.util.List<java.time.Duration> lookups(String spec) {
+        java.util.List<java.time.Duration> out = new java.util.ArrayList<>();
+        for (String part : spec.split(",")) {
+            long ms;
+            try {
+                ms = Long.parseLong(part.trim());
+            } catch (NumberFormatException e) {
+                ms = -1;
+            }
+            if (ms < 1 || ms > 3_600_000) {
+                throw new IllegalArgumentException("LEDGER_PAYOUT_LOOKUPS_MS (--payout-lookups-ms) holds delays in"
+                        + " milliseconds (1 to 3600000) separated by commas, was '" + spec + "'");
+            }
+            out.add(java.time.Duration.ofMillis(ms));
+        }
+        if (out.size() > 10) {
+            throw new IllegalArgumentException(
+                    "LEDGER_PAYOUT_LOOKUPS_MS (--payout-lookups-ms) holds at most 10 delays, was '" + spec + "'");
+        }
+        return java.util.List.copyOf(out);
     }
 
     /** The queue's settings, or null when {@code LEDGER_AMQP_URL} is unset (and then no other queue setting may be). */
@@ -213,7 +258,20 @@ public record LedgerConfig(
     /** The same settings on another database (one resolved by whoever starts the ledger). */
     public LedgerConfig withDatabase(String url, String user, String password) {
         return new LedgerConfig(
-                url, user, password, schema, port, tokens, demoTokens, poolSize, bankUrl, claimMode, queue);
+                url,
+                user,
+                password,
+                schema,
+                port,
+                tokens,
+                demoTokens,
+                poolSize,
+                bankUrl,
+                bankName,
+                payoutLookups,
+                claimMode,
+                queue,
+                adminPort);
     }
 
     @Override
@@ -221,7 +279,8 @@ public record LedgerConfig(
         // never the password nor the tokens
         return "LedgerConfig[db=" + dbUrl + ", user=" + dbUser + ", schema=" + schema + ", port=" + port + ", tenants="
                 + tokens.values() + ", poolSize=" + poolSize + ", claimMode=" + claimMode
-                + (queue == null ? "" : ", queue=" + queue) + "]";
+                + (queue == null ? "" : ", queue=" + queue) + (adminPort == null ? "" : ", adminPort=" + adminPort)
+                + "]";
     }
 
     private static String setting(

@@ -118,7 +118,7 @@ final class LedgerRoutes {
         return tenantsByToken.get(auth.get(0).substring("Bearer ".length()).trim());
     }
 
-    private static String queryParameter(HttpExchange exchange, String name) {
+    static String queryParameter(HttpExchange exchange, String name) {
         String query = exchange.getRequestURI().getRawQuery();
         if (query == null) {
             return null;
@@ -141,7 +141,7 @@ final class LedgerRoutes {
         return reason.lines().findFirst().orElse("").strip();
     }
 
-    private static void send(HttpExchange exchange, StoredResponse response) throws IOException {
+    static void send(HttpExchange exchange, StoredResponse response) throws IOException {
         for (StoredResponse.Header h : response.headers()) {
             exchange.getResponseHeaders().add(h.name(), h.value());
         }

@@ -8,6 +8,7 @@ import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.http.StoredResponse;
 import io.github.idemtx.http.StoredResponseCodec;
+import io.github.idemtx.jooq.ClaimAdmin;
 import io.github.idemtx.jooq.IdempotentTransaction;
 import io.github.idemtx.jooq.TransactionMode;
 import io.github.idemtx.micrometer.MicrometerIdempotencyListener;
@@ -16,7 +17,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.flywaydb.core.Flyway;
@@ -48,12 +48,14 @@ public final class LedgerServer implements AutoCloseable {
     private final TransferQueue queue; // null without LEDGER_AMQP_URL
     private final HttpServer server;
     private final ExecutorService executor;
+    private final LedgerAdmin admin; // null without LEDGER_ADMIN_PORT
 
     private LedgerServer(LedgerConfig config, boolean fresh) throws IOException {
         this.config = config;
         this.pool = pool(config);
         TransferQueue started = null;
         HttpServer http = null;
+        LedgerAdmin operators = null;
         try {
             migrate(pool, config.schema(), fresh);
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
@@ -78,10 +80,11 @@ public final class LedgerServer implements AutoCloseable {
                     : new Payouts(
                             dsl,
                             config.schema(),
+                            config.bankName(),
                             config.bankUrl(),
                             Duration.ofSeconds(5),
                             Duration.ofSeconds(1),
-                            List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4)),
+                            config.payoutLookups(),
                             listener);
             Ledger ledger = new Ledger(config.schema());
             if (config.queue() != null && config.queue().demoSecret()) {
@@ -95,11 +98,24 @@ public final class LedgerServer implements AutoCloseable {
             http.setExecutor(executor);
             http.createContext("/", routes::handle);
             http.start();
+            if (config.adminPort() != null) {
+                ClaimAdmin.Builder claims = ClaimAdmin.builder(dsl)
+                        .schema(config.schema())
+                        .policy(policy)
+                        .listener(listener);
+                if (payouts != null) {
+                    claims.effect(payouts.effect());
+                }
+                operators = LedgerAdmin.start(claims.build(), payouts, config.adminPort());
+            }
             // last: nothing after it can fail, so a failed start never leaves a consumer holding messages
             started = config.queue() == null
                     ? null
                     : TransferQueue.start(config.queue(), idempotent, ledger, policy.ttl());
         } catch (RuntimeException | IOException e) {
+            if (operators != null) {
+                operators.close();
+            }
             if (http != null) {
                 http.stop(0);
             }
@@ -108,6 +124,7 @@ public final class LedgerServer implements AutoCloseable {
         }
         this.server = http;
         this.queue = started;
+        this.admin = operators;
     }
 
     private static HikariDataSource pool(LedgerConfig config) {
@@ -200,11 +217,25 @@ public final class LedgerServer implements AutoCloseable {
     /** Prints where the service listens and, for the demo tenants, their tokens. */
     public static void announce(LedgerServer server, LedgerConfig config) {
         System.out.println("ledger listening on http://127.0.0.1:" + server.port() + " (" + config + ")");
+        if (server.adminPort() >= 0) {
+            System.out.println(
+                    "  operators: http://127.0.0.1:" + server.adminPort() + "/admin/backlog (loopback only)");
+        }
         if (config.demoTokens()) {
             config.tokens()
                     .forEach((token, tenant) ->
                             System.out.println("  demo tenant " + tenant + ": Authorization: Bearer " + token));
         }
+    }
+
+    /** The operators' port ({@link LedgerAdmin}), or -1 when {@code LEDGER_ADMIN_PORT} is unset. */
+    public int adminPort() {
+        return admin == null ? -1 : admin.port();
+    }
+
+    /** The operators' side, or null when {@code LEDGER_ADMIN_PORT} is unset. */
+    LedgerAdmin admin() {
+        return admin;
     }
 
     /** The port the service listens on. */
@@ -238,6 +269,9 @@ public final class LedgerServer implements AutoCloseable {
         }
         server.stop(5);
         executor.close();
+        if (admin != null) {
+            admin.close();
+        }
         if (payouts != null) {
             try {
                 payouts.close();

@@ -29,11 +29,13 @@ import org.jooq.DSLContext;
 import org.jooq.Record;
 
 /**
- * Payouts to the external bank through {@link ExternalEffect}: the amount is held (taken from the
- * account's balance, payout {@code in_flight}) in the transaction that claims the key; the bank is
- * called with the derived downstream key; the charge is recorded with the payout {@code paid}, or a
- * refusal with the hold given back ({@code refused}). A recoverer settles payouts whose outcome was
- * not known, looking them up at the bank by key.
+ * Payouts to the external bank through {@link ExternalEffect}: the amount is held (moved from the
+ * customer's account to the bank's clearing account, payout {@code in_flight}) in the transaction
+ * that claims the key; the bank is called with the derived downstream key; the charge is recorded
+ * with the payout {@code paid} and the amount settled (clearing to the bank's paid_out account), or
+ * a refusal with the hold released (clearing back to the customer, payout {@code refused}). Each
+ * movement is a transfer with two postings, like any other ({@link Ledger#payoutMovement}). A
+ * recoverer settles payouts whose outcome was not known, looking them up at the bank by key.
  */
 final class Payouts implements AutoCloseable {
 
@@ -54,24 +56,30 @@ final class Payouts implements AutoCloseable {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private final String schema;
+    private final Ledger ledger;
+    private final String bankName;
     private final String bankUrl;
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final ExternalEffect<PayoutRequest, String> effect;
     private final AutoCloseable recovering;
+    private final Bank bank = new Bank();
 
     Payouts(
             DSLContext dsl,
             String schema,
+            String bankName,
             String bankUrl,
             Duration lease,
             Duration recoverEvery,
             List<Duration> lookups,
             io.github.idemtx.core.IdempotencyListener<?> listener) {
         this.schema = schema;
+        this.ledger = new Ledger(schema);
+        this.bankName = bankName;
         this.bankUrl = bankUrl;
         this.effect = ExternalEffect.builder(
-                        dsl, "payout", ResultCodec.json(PayoutRequest.class), ResultCodec.utf8(), new Bank())
+                        dsl, "payout", ResultCodec.json(PayoutRequest.class), ResultCodec.utf8(), bank)
                 .schema(schema)
                 .policy(IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofSeconds(2))
@@ -85,6 +93,26 @@ final class Payouts implements AutoCloseable {
                 .build();
         this.recovering = effect.scheduleRecovery(
                 recoverEvery, 100, pass -> System.out.println("ledger: payout recovery " + pass.counts()));
+    }
+
+    /** The effect, for the operators' {@link io.github.idemtx.jooq.ClaimAdmin}. */
+    ExternalEffect<PayoutRequest, String> effect() {
+        return effect;
+    }
+
+    /**
+     * What the bank's lookup says now of the payout sent with {@code downstreamKey}, for an operator:
+     * never throws (a failed lookup is an unknown answer).
+     */
+    Remote.Lookup<String> bankSays(String downstreamKey) {
+        try {
+            return bank.lookup(downstreamKey);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Remote.Lookup.unknown("interrupted");
+        } catch (Exception e) {
+            return Remote.Lookup.unknown("the bank's lookup failed: " + e);
+        }
     }
 
     RemoteOutcome<String> pay(Scope scope, IdempotencyKey key, Fingerprint fingerprint, PayoutRequest request) {
@@ -153,8 +181,9 @@ final class Payouts implements AutoCloseable {
         public void before(DSLContext tx, Intent<PayoutRequest> intent) {
             PayoutRequest r = intent.request();
             Record account = tx.resultQuery(
-                            "UPDATE " + schema + ".account SET balance = balance - ?::numeric"
-                                    + " WHERE id = ? AND tenant = ? AND NOT is_funding AND balance >= ?::numeric RETURNING currency",
+                            "UPDATE " + schema
+                                    + ".account SET balance = balance - ?::numeric WHERE id = ? AND tenant = ?"
+                                    + " AND kind = 'customer' AND balance >= ?::numeric RETURNING currency",
                             r.amount(),
                             r.account(),
                             intent.scope().value(),
@@ -163,7 +192,7 @@ final class Payouts implements AutoCloseable {
             if (account == null) {
                 boolean exists = tx.resultQuery(
                                 "SELECT 1 FROM " + schema + ".account WHERE id = ? AND tenant = ?"
-                                        + " AND NOT is_funding",
+                                        + " AND kind = 'customer'",
                                 r.account(),
                                 intent.scope().value())
                         .fetchOptional()
@@ -175,17 +204,25 @@ final class Payouts implements AutoCloseable {
                                         + r.amount().toPlainString())
                         : new Rejection("account_not_found", "account " + r.account() + " does not exist");
             }
+            String tenant = intent.scope().value();
+            String currency = account.get(0, String.class);
+            UUID payout = payoutId(intent.scope(), intent.key());
             tx.execute(
                     "INSERT INTO " + schema
-                            + ".payout (id, tenant, account_id, amount, currency, destination, idem_key, state)"
-                            + " VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight')",
-                    payoutId(intent.scope(), intent.key()),
-                    intent.scope().value(),
+                            + ".payout (id, tenant, account_id, amount, currency, destination, idem_key, state, bank)"
+                            + " VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?)",
+                    payout,
+                    tenant,
                     r.account(),
                     r.amount(),
-                    account.get(0, String.class),
+                    currency,
                     r.destination(),
-                    intent.key().value());
+                    intent.key().value(),
+                    bankName);
+            // the hold: customer (debited above) -> the bank's clearing account
+            UUID clearing = ledger.bankAccount(tx, tenant, currency, bankName, "clearing");
+            ledger.adjust(tx, clearing, r.amount());
+            ledger.payoutMovement(tx, tenant, "hold", payout, r.account(), clearing, r.amount(), currency);
         }
 
         @Override
@@ -216,9 +253,14 @@ final class Payouts implements AutoCloseable {
 
         @Override
         public Lookup<String> lookup(Intent<PayoutRequest> intent) throws Exception {
+            return lookup(intent.downstreamKey());
+        }
+
+        /** What the bank has for a downstream key: its charge, its refusal, nothing, or unknown. */
+        Lookup<String> lookup(String downstreamKey) throws Exception {
             HttpResponse<String> response = http.send(
                     HttpRequest.newBuilder(URI.create(bankUrl + "/charges?idempotency_key="
-                                    + URLEncoder.encode(intent.downstreamKey(), StandardCharsets.UTF_8)))
+                                    + URLEncoder.encode(downstreamKey, StandardCharsets.UTF_8)))
                             .timeout(Duration.ofSeconds(2))
                             .GET()
                             .build(),
@@ -237,30 +279,49 @@ final class Payouts implements AutoCloseable {
 
         @Override
         public void after(DSLContext tx, Intent<PayoutRequest> intent, String chargeId) {
-            int updated = tx.execute(
-                    "UPDATE " + schema + ".payout SET state = 'paid', charge_id = ?, settled_at = now()"
-                            + " WHERE id = ? AND state = 'in_flight'",
-                    chargeId,
-                    payoutId(intent.scope(), intent.key()));
-            if (updated != 1) {
-                throw new IllegalStateException(
-                        "payout " + payoutId(intent.scope(), intent.key()) + " was not in flight");
+            UUID payout = payoutId(intent.scope(), intent.key());
+            Record settled = tx.resultQuery(
+                            "UPDATE " + schema + ".payout SET state = 'paid', charge_id = ?, settled_at = now()"
+                                    + " WHERE id = ? AND state = 'in_flight' RETURNING tenant, currency, amount, bank",
+                            chargeId,
+                            payout)
+                    .fetchOne();
+            if (settled == null) {
+                throw new IllegalStateException("payout " + payout + " was not in flight");
             }
+            // the settlement: the bank's clearing account -> its paid_out account
+            String tenant = settled.get(0, String.class);
+            String currency = settled.get(1, String.class);
+            BigDecimal amount = settled.get(2, BigDecimal.class);
+            String at = settled.get(3, String.class);
+            UUID clearing = ledger.bankAccount(tx, tenant, currency, at, "clearing");
+            UUID paidOut = ledger.bankAccount(tx, tenant, currency, at, "paid_out");
+            ledger.adjust(tx, clearing, amount.negate());
+            ledger.adjust(tx, paidOut, amount);
+            ledger.payoutMovement(tx, tenant, "settle", payout, clearing, paidOut, amount, currency);
         }
 
         @Override
         public void refused(DSLContext tx, Intent<PayoutRequest> intent, Failure failure) {
-            PayoutRequest r = intent.request();
-            int updated = tx.execute(
-                    "UPDATE " + schema + ".payout SET state = 'refused', settled_at = now()"
-                            + " WHERE id = ? AND state = 'in_flight'",
-                    payoutId(intent.scope(), intent.key()));
-            if (updated == 1) {
-                tx.execute(
-                        "UPDATE " + schema + ".account SET balance = balance + ?::numeric WHERE id = ?",
-                        r.amount(),
-                        r.account());
+            UUID payout = payoutId(intent.scope(), intent.key());
+            Record released = tx.resultQuery(
+                            "UPDATE " + schema + ".payout SET state = 'refused', settled_at = now()"
+                                    + " WHERE id = ? AND state = 'in_flight'"
+                                    + " RETURNING tenant, currency, amount, bank, account_id",
+                            payout)
+                    .fetchOne();
+            if (released == null) {
+                return; // released before
             }
+            // the release: the bank's clearing account -> back to the customer
+            String tenant = released.get(0, String.class);
+            String currency = released.get(1, String.class);
+            BigDecimal amount = released.get(2, BigDecimal.class);
+            UUID customer = released.get(4, UUID.class);
+            UUID clearing = ledger.bankAccount(tx, tenant, currency, released.get(3, String.class), "clearing");
+            ledger.adjust(tx, customer, amount); // customer first: the lock order of Ledger#adjust
+            ledger.adjust(tx, clearing, amount.negate());
+            ledger.payoutMovement(tx, tenant, "release", payout, clearing, customer, amount, currency);
         }
     }
 }

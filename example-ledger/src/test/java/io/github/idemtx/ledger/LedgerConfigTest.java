@@ -102,4 +102,20 @@ class LedgerConfigTest {
                         () -> LedgerConfig.from(new String[] {"--amqp-url=amqp://mq", "--queue-consumers=0"}, Map.of()))
                 .hasMessageContaining("LEDGER_QUEUE_CONSUMERS");
     }
+
+    @Test
+    void readsThePayoutLookupScheduleAndRefusesABadOne() {
+        assertThat(LedgerConfig.from(new String[0], Map.of()).payoutLookups())
+                .containsExactly(
+                        java.time.Duration.ofSeconds(1),
+                        java.time.Duration.ofSeconds(2),
+                        java.time.Duration.ofSeconds(4));
+        assertThat(LedgerConfig.from(new String[] {"--payout-lookups-ms=200,400"}, Map.of())
+                        .payoutLookups())
+                .containsExactly(java.time.Duration.ofMillis(200), java.time.Duration.ofMillis(400));
+        assertThatThrownBy(() -> LedgerConfig.from(new String[] {"--payout-lookups-ms=200,x"}, Map.of()))
+                .hasMessageContaining("--payout-lookups-ms");
+        assertThatThrownBy(() -> LedgerConfig.from(new String[] {"--bank-name=a b"}, Map.of()))
+                .hasMessageContaining("--bank-name");
+    }
 }

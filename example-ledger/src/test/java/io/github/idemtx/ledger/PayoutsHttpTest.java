@@ -122,6 +122,10 @@ class PayoutsHttpTest {
         assertThat(call("POST", "/payouts", key, payout(account, "31.00")).status())
                 .as("the key reused")
                 .isEqualTo(422);
+        assertThat(movements(key))
+                .as("held from the customer to the bank's clearing account, then settled to its paid_out account")
+                .containsExactly("hold customer->clearing 30.00", "settle clearing->paid_out 30.00");
+        assertBooksBalance();
     }
 
     @Test
@@ -135,6 +139,10 @@ class PayoutsHttpTest {
         assertThat(balance(account)).isEqualTo("50.00");
         assertThat(call("GET", "/payouts?state=refused", null, null).json().toString())
                 .contains(account);
+        assertThat(movements(key))
+                .as("held, then released back to the customer")
+                .containsExactly("hold customer->clearing 20.00", "release clearing->customer 20.00");
+        assertBooksBalance();
         bank.faults().set(Map.of("declineRate", "0"));
         Reply again = call("POST", "/payouts", key, payout(account, "20.00"));
         assertThat(again.status()).isEqualTo(422);
@@ -191,6 +199,61 @@ class PayoutsHttpTest {
                         "SELECT count(*) FROM " + TestDatabase.get().schema() + "_bank.charge WHERE amount = 25.00")) {
             rs.next();
             assertThat(rs.getInt(1)).as("charged once").isEqualTo(1);
+        }
+    }
+
+    /** The movements in the books of the payout of a key, in order, as "kind from-kind->to-kind amount". */
+    private static java.util.List<String> movements(String key) throws Exception {
+        String schema = TestDatabase.get().schema() + "_payouts";
+        java.util.List<String> out = new java.util.ArrayList<>();
+        try (var c = TestDatabase.get().connect();
+                var s = c.prepareStatement("SELECT t.kind, f.kind, o.kind, t.amount FROM " + schema + ".transfer t"
+                        + " JOIN " + schema + ".account f ON f.id = t.from_account JOIN " + schema
+                        + ".account o ON o.id = t.to_account WHERE t.payout_id = (SELECT id FROM " + schema
+                        + ".payout WHERE idem_key = ?)"
+                        + " ORDER BY array_position(ARRAY['hold', 'settle', 'release']::varchar[], t.kind)")) {
+            s.setString(1, key);
+            try (var rs = s.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1) + " " + rs.getString(2) + "->" + rs.getString(3) + " "
+                            + rs.getBigDecimal(4).toPlainString());
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The books with the payouts in them: balances sum to zero per tenant and currency, every balance
+     * equals its postings, and each bank's clearing account holds exactly the payouts in flight there.
+     */
+    private static void assertBooksBalance() throws Exception {
+        String schema = TestDatabase.get().schema() + "_payouts";
+        try (var c = TestDatabase.get().connect();
+                var s = c.createStatement()) {
+            try (var rs = s.executeQuery("SELECT count(*) FROM (SELECT 1 FROM " + schema
+                    + ".account GROUP BY tenant, currency HAVING sum(balance) <> 0) x")) {
+                rs.next();
+                assertThat(rs.getInt(1))
+                        .as("tenants and currencies whose balances do not sum to zero")
+                        .isZero();
+            }
+            try (var rs = s.executeQuery("SELECT count(*) FROM " + schema + ".account a WHERE a.balance <>"
+                    + " (SELECT coalesce(sum(p.amount), 0) FROM " + schema + ".posting p WHERE p.account_id = a.id)")) {
+                rs.next();
+                assertThat(rs.getInt(1))
+                        .as("accounts whose balance is not their postings")
+                        .isZero();
+            }
+            try (var rs = s.executeQuery("SELECT count(*) FROM " + schema + ".account a WHERE a.kind = 'clearing'"
+                    + " AND a.balance <> (SELECT coalesce(sum(p.amount), 0) FROM " + schema + ".payout p"
+                    + " WHERE p.tenant = a.tenant AND p.currency = a.currency AND p.bank = a.bank"
+                    + " AND p.state = 'in_flight')")) {
+                rs.next();
+                assertThat(rs.getInt(1))
+                        .as("clearing accounts that do not hold the payouts in flight")
+                        .isZero();
+            }
         }
     }
 }

@@ -339,6 +339,7 @@ public final class ExternalEffect<R, T> {
      * @param key the claim's key
      * @param result what the remote applied; may be null
      * @return false if the claim does not need reconciliation (nothing changed)
+     * @see ClaimAdmin#resolveApplied ClaimAdmin, which also records who resolved it and why
      */
     public boolean resolveApplied(Scope scope, IdempotencyKey key, @Nullable T result) {
         return flow.resolve(
@@ -355,6 +356,7 @@ public final class ExternalEffect<R, T> {
      * @param key the claim's key
      * @param failure why the remote did not apply it
      * @return false if the claim does not need reconciliation (nothing changed)
+     * @see ClaimAdmin#resolveRefused ClaimAdmin, which also records who resolved it and why
      */
     public boolean resolveRefused(Scope scope, IdempotencyKey key, Failure failure) {
         return flow.resolve(

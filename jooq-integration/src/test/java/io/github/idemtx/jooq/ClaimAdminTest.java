@@ -105,12 +105,7 @@ class ClaimAdminTest {
     }
 
     private int count(String table, IdempotencyKey key) {
-        return Db.DSL_CONTEXT
-                .resultQuery(
-                        "select count(*)::int from " + Db.SCHEMA + "." + table + " where scope = ? and idem_key = ?",
-                        scope.value(),
-                        key.value())
-                .fetchOne(0, Integer.class);
+        return Db.rows(table, scope, key);
     }
 
     /** A claim handed to reconciliation: its answer lost, its only lookup unanswered. */
@@ -525,6 +520,77 @@ class ClaimAdminTest {
         assertThat(winners)
                 .as("either side may win; each round kept exactly one")
                 .isNotEmpty();
+    }
+
+    /**
+     * Operators keep trying to settle claims while a recoverer runs passes over them: a claim in
+     * flight is refused (its lookups are still due), and the moment the recoverer hands it over the
+     * operator's resolution is the one recorded; each claim ends with one answer, one action, and
+     * its hold released once.
+     */
+    @Test
+    void operatorsResolvingWhileTheRecovererRunsLeaveOneAnswerEach() throws Exception {
+        ExternalEffect<Long, String> charges = ExternalEffect.builder(
+                        Db.dsl(), "admin-with-recovery", ExternalEffectTest.LONGS, CHARGE_IDS, bank)
+                .schema(Db.SCHEMA)
+                .lease(Duration.ofMillis(50))
+                .lookupSchedule(List.of(Duration.ofMillis(30), Duration.ofMillis(60)))
+                .build();
+        ClaimAdmin admin = admin(charges);
+        List<IdempotencyKey> keys = new ArrayList<>();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        try {
+            for (int i = 0; i < 4; i++) {
+                IdempotencyKey key = Db.freshKey();
+                bank.silentKeys.add(key.value());
+                keys.add(key);
+                assertThat(charges.run(scope, key, fingerprint, 200L + i)).isInstanceOf(RemoteOutcome.Unknown.class);
+            }
+        } finally {
+            bank.fault = Fault.NONE;
+        }
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        ExecutorService recoverer = Executors.newSingleThreadExecutor();
+        Future<?> passes = recoverer.submit(() -> {
+            while (!stop.get()) {
+                charges.recover(100);
+                Thread.sleep(5);
+            }
+            return null;
+        });
+        int refusedWhileInFlight = 0;
+        try {
+            for (IdempotencyKey key : keys) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (true) {
+                    try {
+                        admin.resolveRefused(
+                                scope, key, new Failure("not-charged", "not on it"), new ClaimAdmin.Note("dan", "x"));
+                        break;
+                    } catch (ClaimAdminException e) {
+                        assertThat(e.reason()).isEqualTo(ClaimAdminException.Reason.WRONG_STATE);
+                        assertThat(e).hasMessageContaining("in flight");
+                        refusedWhileInFlight++;
+                    }
+                    assertThat(System.nanoTime()).as("handed over in time").isLessThan(deadline);
+                    Thread.sleep(2);
+                }
+            }
+        } finally {
+            stop.set(true);
+            passes.get(20, TimeUnit.SECONDS);
+            recoverer.shutdownNow();
+        }
+        for (IdempotencyKey key : keys) {
+            ClaimView now = admin.inspect(scope, key).orElseThrow();
+            assertThat(now.state()).isEqualTo(ClaimView.State.FAILED);
+            assertThat(now.history()).hasSize(1);
+            assertThat(count("effect_hold", key)).isZero();
+            assertThat(count("effect_posting", key)).isZero();
+        }
+        assertThat(refusedWhileInFlight)
+                .as("the first attempt met the claim in flight")
+                .isPositive();
     }
 
     private static int wins(Future<ClaimView> action) throws Exception {

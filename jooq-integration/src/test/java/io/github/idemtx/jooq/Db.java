@@ -115,6 +115,14 @@ final class Db {
                 key.value());
     }
 
+    /** The rows of {@code table} (in the test schema) for ({@code scope}, {@code key}). */
+    static int rows(String table, Scope scope, IdempotencyKey key) {
+        return count(
+                "SELECT count(*)::int FROM " + SCHEMA + "." + table + " WHERE scope = ? AND idem_key = ?",
+                scope.value(),
+                key.value());
+    }
+
     static int claims(Scope scope) {
         return count("SELECT count(*)::int FROM " + SCHEMA + ".idempotency_claim WHERE scope = ?", scope.value());
     }

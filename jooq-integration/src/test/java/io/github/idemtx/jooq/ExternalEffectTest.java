@@ -82,12 +82,7 @@ class ExternalEffectTest {
     }
 
     private int count(String table, IdempotencyKey key) {
-        return Db.DSL_CONTEXT
-                .resultQuery(
-                        "select count(*)::int from " + Db.SCHEMA + "." + table + " where scope = ? and idem_key = ?",
-                        scope.value(),
-                        key.value())
-                .fetchOne(0, Integer.class);
+        return Db.rows(table, scope, key);
     }
 
     private int applications() {

@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The payout storm's faults: the ledger and the bank simulator as child processes on this JVM's
  * class path; the ledger SIGKILLed {@code --kills} times (at random moments, and at the latest as the
- * finished intents pass evenly spaced marks) and restarted; the bank's faults switched on and off.
+ * finished intents pass evenly spaced marks) and restarted; the bank's faults switched on and off,
+ * with lookup outages (no lookup answered for a while) among them.
  */
 final class PayoutChaos {
 
@@ -27,10 +28,15 @@ final class PayoutChaos {
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     final int ledgerPort;
     final int bankPort;
+    /** The ledger's admin routes (loopback), where the storm's operator resolves claims. */
+    final int adminPort;
+
     private volatile Process ledger;
     private Process bank;
     final AtomicInteger kills = new AtomicInteger();
     final AtomicInteger restarts = new AtomicInteger();
+    /** Rounds of the chaos in which no bank lookup was answered. */
+    final AtomicInteger outages = new AtomicInteger();
     /** Kills left of {@code --kills}; spent under this object's lock (the chaos thread's and the progress kills). */
     private int killsLeft;
 
@@ -39,6 +45,7 @@ final class PayoutChaos {
         this.progress = progress;
         this.ledgerPort = ChildProcesses.freePort();
         this.bankPort = ChildProcesses.freePort();
+        this.adminPort = ChildProcesses.freePort();
         this.killsLeft = options.kills();
     }
 
@@ -71,13 +78,22 @@ final class PayoutChaos {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         try {
             while (storming.get()) {
+                // lookups: an outage now and then (every lookup fails: 503, or hangs past the ledger's
+                // timeout) long enough for the short lookup schedule to hand claims to reconciliation
+                int lookups = random.nextInt(5);
+                boolean outage = lookups == 0;
+                if (outage) {
+                    outages.incrementAndGet();
+                }
+                // in an outage, calls fail too (outcomes unknown) so that some claims meet it
                 bankFaults(Map.of(
-                        "errorBeforeApplyRate", random.nextInt(3) == 0 ? 0.15 : 0,
-                        "timeoutAfterApplyRate", random.nextInt(3) == 0 ? 0.15 : 0,
+                        "errorBeforeApplyRate", outage ? 0.3 : random.nextInt(3) == 0 ? 0.15 : 0,
+                        "timeoutAfterApplyRate", outage || random.nextInt(3) == 0 ? 0.15 : 0,
                         "declineRate", random.nextInt(3) == 0 ? 0.2 : 0,
                         "lookupLagMs", random.nextInt(2) == 0 ? 800 : 0,
-                        "lookupErrorRate", random.nextInt(3) == 0 ? 0.3 : 0));
-                Thread.sleep(300 + random.nextInt(700));
+                        "lookupErrorRate", outage ? 1 : lookups == 1 ? 0.3 : 0,
+                        "lookupTimeoutRate", outage ? 0.2 : 0));
+                Thread.sleep(outage ? 3000 + random.nextInt(2000) : 300 + random.nextInt(700));
                 if (!storming.get()) {
                     return;
                 }
@@ -127,9 +143,13 @@ final class PayoutChaos {
                 "io.github.idemtx.ledger.LedgerServer",
                 options.db(),
                 "--port=" + ledgerPort,
+                "--admin-port=" + adminPort,
                 "--schema=" + options.ledgerSchema(),
                 "--tokens=" + PayoutStorm.TOKEN + "=" + PayoutStorm.TENANT,
                 "--bank-url=http://127.0.0.1:" + bankPort,
+                "--bank-name=" + PayoutStorm.BANK,
+                // short, so that a lookup outage hands claims to reconciliation within the run
+                "--payout-lookups-ms=" + PayoutStorm.LOOKUPS_MS,
                 "--pool-size=16");
         ChildProcesses.awaitHealth(http, ledgerPort, ledger);
         restarts.incrementAndGet();

@@ -39,11 +39,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       exactly once (one paid payout with that charge);
  *   <li>no hold without a claim in flight or awaiting reconciliation;
  *   <li>balances conserved: customer debits = bank charges + holds;
- *   <li>nothing left in flight, and every claim left needing reconciliation is one whose bank lookups
- *       went unanswered; the report lists them.
+ *   <li>the books over every account, the bank's clearing and paid_out accounts included; each
+ *       payout's movements (hold, settle, release) as its state says; the clearing account = the
+ *       payouts still held; the paid_out account = the bank's own records;
+ *   <li>nothing left in flight, and every claim that needed reconciliation is one whose bank lookups
+ *       went unanswered.
  * </ul>
  *
- * Flags: {@code --intents=300 --clients=8 --kills=8 --seed=N} and the ledger's {@code --db-url},
+ * <p>The chaos includes lookup outages (no lookup answered for a while) and the ledger's lookup
+ * schedule is short, so claims reach reconciliation; after the load, a lookup outage of
+ * {@code --reconcile} payouts makes that certain (half charged, half not). The storm then acts as an
+ * operator ({@link PayoutReconciler}): it lists every payout claim needing reconciliation through the
+ * ledger's admin routes, looks each up in the bank's own records by its downstream key and resolves
+ * it there, applied or refused, with a reason; and checks that none is left unsettled, that a second
+ * resolution is refused, that each client gets the resolution as its answer, and that every final
+ * answer replays unchanged, besides the invariants above (the books included).
+ *
+ * <p>Flags: {@code --intents=300 --clients=8 --kills=8 --reconcile=4 --seed=N} and the ledger's {@code --db-url},
  * {@code --db-user}, {@code --db-password}. Exits 1 on any violation.
  *
  * <p>This class runs the clients; the processes and their faults are {@link PayoutChaos}', the
@@ -55,15 +67,29 @@ public final class PayoutStorm {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     static final String TOKEN = "payout-storm-token";
     static final String TENANT = "payout-storm-tenant";
+    /** The name the ledger's books give the bank (its clearing and paid_out accounts). */
+    static final String BANK = "storm-bank";
+    /** The ledger's lookup schedule for payouts of unknown outcome: short, so outages reach reconciliation. */
+    static final String LOOKUPS_MS = "150,300,600";
+    /** The amount of each payout of the lookup outage after the load. */
+    private static final BigDecimal OUTAGE_AMOUNT = new BigDecimal("5.00");
+
     private static final int ACCOUNTS = 12;
 
     /** The storm's settings. */
     public record Options(
-            int intents, int clients, int kills, long seed, StormDatabase db, String ledgerSchema, String bankSchema) {
+            int intents,
+            int clients,
+            int kills,
+            int reconcile,
+            long seed,
+            StormDatabase db,
+            String ledgerSchema,
+            String bankSchema) {
 
         /** These settings on {@code resolved}. */
         Options on(StormDatabase resolved) {
-            return new Options(intents, clients, kills, seed, resolved, ledgerSchema, bankSchema);
+            return new Options(intents, clients, kills, reconcile, seed, resolved, ledgerSchema, bankSchema);
         }
     }
 
@@ -74,6 +100,7 @@ public final class PayoutStorm {
             int kills,
             int restarts,
             List<String> reconciliation,
+            Map<String, Integer> reconciled,
             Map<String, Boolean> invariants,
             double seconds,
             Map<String, Long> bank) {
@@ -89,16 +116,25 @@ public final class PayoutStorm {
                     "  ledger kills       %d SIGKILLs, %d restarts, over %.1f s%n", kills, restarts, seconds));
             out.append(String.format("  bank               %s%n", bank));
             out.append(String.format(
-                    "  reconciliation     %d claim(s)%s%n",
-                    reconciliation.size(), reconciliation.isEmpty() ? "" : ": " + reconciliation));
+                    "  reconciliation     %d claim(s) resolved through the admin routes %s%s%n",
+                    reconciliation.size(), reconciled, reconciliation.isEmpty() ? "" : ": " + reconciliation));
             return StormReport.ending(out, invariants);
         }
     }
 
     public static Options parse(String[] args) {
         Map<String, String> flags = StormFlags.withSwitches(args, "payouts");
-        Set<String> known =
-                Set.of("payouts", "intents", "clients", "kills", "seed", "db-url", "db-user", "db-password", "schema");
+        Set<String> known = Set.of(
+                "payouts",
+                "intents",
+                "clients",
+                "kills",
+                "reconcile",
+                "seed",
+                "db-url",
+                "db-user",
+                "db-password",
+                "schema");
         for (String name : flags.keySet()) {
             if (!known.contains(name)) {
                 throw new IllegalArgumentException("unknown flag --" + name + " for storm --payouts; known: " + known);
@@ -112,6 +148,7 @@ public final class PayoutStorm {
                 Flags.intFlag(flags, "intents", 300, 1, 100_000),
                 Flags.intFlag(flags, "clients", 8, 1, 128),
                 Flags.intFlag(flags, "kills", 8, 0, 1000),
+                Flags.intFlag(flags, "reconcile", 4, 0, 1000),
                 Flags.longFlag(flags, "seed", System.nanoTime()),
                 StormDatabase.fromFlags(flags),
                 schema,
@@ -182,6 +219,23 @@ public final class PayoutStorm {
             accounts.add(id);
             deposited = deposited.add(amount);
         }
+        // the account the lookup outage after the load pays out from: funded for all of it
+        String outageAccount = null;
+        if (options.reconcile() > 0) {
+            outageAccount = finalAnswer(
+                            "/accounts",
+                            "{\"currency\":\"BRL\"}",
+                            UUID.randomUUID().toString())
+                    .json()
+                    .get("id")
+                    .asText();
+            BigDecimal amount = OUTAGE_AMOUNT.multiply(BigDecimal.valueOf(options.reconcile()));
+            finalAnswer(
+                    "/accounts/" + outageAccount + "/deposits",
+                    "{\"amount\":\"" + amount.toPlainString() + "\"}",
+                    UUID.randomUUID().toString());
+            deposited = deposited.add(amount);
+        }
         List<Intent> intents = new ArrayList<>();
         for (int i = 0; i < options.intents(); i++) {
             intents.add(new Intent(
@@ -227,6 +281,8 @@ public final class PayoutStorm {
                 "lookupLagMs",
                 0,
                 "lookupErrorRate",
+                0,
+                "lookupTimeoutRate",
                 0));
         chaos.ensureLedger();
         long until = System.nanoTime() + Duration.ofSeconds(90).toNanos();
@@ -236,6 +292,18 @@ public final class PayoutStorm {
                 && System.nanoTime() < until) {
             Thread.sleep(500);
         }
+        List<Intent> outage = outageWave(outageAccount, intents, answers);
+        Map<String, Answer> outageAnswers = new java.util.HashMap<>();
+        outage.forEach(i -> outageAnswers.put(i.key(), answers.get(i.key())));
+        // the operator: every claim needing reconciliation, found in the bank's records, resolved
+        PayoutReconciler operator = new PayoutReconciler(chaos.adminPort, db, options.bankSchema(), progress);
+        List<JsonNode> handedOver = operator.needingReconciliation();
+        List<PayoutReconciler.Resolution> resolutions = operator.resolveAll(handedOver);
+        int refusedAgain = 0;
+        for (PayoutReconciler.Resolution r : resolutions) {
+            refusedAgain += operator.resolveAgain(r) == 409 ? 1 : 0;
+        }
+        progress.println("payout storm: " + resolutions.size() + " claim(s) resolved through the admin routes");
         // clients that stopped at "reconciliation" or ran out of patience ask once more
         for (Intent intent : intents) {
             Answer a = answers.get(intent.key());
@@ -243,13 +311,91 @@ public final class PayoutStorm {
                 answers.put(intent.key(), untilFinal(intent));
             }
         }
+        // and every intent once more: its final answer replays, unchanged
+        int replayed = 0;
+        List<String> changed = new ArrayList<>();
+        for (Intent intent : intents) {
+            Answer first = answers.get(intent.key());
+            Answer again = untilFinal(intent);
+            replayed++;
+            if (first == null || again == null || !first.sameAs(again)) {
+                changed.add(intent.key());
+            }
+        }
+        PayoutChecks.Reconciliation reconciliation = new PayoutChecks.Reconciliation(
+                outage, outageAnswers, resolutions, refusedAgain, replayed, changed, chaos.outages.get());
         return new PayoutChecks(options, db, chaos)
-                .check(intents, answers, deposited, (System.nanoTime() - start) / 1e9);
+                .check(intents, answers, deposited, reconciliation, (System.nanoTime() - start) / 1e9);
+    }
+
+    /**
+     * A lookup outage the storm makes certain, after the load: {@code --reconcile} payouts sent while
+     * the bank answers no lookup (503), the first half while it charges each and then does not answer
+     * in time, the rest while it fails before charging. No lookup can settle them, so each claim needs
+     * reconciliation; its client's answer is 502 (kept, to check). Then the faults stop.
+     */
+    private List<Intent> outageWave(String account, List<Intent> intents, Map<String, Answer> answers)
+            throws Exception {
+        int n = options.reconcile();
+        List<Intent> wave = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            wave.add(new Intent(
+                    intents.size() + i,
+                    account,
+                    OUTAGE_AMOUNT,
+                    UUID.randomUUID().toString()));
+        }
+        intents.addAll(wave);
+        int charged = (n + 1) / 2;
+        for (int half = 0; half < 2; half++) {
+            List<Intent> part = half == 0 ? wave.subList(0, charged) : wave.subList(charged, n);
+            chaos.bankFaults(Map.of(
+                    "errorBeforeApplyRate", half == 0 ? 0 : 1,
+                    "timeoutAfterApplyRate", half == 0 ? 1 : 0,
+                    "declineRate", 0,
+                    "lookupLagMs", 0,
+                    "lookupErrorRate", 1,
+                    "lookupTimeoutRate", 0));
+            try (ExecutorService clients = Executors.newFixedThreadPool(Math.max(1, part.size()))) {
+                List<Future<?>> running = new ArrayList<>();
+                for (Intent intent : part) {
+                    running.add(clients.submit(() -> answers.put(intent.key(), untilFinal(intent))));
+                }
+                for (Future<?> f : running) {
+                    f.get();
+                }
+            }
+        }
+        chaos.bankFaults(Map.of(
+                "errorBeforeApplyRate", 0,
+                "timeoutAfterApplyRate", 0,
+                "declineRate", 0,
+                "lookupLagMs", 0,
+                "lookupErrorRate", 0,
+                "lookupTimeoutRate", 0));
+        Map<Integer, Integer> statuses = new java.util.TreeMap<>();
+        wave.forEach(i -> statuses.merge(
+                answers.get(i.key()) == null ? 0 : answers.get(i.key()).status(), 1, Integer::sum));
+        progress.println(
+                "payout storm: lookup outage after the load: " + n + " payouts, answers by status " + statuses);
+        return wave;
     }
 
     record Answer(int status, JsonNode json, String replayed) {
         boolean isFinal() {
             return status == 201 || status == 422;
+        }
+
+        /** The same final answer: status, and the payout (201) or the problem's code (422). */
+        boolean sameAs(Answer other) {
+            return isFinal()
+                    && status == other.status
+                    && (status == 201
+                            ? json.path("id").equals(other.json.path("id"))
+                                    && json.path("chargeId").equals(other.json.path("chargeId"))
+                                    && json.path("state").equals(other.json.path("state"))
+                                    && json.path("amount").equals(other.json.path("amount"))
+                            : json.path("code").equals(other.json.path("code")));
         }
     }
 

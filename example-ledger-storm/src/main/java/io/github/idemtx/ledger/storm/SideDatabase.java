@@ -23,7 +23,10 @@ record SideDatabase(String url, String user, String password, String application
         void accept(ResultSet rs) throws SQLException;
     }
 
-    /** A new connection; the caller closes it. */
+    /**
+     * A new connection; the caller closes it. A server that is full ({@code too many clients}: others
+     * share it, or the storm's own processes hold their pools) is asked again for up to a minute.
+     */
     Connection connect() throws SQLException {
         Properties props = new Properties();
         if (user != null) {
@@ -33,7 +36,17 @@ record SideDatabase(String url, String user, String password, String application
             props.setProperty("password", password);
         }
         props.setProperty("ApplicationName", application);
-        return DriverManager.getConnection(url, props);
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+        while (true) {
+            try {
+                return DriverManager.getConnection(url, props);
+            } catch (SQLException e) {
+                if (!"53300".equals(e.getSQLState()) || System.nanoTime() > until) {
+                    throw e;
+                }
+                ChildProcesses.sleep(250);
+            }
+        }
     }
 
     void execute(String sql) throws SQLException {

@@ -72,9 +72,11 @@ final class StormChecks {
     }
 
     /**
-     * The double-entry invariants, in the database: balances sum to zero per tenant and currency, no
-     * customer balance is negative, every transfer has two postings summing to zero, every balance
-     * equals the sum of its postings. Shared by every storm that can see the ledger's database.
+     * The double-entry invariants, in the database, over every account (customer, funding, and the
+     * banks' clearing and paid_out accounts the payouts move money through): balances sum to zero per
+     * tenant and currency, no balance but a funding account's is negative, every transfer (payout
+     * movements included) has two postings summing to zero, every balance equals the sum of its
+     * postings. Shared by every storm that can see the ledger's database.
      */
     static void books(SideDatabase db, String schema, Map<String, Boolean> results) throws SQLException {
         results.put(
@@ -83,8 +85,8 @@ final class StormChecks {
                                 + " GROUP BY tenant, currency HAVING sum(balance) <> 0) x")
                         == 0);
         results.put(
-                "no customer balance is negative",
-                db.count("SELECT count(*) FROM " + schema + ".account WHERE NOT is_funding AND balance < 0") == 0);
+                "no balance is negative but a funding account's (customer, clearing, paid_out)",
+                db.count("SELECT count(*) FROM " + schema + ".account WHERE kind <> 'funding' AND balance < 0") == 0);
         results.put(
                 "every transfer has two postings summing to zero",
                 db.count(

@@ -9,7 +9,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The short version of {@code storm --payouts} that CI runs: the ledger SIGKILLed mid-payout, the bank misbehaving. */
+/**
+ * The short version of {@code storm --payouts} that CI runs: the ledger SIGKILLed mid-payout, the
+ * bank misbehaving, claims reconciled by an operator through the ledger's admin routes.
+ */
 @DatabaseTest
 class PayoutStormTest {
 
@@ -39,6 +42,18 @@ class PayoutStormTest {
                     .as("the ledger was killed --kills times while it ran")
                     .isEqualTo(3);
             assertThat(report.answers().getOrDefault("paid", 0)).isPositive();
+            // the lookup outage after the load (--reconcile, 4 by default: 2 charged, 2 not) hands
+            // claims to reconciliation whatever the chaos did; the operator resolved them through the
+            // ledger's admin routes, as applied (found charged) and as refused (no charge)
+            assertThat(report.reconciled().get("applied"))
+                    .as("claims resolved as applied through the admin routes")
+                    .isGreaterThanOrEqualTo(2);
+            assertThat(report.reconciled().get("refused"))
+                    .as("claims resolved as refused through the admin routes")
+                    .isGreaterThanOrEqualTo(2);
+            assertThat(report.reconciliation())
+                    .hasSize(report.reconciled().get("applied")
+                            + report.reconciled().get("refused"));
         } finally {
             db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
             db.execute("DROP SCHEMA IF EXISTS " + schema + "_bank CASCADE");
@@ -53,5 +68,7 @@ class PayoutStormTest {
                 .hasMessageContaining("--bogus");
         assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--schema=x;y"}))
                 .hasMessageContaining("--schema");
+        assertThatThrownBy(() -> PayoutStorm.parse(new String[] {"--payouts", "--reconcile=-1"}))
+                .hasMessageContaining("--reconcile");
     }
 }

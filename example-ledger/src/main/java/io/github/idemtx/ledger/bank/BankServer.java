@@ -41,7 +41,8 @@ import java.util.concurrent.ThreadLocalRandom;
  *       there is none (or, with a lookup lag, none visible yet).
  *   <li>{@code POST /faults} with any of {@code latencyMs}, {@code errorBeforeApplyRate} (503, nothing
  *       applied), {@code timeoutAfterApplyRate} (applied, then the connection hangs past the caller's
- *       deadline), {@code declineRate}, {@code lookupLagMs}, {@code lookupErrorRate}; {@code GET /faults}
+ *       deadline), {@code declineRate}, {@code lookupLagMs}, {@code lookupErrorRate} (503),
+ *       {@code lookupTimeoutRate} (the lookup hangs {@code hangMs}, then no answer); {@code GET /faults}
  *       shows them. The same names are flags at start-up ({@code --latency-ms=20}).
  * </ul>
  *
@@ -61,6 +62,7 @@ public final class BankServer implements AutoCloseable {
         volatile double declineRate;
         volatile long lookupLagMs;
         volatile double lookupErrorRate;
+        volatile double lookupTimeoutRate;
         /** How long a "timed out" answer hangs before the connection is dropped. */
         volatile long hangMs = 30_000;
 
@@ -73,6 +75,7 @@ public final class BankServer implements AutoCloseable {
                     case "declineRate", "decline-rate" -> declineRate = rate(k, v);
                     case "lookupLagMs", "lookup-lag-ms" -> lookupLagMs = Long.parseLong(v);
                     case "lookupErrorRate", "lookup-error-rate" -> lookupErrorRate = rate(k, v);
+                    case "lookupTimeoutRate", "lookup-timeout-rate" -> lookupTimeoutRate = rate(k, v);
                     case "hangMs", "hang-ms" -> hangMs = Long.parseLong(v);
                     default -> throw new IllegalArgumentException("unknown fault '" + k + "'");
                 }
@@ -95,6 +98,7 @@ public final class BankServer implements AutoCloseable {
                     .put("declineRate", declineRate)
                     .put("lookupLagMs", lookupLagMs)
                     .put("lookupErrorRate", lookupErrorRate)
+                    .put("lookupTimeoutRate", lookupTimeoutRate)
                     .put("hangMs", hangMs);
         }
     }
@@ -297,13 +301,18 @@ public final class BankServer implements AutoCloseable {
             return;
         }
         pause(faults.latencyMs);
-        boolean answered = !chance(faults.lookupErrorRate);
+        boolean hangs = chance(faults.lookupTimeoutRate);
+        boolean answered = !hangs && !chance(faults.lookupErrorRate);
         try (Connection c = pool.getConnection();
                 PreparedStatement log =
                         c.prepareStatement("INSERT INTO " + schema + ".lookup (idem_key, answered) VALUES (?, ?)")) {
             log.setString(1, key);
             log.setBoolean(2, answered);
             log.executeUpdate();
+        }
+        if (hangs) {
+            pause(faults.hangMs); // the caller's timeout ends it first
+            return;
         }
         if (!answered) {
             send(exchange, 503, "{\"error\":\"temporarily unavailable\"}");

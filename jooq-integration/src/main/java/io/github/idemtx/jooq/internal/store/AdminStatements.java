@@ -6,7 +6,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -184,7 +183,8 @@ public final class AdminStatements {
         try (PreparedStatement ps = c.prepareStatement(backlogSql);
                 ResultSet rs = ps.executeQuery()) {
             rs.next();
-            return new Backlog(rs.getLong(1), rs.getLong(2), instant(rs, 3), instant(rs, 4));
+            return new Backlog(
+                    rs.getLong(1), rs.getLong(2), EffectStatements.instant(rs, 3), EffectStatements.instant(rs, 4));
         }
     }
 
@@ -235,19 +235,14 @@ public final class AdminStatements {
                 rs.getBytes(4),
                 rs.getBytes(5),
                 rs.getTimestamp(6).toInstant(),
-                instant(rs, 7),
-                instant(rs, 8),
+                EffectStatements.instant(rs, 7),
+                EffectStatements.instant(rs, 8),
                 rs.getBoolean(9),
                 rs.getString(10),
                 rs.getBytes(11),
                 fenceOrNull,
-                instant(rs, 13),
+                EffectStatements.instant(rs, 13),
                 lookupsOrNull,
-                instant(rs, 15));
-    }
-
-    private static @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
-        Timestamp t = rs.getTimestamp(column);
-        return t == null ? null : t.toInstant();
+                EffectStatements.instant(rs, 15));
     }
 }

@@ -493,7 +493,8 @@ public final class EffectStatements {
         return java.time.OffsetDateTime.ofInstant(claimedAt, java.time.ZoneOffset.UTC);
     }
 
-    private static @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
+    /** A nullable timestamp column as an instant: the one reading of it in the store. */
+    static @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
         Timestamp t = rs.getTimestamp(column);
         return t == null ? null : t.toInstant();
     }
