@@ -300,6 +300,19 @@ class IdempotencyEndpointTest {
                     send(app, "DELETE", claimPath("done") + "?operator=carol&reason=again", null);
             assertThat(forgetAgain.statusCode()).isEqualTo(404);
 
+            // a claim of an effect that is not a bean here: its local writes cannot run
+            ExternalEffect<Payout, Paid> refund = app.getBean(ExternalEffects.class)
+                    .jsonBuilder("refund", Payout.class, Paid.class, new SilentBank())
+                    .lookupSchedule(List.of())
+                    .build();
+            refund.run(scope, IdempotencyKey.of("x1"), Fingerprint.sha256("x1"), new Payout("acc", 5));
+            inFlightDue(app);
+            assertThat(refund.recover(10).count("reconciliation")).isEqualTo(1);
+            HttpResponse<String> unknownEffect =
+                    send(app, "POST", claimPath("x1"), "{\"outcome\": \"applied\", " + note("bob", "x") + "}");
+            assertThat(unknownEffect.statusCode()).isEqualTo(422);
+            assertThat(json(unknownEffect).path("error").asString()).isEqualTo("unknown_effect");
+
             // a claim that is not settled cannot be forgotten: that could repeat the payout
             needingReconciliation(app, "a3");
             HttpResponse<String> unsettled = send(app, "DELETE", claimPath("a3") + "?operator=carol&reason=oops", null);

@@ -43,7 +43,7 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * </table>
  *
  * <p>Refusals answer {@code {"error": reason, "message": ...}}: 404 {@code not_found}, 409
- * {@code wrong_state} or {@code unknown_effect}, 400 {@code bad_input} (a bad scope, key, state, limit,
+ * {@code wrong_state}, 422 {@code unknown_effect}, 400 {@code bad_input} (a bad scope, key, state, limit,
  * cursor, note or answer). Every write names its operator and reason, recorded with the action.
  */
 @Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
@@ -198,7 +198,9 @@ public class IdempotencyEndpoint {
         } catch (ClaimAdminException e) {
             int status = switch (e.reason()) {
                 case NOT_FOUND -> WebEndpointResponse.STATUS_NOT_FOUND;
-                case WRONG_STATE, UNKNOWN_EFFECT -> 409;
+                case WRONG_STATE -> 409;
+                // the request is fine; this application cannot run the effect's writes (docs/on-call.md)
+                case UNKNOWN_EFFECT -> 422;
                 case BAD_INPUT -> WebEndpointResponse.STATUS_BAD_REQUEST;
             };
             return new WebEndpointResponse<>(error(e.reason().name().toLowerCase(Locale.ROOT), e.getMessage()), status);
