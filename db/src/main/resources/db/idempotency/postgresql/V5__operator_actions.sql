@@ -13,7 +13,7 @@
 --   result       for a forgotten claim, the stored result or failure it held (a forget can be
 --                undone by hand from it); for a resolution, what was recorded.
 CREATE TABLE idempotency_claim_action (
-    id          bigint       GENERATED ALWAYS AS IDENTITY,
+    id          bigint       /* [jooq ignore start] */ GENERATED ALWAYS AS IDENTITY /* [jooq ignore stop] */,
     at          timestamptz  NOT NULL,
     scope       varchar(255) /* [jooq ignore start] */ COLLATE "C" /* [jooq ignore stop] */ NOT NULL,
     idem_key    varchar(255) /* [jooq ignore start] */ COLLATE "C" /* [jooq ignore stop] */ NOT NULL,

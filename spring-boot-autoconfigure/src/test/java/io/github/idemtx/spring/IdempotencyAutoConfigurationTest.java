@@ -262,8 +262,39 @@ class IdempotencyAutoConfigurationTest {
                 "idemtx.purge.enabled",
                 "idemtx.purge.interval",
                 "idemtx.purge.limit",
-                "idemtx.web.max-body-bytes")) {
+                "idemtx.web.max-body-bytes",
+                "idemtx.recovery.enabled",
+                "idemtx.recovery.interval",
+                "idemtx.recovery.batch",
+                "idemtx.recovery.workers",
+                "idemtx.recovery.shutdown-timeout",
+                "idemtx.health.max-needing-reconciliation",
+                "idemtx.health.max-in-flight-age",
+                "idemtx.health.exceeded-status",
+                "management.health.idempotency.enabled",
+                "management.endpoint.idempotency.access")) {
             assertThat(metadata).contains("\"name\": \"" + property + "\"");
+        }
+        // the recovery's properties carry a description and their default for the IDE
+        tools.jackson.databind.JsonNode properties = tools.jackson.databind.json.JsonMapper.builder()
+                .build()
+                .readTree(metadata)
+                .get("properties");
+        java.util.Map<String, String> defaults = java.util.Map.of(
+                "idemtx.recovery.enabled", "true",
+                "idemtx.recovery.interval", "10s",
+                "idemtx.recovery.batch", "100",
+                "idemtx.recovery.workers", "2",
+                "idemtx.recovery.shutdown-timeout", "30s",
+                "idemtx.health.max-needing-reconciliation", "0",
+                "idemtx.health.max-in-flight-age", "15m",
+                "idemtx.health.exceeded-status", "WARNING");
+        for (tools.jackson.databind.JsonNode p : properties) {
+            String name = p.get("name").asString();
+            if (defaults.containsKey(name)) {
+                assertThat(p.path("description").asString()).as(name).isNotBlank();
+                assertThat(p.path("defaultValue").asString()).as(name).isEqualTo(defaults.get(name));
+            }
         }
         // the claim mode's default and values are spelt as the README and the enum spell them
         assertThat(metadata)

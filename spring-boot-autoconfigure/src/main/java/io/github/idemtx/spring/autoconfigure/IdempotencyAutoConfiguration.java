@@ -2,8 +2,12 @@ package io.github.idemtx.spring.autoconfigure;
 
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.jooq.ClaimAdmin;
 import io.github.idemtx.jooq.ClaimMode;
+import io.github.idemtx.jooq.ExternalEffect;
 import io.github.idemtx.jooq.TransactionDetector;
+import io.github.idemtx.spring.ExternalEffectCustomizer;
+import io.github.idemtx.spring.ExternalEffects;
 import io.github.idemtx.spring.IdempotentTransactionCustomizer;
 import io.github.idemtx.spring.IdempotentTransactions;
 import io.github.idemtx.spring.SpringTransactionDetector;
@@ -33,11 +37,16 @@ import org.springframework.util.ClassUtils;
  * Auto-configuration of idemtx: the {@link IdempotencyPolicy} from the {@code idemtx.*} properties,
  * the claim table migrated at start-up (after the application's own Flyway or Liquibase, with a
  * history table of its own), an {@link IdempotentTransactions} factory bound to the application's
- * {@code DSLContext}, and, when {@code idemtx.purge.enabled}, a scheduled purge of expired claims.
- * Every bean backs off when the application defines its own. {@link IdempotentTransactionCustomizer}
- * beans adjust every instance the factory makes; with {@code idemtx-micrometer} and a
- * {@code MeterRegistry} in the context, one of them adds the {@code MicrometerIdempotencyListener}
- * (observations in the application's {@code ObservationRegistry} when there is one). When it
+ * {@code DSLContext}, an {@link ExternalEffects} factory for the application's effect beans, a
+ * {@link ClaimAdmin} over the claim table and those effects (behind the idempotency endpoint), the
+ * {@link IdempotencyRecovery} of every {@link ExternalEffect} bean (unless
+ * {@code idemtx.recovery.enabled=false}) and, when {@code idemtx.purge.enabled}, a scheduled purge of
+ * expired claims. Every bean backs off when the application defines its own.
+ * {@link IdempotentTransactionCustomizer} and {@link ExternalEffectCustomizer} beans adjust every
+ * instance the factories make; with {@code idemtx-micrometer} and a {@code MeterRegistry} in the
+ * context, one of each adds the {@code MicrometerIdempotencyListener} (observations in the
+ * application's {@code ObservationRegistry} when there is one), and the recovery's passes are counted
+ * ({@code MicrometerRecoveryMetrics}). When it
  * creates the factory it logs one INFO line (logger {@code io.github.idemtx.spring.autoconfigure})
  * with the claim mode, the policy, the schema, whether Spring's transactions are detected and
  * whether metrics are on.
@@ -153,6 +162,65 @@ public class IdempotencyAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
+    ExternalEffects externalEffects(
+            DSLContext dsl,
+            IdempotencyPolicy policy,
+            IdempotencyProperties properties,
+            ObjectProvider<IdempotencySchemaMigration> migration,
+            BeanFactory beans,
+            ObjectProvider<ExternalEffectCustomizer> customizers) {
+        migration.ifAvailable(m -> {}); // the table is there before the first call
+        return new ExternalEffects(
+                dsl,
+                policy,
+                checkedSchema(properties),
+                beans,
+                customizers.orderedStream().toList());
+    }
+
+    /**
+     * The operators' API (behind the idempotency endpoint): every claim of the table, and the claims of
+     * every {@code ExternalEffect} bean resolved with the effect's own local writes.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    ClaimAdmin idempotencyClaimAdmin(
+            DSLContext dsl,
+            IdempotencyPolicy policy,
+            IdempotencyProperties properties,
+            ObjectProvider<IdempotencySchemaMigration> migration,
+            ObjectProvider<ExternalEffect<?, ?>> effects) {
+        migration.ifAvailable(m -> {}); // the table is there before the first action
+        ClaimAdmin.Builder builder =
+                ClaimAdmin.builder(dsl).schema(checkedSchema(properties)).policy(policy);
+        IdempotencyRecovery.distinct(effects.orderedStream().toList()).forEach(builder::effect);
+        return builder.build();
+    }
+
+    /**
+     * The recovery of every {@code ExternalEffect} bean the application declares: without one there is
+     * nothing to recover and no thread is started.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(ExternalEffect.class)
+    @ConditionalOnProperty(prefix = "idemtx.recovery", name = "enabled", havingValue = "true", matchIfMissing = true)
+    IdempotencyRecovery idempotencyRecovery(
+            ObjectProvider<ExternalEffect<?, ?>> effects,
+            IdempotencyProperties properties,
+            ObjectProvider<IdempotencyRecoveryListener> listeners) {
+        IdempotencyProperties.Recovery recovery = properties.getRecovery();
+        return new IdempotencyRecovery(
+                effects.orderedStream().toList(),
+                recovery.getInterval(),
+                recovery.getBatch(),
+                recovery.getWorkers(),
+                recovery.getShutdownTimeout(),
+                listeners.orderedStream().toList());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
     @ConditionalOnProperty(prefix = "idemtx.purge", name = "enabled", havingValue = "true")
     IdempotencyPurge idempotencyPurge(IdempotentTransactions transactions, IdempotencyProperties properties) {
         return new IdempotencyPurge(
@@ -163,8 +231,9 @@ public class IdempotencyAutoConfiguration {
 
     /**
      * With idemtx-micrometer and a {@code MeterRegistry} (Spring Boot's actuator makes one), every
-     * instance the factory makes reports to it, through the application's {@code ObservationRegistry}
-     * when there is one (so calls are also spans with Micrometer Tracing).
+     * instance the factories make reports to it, through the application's {@code ObservationRegistry}
+     * when there is one (so calls are also spans with Micrometer Tracing), and the recovery's passes
+     * are counted.
      */
     @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(
@@ -172,29 +241,62 @@ public class IdempotencyAutoConfiguration {
                 "io.github.idemtx.micrometer.MicrometerIdempotencyListener",
                 "io.micrometer.core.instrument.MeterRegistry"
             })
+    @ConditionalOnProperty(prefix = "idemtx.metrics", name = "enabled", havingValue = "true", matchIfMissing = true)
     static class Metrics {
 
         @Bean
-        @ConditionalOnProperty(prefix = "idemtx.metrics", name = "enabled", havingValue = "true", matchIfMissing = true)
-        IdempotentTransactionCustomizer idempotencyMetrics(
+        IdempotencyMeters idempotencyMeters(
                 ObjectProvider<io.micrometer.core.instrument.MeterRegistry> meters,
                 ObjectProvider<io.micrometer.observation.ObservationRegistry> observations) {
-            java.util.concurrent.atomic.AtomicReference<io.github.idemtx.micrometer.MicrometerIdempotencyListener>
-                    listener = new java.util.concurrent.atomic.AtomicReference<>();
+            return new IdempotencyMeters(meters, observations);
+        }
+
+        @Bean
+        IdempotentTransactionCustomizer idempotencyMetrics(IdempotencyMeters meters) {
             return builder -> {
-                io.micrometer.core.instrument.MeterRegistry registry = meters.getIfUnique();
-                if (registry == null) {
-                    return;
+                io.github.idemtx.micrometer.MicrometerIdempotencyListener listener = meters.listener();
+                if (listener != null) {
+                    builder.listener(listener);
                 }
-                builder.listener(listener.updateAndGet(l -> {
-                    if (l != null) {
-                        return l;
+            };
+        }
+
+        @Bean
+        ExternalEffectCustomizer idempotencyEffectMetrics(IdempotencyMeters meters) {
+            return builder -> {
+                io.github.idemtx.micrometer.MicrometerIdempotencyListener listener = meters.listener();
+                if (listener != null) {
+                    builder.listener(listener);
+                }
+            };
+        }
+
+        @Bean
+        IdempotencyRecoveryListener idempotencyRecoveryMetrics(IdempotencyMeters meters) {
+            return new IdempotencyRecoveryListener() {
+                @Override
+                public void started(String effect) {
+                    io.github.idemtx.micrometer.MicrometerRecoveryMetrics m = meters.recovery();
+                    if (m != null) {
+                        m.register(effect);
                     }
-                    io.github.idemtx.micrometer.MicrometerIdempotencyListener.Builder b =
-                            io.github.idemtx.micrometer.MicrometerIdempotencyListener.builder(registry);
-                    observations.ifUnique(b::observations);
-                    return b.build();
-                }));
+                }
+
+                @Override
+                public void passed(String effect, ExternalEffect.Recovery pass, java.time.Duration took) {
+                    io.github.idemtx.micrometer.MicrometerRecoveryMetrics m = meters.recovery();
+                    if (m != null) {
+                        m.passed(effect, pass.counts(), took);
+                    }
+                }
+
+                @Override
+                public void failed(String effect, java.time.Duration took, Throwable exception) {
+                    io.github.idemtx.micrometer.MicrometerRecoveryMetrics m = meters.recovery();
+                    if (m != null) {
+                        m.failed(effect, took, exception);
+                    }
+                }
             };
         }
     }

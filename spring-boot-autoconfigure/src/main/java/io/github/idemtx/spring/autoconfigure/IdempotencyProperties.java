@@ -8,8 +8,8 @@ import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * The {@code idemtx.*} properties: the policy, the claim table's schema, its migration at start-up
- * and the scheduled purge. Every default is the library's own.
+ * The {@code idemtx.*} properties: the policy, the claim table's schema, its migration at start-up,
+ * the scheduled purge, the recovery of external effects and the idempotency health indicator. Every default is the library's own.
  */
 @ConfigurationProperties(prefix = "idemtx")
 public class IdempotencyProperties {
@@ -50,6 +50,10 @@ public class IdempotencyProperties {
     private final Purge purge = new Purge();
 
     private final Web web = new Web();
+
+    private final Recovery recovery = new Recovery();
+
+    private final Health health = new Health();
 
     /** Every property at its default; Spring Boot binds the {@code idemtx.*} values onto it. */
     public IdempotencyProperties() {}
@@ -181,6 +185,162 @@ public class IdempotencyProperties {
          */
         public void setLimit(int limit) {
             this.limit = limit;
+        }
+    }
+
+    /** The scheduled recovery of the claims of every {@code ExternalEffect} bean. */
+    public static class Recovery {
+        /** Whether to recover the claims of the context's ExternalEffect beans on a schedule (only when there are any). */
+        private boolean enabled = true;
+
+        /** Pause between an effect's recovery passes (a pass that takes a whole batch runs again at once). */
+        private Duration interval = Duration.ofSeconds(10);
+
+        /** Most claims one recovery pass of an effect takes over. */
+        private int batch = 100;
+
+        /** Threads the effects' recovery passes share; passes of one effect never overlap. */
+        private int workers = 2;
+
+        /**
+         * How long the context's shutdown waits for running recovery passes to settle the claim they
+         * are on and hand the rest back; past it they are interrupted and their leases run out.
+         */
+        private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+        /** Every {@code idemtx.recovery.*} property at its default. */
+        public Recovery() {}
+
+        /** {@return {@code idemtx.recovery.enabled}: whether external effects are recovered on a schedule} */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets {@code idemtx.recovery.enabled}; see {@link #isEnabled()}.
+         *
+         * @param enabled false to recover the effects' claims some other way
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** {@return {@code idemtx.recovery.interval}: the pause between an effect's passes} */
+        public Duration getInterval() {
+            return interval;
+        }
+
+        /**
+         * Sets {@code idemtx.recovery.interval}; see {@link #getInterval()}.
+         *
+         * @param interval from 1 ms to 1 day; checked when the recovery is made
+         */
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+
+        /** {@return {@code idemtx.recovery.batch}: the most claims one pass takes over} */
+        public int getBatch() {
+            return batch;
+        }
+
+        /**
+         * Sets {@code idemtx.recovery.batch}; see {@link #getBatch()}.
+         *
+         * @param batch from 1 to 10,000; checked when the recovery is made
+         */
+        public void setBatch(int batch) {
+            this.batch = batch;
+        }
+
+        /** {@return {@code idemtx.recovery.workers}: the threads the passes share} */
+        public int getWorkers() {
+            return workers;
+        }
+
+        /**
+         * Sets {@code idemtx.recovery.workers}; see {@link #getWorkers()}.
+         *
+         * @param workers from 1 to 64; checked when the recovery is made
+         */
+        public void setWorkers(int workers) {
+            this.workers = workers;
+        }
+
+        /** {@return {@code idemtx.recovery.shutdown-timeout}: how long a stop waits for running passes} */
+        public Duration getShutdownTimeout() {
+            return shutdownTimeout;
+        }
+
+        /**
+         * Sets {@code idemtx.recovery.shutdown-timeout}; see {@link #getShutdownTimeout()}.
+         *
+         * @param shutdownTimeout positive, at most 1 hour; checked when the recovery is made
+         */
+        public void setShutdownTimeout(Duration shutdownTimeout) {
+            this.shutdownTimeout = shutdownTimeout;
+        }
+    }
+
+    /** The idempotency health indicator's thresholds (with Spring Boot Actuator). */
+    public static class Health {
+        /** Most claims that may need reconciliation before the indicator reports exceeded-status. */
+        private long maxNeedingReconciliation = 0;
+
+        /** Longest an external effect's claim may be in flight before the indicator reports exceeded-status. */
+        private Duration maxInFlightAge = Duration.ofMinutes(15);
+
+        /**
+         * The status reported when a threshold is exceeded. WARNING by default: a status the default
+         * aggregation ignores, so the overall health stays UP and no platform restarts or drains the
+         * instance for a backlog it cannot fix; set DOWN or OUT_OF_SERVICE to fail the health.
+         */
+        private String exceededStatus = "WARNING";
+
+        /** Every {@code idemtx.health.*} property at its default. */
+        public Health() {}
+
+        /** {@return {@code idemtx.health.max-needing-reconciliation}: claims needing reconciliation tolerated} */
+        public long getMaxNeedingReconciliation() {
+            return maxNeedingReconciliation;
+        }
+
+        /**
+         * Sets {@code idemtx.health.max-needing-reconciliation}; see {@link #getMaxNeedingReconciliation()}.
+         *
+         * @param maxNeedingReconciliation zero or more; checked when the indicator is made
+         */
+        public void setMaxNeedingReconciliation(long maxNeedingReconciliation) {
+            this.maxNeedingReconciliation = maxNeedingReconciliation;
+        }
+
+        /** {@return {@code idemtx.health.max-in-flight-age}: the oldest in-flight claim tolerated} */
+        public Duration getMaxInFlightAge() {
+            return maxInFlightAge;
+        }
+
+        /**
+         * Sets {@code idemtx.health.max-in-flight-age}; see {@link #getMaxInFlightAge()}.
+         *
+         * @param maxInFlightAge positive; checked when the indicator is made
+         */
+        public void setMaxInFlightAge(Duration maxInFlightAge) {
+            this.maxInFlightAge = maxInFlightAge;
+        }
+
+        /** {@return {@code idemtx.health.exceeded-status}: the status reported past a threshold} */
+        public String getExceededStatus() {
+            return exceededStatus;
+        }
+
+        /**
+         * Sets {@code idemtx.health.exceeded-status}; see {@link #getExceededStatus()}.
+         *
+         * @param exceededStatus a status code such as WARNING, DOWN or OUT_OF_SERVICE; checked when the
+         *     indicator is made
+         */
+        public void setExceededStatus(String exceededStatus) {
+            this.exceededStatus = exceededStatus;
         }
     }
 
@@ -323,5 +483,15 @@ public class IdempotencyProperties {
     /** {@return the {@code idemtx.web.*} properties} */
     public Web getWeb() {
         return web;
+    }
+
+    /** {@return the {@code idemtx.recovery.*} properties} */
+    public Recovery getRecovery() {
+        return recovery;
+    }
+
+    /** {@return the {@code idemtx.health.*} properties} */
+    public Health getHealth() {
+        return health;
     }
 }
