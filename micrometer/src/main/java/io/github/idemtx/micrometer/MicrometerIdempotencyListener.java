@@ -2,6 +2,7 @@ package io.github.idemtx.micrometer;
 
 import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.CallStart;
+import io.github.idemtx.core.ClaimEvent;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.Scope;
@@ -53,6 +54,8 @@ public final class MicrometerIdempotencyListener
     private final @Nullable Function<Scope, String> scopeTag;
     private final ConcurrentMap<String, Operation> operations = new ConcurrentHashMap<>();
     private final Counter purgeDeleted;
+    private final java.util.concurrent.ConcurrentMap<String, Counter[]> claimCounters =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     /** The meters of one operation, by result and joined (the common case: no exception), built once. */
     private final class Operation {
@@ -203,6 +206,27 @@ public final class MicrometerIdempotencyListener
         if (event.attempts() > 1) {
             op.retries.increment(event.attempts() - 1);
         }
+    }
+
+    /**
+     * Counts {@code idemtx.claims.changed} by {@code kind} (created, resolved, forgotten) and
+     * {@code operation}; the counters are made once per operation, not per call.
+     */
+    @Override
+    public void claimChanged(ClaimEvent event) {
+        Counter[] counters = claimCounters.computeIfAbsent(event.operation(), operation -> {
+            ClaimEvent.Kind[] kinds = ClaimEvent.Kind.values();
+            Counter[] made = new Counter[kinds.length];
+            for (ClaimEvent.Kind kind : kinds) {
+                made[kind.ordinal()] = Counter.builder("idemtx.claims.changed")
+                        .description("claims created by calls, and resolved or forgotten by operators")
+                        .tag("operation", operation)
+                        .tag("kind", kind.name().toLowerCase(java.util.Locale.ROOT))
+                        .register(meters);
+            }
+            return made;
+        });
+        counters[event.kind().ordinal()].increment();
     }
 
     @Override

@@ -69,6 +69,13 @@ class MicrometerIdempotencyListenerTest {
                 .isEqualTo(1);
         assertThat(meters.get("idemtx.call").tag("outcome", "rejected").timer().count())
                 .isEqualTo(1);
+        assertThat(meters.get("idemtx.claims.changed")
+                        .tag("operation", "transaction")
+                        .tag("kind", "created")
+                        .counter()
+                        .count())
+                .as("the executed call and the first rejection recorded claims; replays did not")
+                .isEqualTo(2);
         assertThat(meters.get("idemtx.call.wait")
                         .tag("outcome", "executed")
                         .timer()
@@ -78,7 +85,7 @@ class MicrometerIdempotencyListenerTest {
         for (Meter m : meters.getMeters()) {
             assertThat(m.getId().getTags()).allSatisfy(t -> {
                 assertThat(t.getValue()).doesNotContain(scope.value()).doesNotContain(key.value());
-                assertThat(t.getKey()).isIn("operation", "outcome", "joined", "exception", "error");
+                assertThat(t.getKey()).isIn("operation", "outcome", "joined", "exception", "error", "kind");
             });
         }
     }

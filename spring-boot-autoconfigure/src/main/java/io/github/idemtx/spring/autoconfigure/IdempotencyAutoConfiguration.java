@@ -189,12 +189,20 @@ public class IdempotencyAutoConfiguration {
             IdempotencyPolicy policy,
             IdempotencyProperties properties,
             ObjectProvider<IdempotencySchemaMigration> migration,
-            ObjectProvider<ExternalEffect<?, ?>> effects) {
+            ObjectProvider<ExternalEffect<?, ?>> effects,
+            ObjectProvider<ClaimAdminCustomizer> customizers) {
         migration.ifAvailable(m -> {}); // the table is there before the first action
         ClaimAdmin.Builder builder =
                 ClaimAdmin.builder(dsl).schema(checkedSchema(properties)).policy(policy);
         IdempotencyRecovery.distinct(effects.orderedStream().toList()).forEach(builder::effect);
+        customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
+    }
+
+    /** Adjusts the {@code ClaimAdmin} bean's builder (the metrics' listener); not API. */
+    @FunctionalInterface
+    interface ClaimAdminCustomizer {
+        void customize(ClaimAdmin.Builder builder);
     }
 
     /**
@@ -267,6 +275,16 @@ public class IdempotencyAutoConfiguration {
                 io.github.idemtx.micrometer.MicrometerIdempotencyListener listener = meters.listener();
                 if (listener != null) {
                     builder.listener(listener);
+                }
+            };
+        }
+
+        @Bean
+        ClaimAdminCustomizer idempotencyAdminMetrics(IdempotencyMeters meters) {
+            return builder -> {
+                io.github.idemtx.micrometer.MicrometerIdempotencyListener listener = meters.listener();
+                if (listener != null) {
+                    builder.listener(listener); // resolutions and forgets counted
                 }
             };
         }
