@@ -175,6 +175,9 @@ final class LedgerAdmin implements AutoCloseable {
             ClaimView now = switch (outcome) {
                 case "applied" -> admin.resolveApplied(scope, key, answer(body), note);
                 case "refused" -> {
+                    if (body.has("answer")) {
+                        throw new IllegalArgumentException("outcome refused takes a failure, not an answer");
+                    }
                     JsonNode failure = body.path("failure");
                     yield admin.resolveRefused(
                             scope, key, new Failure(text(failure, "code"), text(failure, "message")), note);
@@ -339,11 +342,17 @@ final class LedgerAdmin implements AutoCloseable {
         return o;
     }
 
-    /** The answer as the payout effect stores it: a JSON string's text, or the JSON of anything else. */
+    /**
+     * The answer as the payout effect stores it: a JSON string's text, or the JSON of anything else.
+     * Required: a misspelt or forgotten field must not record a payout with no charge for good.
+     */
     private static String answer(JsonNode body) {
         JsonNode answer = body.get("answer");
         if (answer == null || answer.isNull()) {
-            return null;
+            throw new IllegalArgumentException("outcome applied needs the answer: the bank's charge id");
+        }
+        if (body.has("failure")) {
+            throw new IllegalArgumentException("outcome applied takes an answer, not a failure");
         }
         return answer.isTextual() ? answer.asText() : answer.toString();
     }

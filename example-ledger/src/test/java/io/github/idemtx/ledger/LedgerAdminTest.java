@@ -193,6 +193,12 @@ class LedgerAdminTest {
                         .status())
                 .as("no operator, no reason")
                 .isEqualTo(400);
+        assertThat(admin(
+                                claimPath(charged) + "/resolve",
+                                "{\"outcome\":\"applied\",\"answr\":\"" + charge + "\"," + note + "}")
+                        .status())
+                .as("a misspelt answer must not record a payout without its charge")
+                .isEqualTo(400);
         assertThat(admin("POST", claimPath(charged) + "/resolve", "{}", "text/plain")
                         .status())
                 .as("a browser's cross-site form cannot send JSON")

@@ -506,7 +506,10 @@ public final class ClaimAdmin {
                 throw new IllegalArgumentException(
                         what + " must be at most " + max + " characters, was " + value.length());
             }
-            if (value.chars().anyMatch(Character::isISOControl)) {
+            if (value.chars()
+                    .anyMatch(c -> Character.isISOControl(c)
+                            || Character.getType(c) == Character.LINE_SEPARATOR
+                            || Character.getType(c) == Character.PARAGRAPH_SEPARATOR)) {
                 throw new IllegalArgumentException(what + " must be one line without control characters");
             }
         }

@@ -39,7 +39,9 @@ public interface Remote<R, T> {
      * {@link Lookup#unknown} (no usable answer: timeout, 5xx, a lagging index). Throwing counts as
      * unknown. Look it up by the downstream key alone: a recoverer's intent has a null
      * {@link Intent#request()} when the stored request no longer decodes (its class changed in a
-     * deploy), and is looked up all the same.
+     * deploy), and is looked up all the same. It runs on a thread of its own and gets four fifths of
+     * the lease: past that it is interrupted and counted as unknown (a lookup that hangs cannot hold
+     * the recoverer).
      *
      * @param intent what to look up; its request may be null
      * @return what the remote has; not null

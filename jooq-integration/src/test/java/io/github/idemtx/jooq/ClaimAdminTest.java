@@ -401,6 +401,10 @@ class ClaimAdminTest {
         assertThatThrownBy(() -> new ClaimAdmin.Note("alice", "two\nlines"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("reason");
+        assertThatThrownBy(() -> new ClaimAdmin.Note("alice", "a\u2028b"))
+                .as("a Unicode line separator is a line break too")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("one line");
         assertThatThrownBy(() -> new ClaimAdmin.Note("alice", "x".repeat(1001)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1000");

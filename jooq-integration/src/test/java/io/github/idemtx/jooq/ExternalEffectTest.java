@@ -934,6 +934,38 @@ class ExternalEffectTest {
                 .contains(scope.value(), key.value(), downstreamKey, "applied", "refusal");
     }
 
+    /**
+     * A lookup that never answers (a socket without a timeout) is given four fifths of the lease and
+     * counted unknown: the recoverer's pass ends and the claim keeps its schedule, rather than the
+     * pass, and every claim behind it, hanging for good.
+     */
+    @Test
+    void aLookupThatHangsIsCountedUnknownWithinTheLease() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-hung-lookup", false, SCHEDULE);
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        assertThat(charges.run(scope, key, fingerprint, 45L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        bank.fault = Fault.NONE;
+        pastTheLease();
+        CountDownLatch hang = new CountDownLatch(1);
+        bank.lookupGate = hang;
+        ExecutorService pass = Executors.newSingleThreadExecutor();
+        try {
+            Future<ExternalEffect.Recovery> recovery = pass.submit(() -> charges.recover(10));
+            assertThat(recovery.get(20, TimeUnit.SECONDS).count("unknown"))
+                    .as("the hung lookup counted, the pass over")
+                    .isEqualTo(1);
+            assertThat(charges.inFlight(10)).singleElement().satisfies(u -> {
+                assertThat(u.lookups()).isEqualTo(1);
+                assertThat(u.nextLookupAt()).isNotNull();
+            });
+        } finally {
+            hang.countDown();
+            bank.lookupGate = null;
+            pass.shutdownNow();
+        }
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);

@@ -73,6 +73,8 @@ final class FakeBank implements Remote.Holding<Long, String> {
     volatile long limit = Long.MAX_VALUE;
     /** Calls wait for this latch before doing anything (to hold a caller past its lease). */
     volatile CountDownLatch gate;
+    /** Lookups wait for this latch (to hang like a remote that never answers). */
+    volatile CountDownLatch lookupGate;
     /** Runs at the end of {@link #before}, in the claim's transaction (to make it slow, or hold it there). */
     volatile java.util.function.Consumer<DSLContext> inBefore;
 
@@ -159,6 +161,10 @@ final class FakeBank implements Remote.Holding<Long, String> {
     @Override
     public Lookup<String> lookup(Intent<Long> intent) throws Exception {
         lookups.incrementAndGet();
+        CountDownLatch hang = lookupGate;
+        if (hang != null) {
+            hang.await();
+        }
         if (silentKeys.contains(intent.key().value())) {
             throw new java.io.IOException("this intent's lookups never answer");
         }

@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
@@ -279,8 +280,11 @@ class IdempotencyEndpointTest {
             assertThat(refused.statusCode()).as(refused.body()).isEqualTo(200);
             assertThat(json(refused).path("failure").path("code").asString()).isEqualTo("closed-account");
 
-            HttpResponse<String> notFound =
-                    send(app, "POST", claimPath("never"), "{\"outcome\": \"applied\", " + note("bob", "x") + "}");
+            HttpResponse<String> notFound = send(
+                    app,
+                    "POST",
+                    claimPath("never"),
+                    "{\"outcome\": \"applied\", \"answer\": \"{}\", " + note("bob", "x") + "}");
             assertThat(notFound.statusCode()).isEqualTo(404);
             HttpResponse<String> blankOperator =
                     send(app, "POST", claimPath("a2"), "{\"outcome\": \"applied\", " + note(" ", "x") + "}");
@@ -308,8 +312,11 @@ class IdempotencyEndpointTest {
             refund.run(scope, IdempotencyKey.of("x1"), Fingerprint.sha256("x1"), new Payout("acc", 5));
             inFlightDue(app);
             assertThat(refund.recover(10).count("reconciliation")).isEqualTo(1);
-            HttpResponse<String> unknownEffect =
-                    send(app, "POST", claimPath("x1"), "{\"outcome\": \"applied\", " + note("bob", "x") + "}");
+            HttpResponse<String> unknownEffect = send(
+                    app,
+                    "POST",
+                    claimPath("x1"),
+                    "{\"outcome\": \"applied\", \"answer\": \"{}\", " + note("bob", "x") + "}");
             assertThat(unknownEffect.statusCode()).isEqualTo(422);
             assertThat(json(unknownEffect).path("error").asString()).isEqualTo("unknown_effect");
 
@@ -318,6 +325,86 @@ class IdempotencyEndpointTest {
             HttpResponse<String> unsettled = send(app, "DELETE", claimPath("a3") + "?operator=carol&reason=oops", null);
             assertThat(unsettled.statusCode()).isEqualTo(409);
             assertThat(json(unsettled).path("error").asString()).isEqualTo("wrong_state");
+        }
+    }
+
+    /**
+     * What an operator gets wrong is refused naming it, and nothing is written: an applied outcome
+     * without its answer (a misspelt field would otherwise record a null result for good), a
+     * refusal's code beside an answer, a missing operator or limit that is no number.
+     */
+    @Test
+    void incompleteOrMixedUpWritesAreRefusedNamingWhatIsWrong() throws Exception {
+        try (ConfigurableApplicationContext app = start(
+                "management.endpoints.web.exposure.include=idempotency",
+                "management.endpoint.idempotency.access=unrestricted")) {
+            needingReconciliation(app, "m1");
+            Map<String, String> wrong = Map.of(
+                    "{\"outcome\": \"applied\", \"answr\": \"{}\", " + note("bob", "x") + "}",
+                    "needs the answer",
+                    "{\"outcome\": \"applied\", \"answer\": \"{}\", \"code\": \"declined\", " + note("bob", "x") + "}",
+                    "not a code",
+                    "{\"outcome\": \"refused\", \"answer\": \"{}\", \"code\": \"c\", \"message\": \"m\", "
+                            + note("bob", "x") + "}",
+                    "not an answer",
+                    "{\"outcome\": \"refused\", \"code\": \"c\", \"message\": \"m\", \"reason\": \"x\"}",
+                    "operator is required",
+                    "{\"answer\": \"{}\", " + note("bob", "x") + "}",
+                    "outcome is required");
+            for (Map.Entry<String, String> body : wrong.entrySet()) {
+                HttpResponse<String> r = send(app, "POST", claimPath("m1"), body.getKey());
+                assertThat(r.statusCode()).as(body.getKey()).isEqualTo(400);
+                assertThat(json(r).path("error").asString()).isEqualTo("bad_input");
+                assertThat(json(r).path("message").asString()).as(body.getKey()).contains(body.getValue());
+            }
+            HttpResponse<String> limit = get(app, "/actuator/idempotency/needs_reconciliation?limit=abc");
+            assertThat(limit.statusCode()).isEqualTo(400);
+            assertThat(json(limit).path("message").asString()).contains("limit");
+            assertThat(json(get(app, claimPath("m1"))).path("state").asString())
+                    .as("nothing written")
+                    .isEqualTo("needs_reconciliation");
+            assertThat(json(get(app, claimPath("m1"))).path("history")).isEmpty();
+        }
+    }
+
+    /**
+     * A key holding '/' (standard base64 does) cannot travel in a path: servlet containers refuse an
+     * encoded slash. The root forms carry scope and key as parameters instead.
+     */
+    @Test
+    void aKeyWithASlashIsReadResolvedAndForgottenThroughTheRootForms() throws Exception {
+        try (ConfigurableApplicationContext app = start(
+                "management.endpoints.web.exposure.include=idempotency",
+                "management.endpoint.idempotency.access=unrestricted")) {
+            String key = "b64/+key==";
+            needingReconciliation(app, key);
+            String query = "?scope=" + URLEncoder.encode(scope.value(), StandardCharsets.UTF_8) + "&key="
+                    + URLEncoder.encode(key, StandardCharsets.UTF_8);
+            HttpResponse<String> seen = get(app, "/actuator/idempotency" + query);
+            assertThat(seen.statusCode()).as(seen.body()).isEqualTo(200);
+            assertThat(json(seen).path("state").asString()).isEqualTo("needs_reconciliation");
+            HttpResponse<String> onlyScope =
+                    get(app, "/actuator/idempotency?scope=" + URLEncoder.encode(scope.value(), StandardCharsets.UTF_8));
+            assertThat(onlyScope.statusCode()).isEqualTo(400);
+            assertThat(json(onlyScope).path("message").asString()).contains("key is required");
+
+            HttpResponse<String> resolved = send(
+                    app,
+                    "POST",
+                    "/actuator/idempotency",
+                    "{\"scope\": \"" + scope.value() + "\", \"key\": \"" + key + "\", \"outcome\": \"refused\","
+                            + " \"code\": \"not-paid\", \"message\": \"not on the statement\", " + note("dan", "x")
+                            + "}");
+            assertThat(resolved.statusCode()).as(resolved.body()).isEqualTo(200);
+            assertThat(json(resolved).path("state").asString()).isEqualTo("failed");
+
+            HttpResponse<String> forgotten =
+                    send(app, "DELETE", "/actuator/idempotency" + query + "&operator=dan&reason=retry%20it", null);
+            assertThat(forgotten.statusCode()).as(forgotten.body()).isEqualTo(200);
+            assertThat(get(app, "/actuator/idempotency" + query).statusCode()).isEqualTo(404);
+            HttpResponse<String> noKey = send(app, "POST", "/actuator/idempotency", "{\"outcome\": \"refused\"}");
+            assertThat(noKey.statusCode()).isEqualTo(400);
+            assertThat(json(noKey).path("message").asString()).contains("scope is required");
         }
     }
 

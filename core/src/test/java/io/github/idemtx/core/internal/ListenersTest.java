@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.CallStart;
+import io.github.idemtx.core.ClaimEvent;
+import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.Scope;
@@ -39,6 +41,11 @@ class ListenersTest {
         public void purged(PurgeEvent event) {
             told.add(name + " purged " + event.deleted());
         }
+
+        @Override
+        public void claimChanged(ClaimEvent event) {
+            told.add(name + " " + event.kind() + " " + event.key().value());
+        }
     }
 
     private final IdempotencyListener<String> broken = new IdempotencyListener<>() {
@@ -59,6 +66,12 @@ class ListenersTest {
             told.add("broken purged");
             throw new IllegalStateException("purge");
         }
+
+        @Override
+        public void claimChanged(ClaimEvent event) {
+            told.add("broken " + event.kind());
+            throw new IllegalStateException("claim");
+        }
     };
 
     @Test
@@ -70,6 +83,7 @@ class ListenersTest {
         listeners.finished(
                 CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), started);
         listeners.purged(PurgeEvent.of(4, 10, Duration.ZERO, null));
+        listeners.claimChanged(ClaimEvent.created("transaction", Scope.of("t1"), IdempotencyKey.of("k1")));
 
         assertThat(told)
                 .containsExactly(
@@ -81,7 +95,10 @@ class ListenersTest {
                         "bbb finished EXECUTED with 3",
                         "a purged 4",
                         "broken purged",
-                        "bbb purged 4");
+                        "bbb purged 4",
+                        "a CREATED k1",
+                        "broken CREATED",
+                        "bbb CREATED k1");
     }
 
     @Test
@@ -107,14 +124,17 @@ class ListenersTest {
                     CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(),
                     listeners.started("transaction", null));
             listeners.purged(PurgeEvent.of(0, 1, Duration.ZERO, null));
+            listeners.claimChanged(ClaimEvent.created("transaction", Scope.of("t1"), IdempotencyKey.of("k1")));
         } finally {
             jul.removeHandler(handler);
         }
-        assertThat(logged).hasSize(3).allSatisfy(r -> {
+        assertThat(logged).hasSize(4).allSatisfy(r -> {
             assertThat(r.getLevel()).isEqualTo(java.util.logging.Level.WARNING);
             assertThat(r.getMessage()).contains(broken.getClass().getName(), "ignored, the outcome is unchanged");
         });
-        assertThat(logged).extracting(r -> r.getThrown().getMessage()).containsExactly("start", "finish", "purge");
+        assertThat(logged)
+                .extracting(r -> r.getThrown().getMessage())
+                .containsExactly("start", "finish", "purge", "claim");
     }
 
     @Test
@@ -124,6 +144,7 @@ class ListenersTest {
         none.finished(
                 CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), none.started("transaction", null));
         none.purged(PurgeEvent.of(0, 1, Duration.ZERO, null));
+        none.claimChanged(ClaimEvent.created("transaction", Scope.of("t1"), IdempotencyKey.of("k1")));
         assertThat(told).isEmpty();
     }
 

@@ -40,11 +40,15 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  *       stored, e.g. JSON text>", "operator": ..., "reason": ...}} or {@code {"outcome": "refused", "code": ...,
  *       "message": ..., "operator": ..., "reason": ...}}: resolves a claim that needs reconciliation</td></tr>
  *   <tr><td>{@code DELETE /{scope}/{key}?operator=&reason=}</td><td>forgets a settled claim</td></tr>
+ *   <tr><td>{@code GET /?scope=&key=}, {@code POST /} with {@code scope} and {@code key} in the body,
+ *       {@code DELETE /?scope=&key=&operator=&reason=}</td><td>the same for a scope or key holding {@code /} or
+ *       {@code \}, which servlet containers refuse in a path even percent-encoded</td></tr>
  * </table>
  *
  * <p>Refusals answer {@code {"error": reason, "message": ...}}: 404 {@code not_found}, 409
- * {@code wrong_state}, 422 {@code unknown_effect}, 400 {@code bad_input} (a bad scope, key, state, limit,
- * cursor, note or answer). Every write names its operator and reason, recorded with the action.
+ * {@code wrong_state}, 422 {@code unknown_effect}, 400 {@code bad_input} (a bad or missing scope, key,
+ * state, limit, cursor, note or answer), 503 {@code unavailable} (the database did not complete it;
+ * nothing was recorded). Every write names its operator and reason, recorded with the action.
  */
 @Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
 public class IdempotencyEndpoint {
@@ -67,22 +71,40 @@ public class IdempotencyEndpoint {
         this.clock = Objects.requireNonNull(clock, "clock must not be null");
     }
 
-    /** {@return the backlog and the effects this endpoint can resolve} */
+    /**
+     * {@return the backlog and the effects this endpoint can resolve; with {@code scope} and {@code
+     * key}, the claim instead (the form for a scope or key holding {@code /} or {@code \}, which
+     * servlet containers refuse in a path)}
+     *
+     * @param scope with {@code key}: the claim's scope
+     * @param key with {@code scope}: the claim's key
+     */
     @ReadOperation
-    public Map<String, @Nullable Object> backlog() {
-        ClaimAdmin.Backlog b = admin.backlog();
-        Map<String, @Nullable Object> out = new LinkedHashMap<>();
-        out.put("inFlight", b.inFlight());
-        out.put("needingReconciliation", b.needingReconciliation());
-        out.put("oldestInFlight", text(b.oldestInFlight()));
-        out.put(
-                "oldestInFlightAge",
-                b.oldestInFlight() == null
-                        ? null
-                        : b.oldestInFlightAge(clock.instant()).toString());
-        out.put("oldestNeedingReconciliation", text(b.oldestNeedingReconciliation()));
-        out.put("effects", List.copyOf(admin.effects()));
-        return out;
+    public WebEndpointResponse<Map<String, @Nullable Object>> backlog(@Nullable String scope, @Nullable String key) {
+        if (scope != null && key != null) {
+            return inspect(scope, key);
+        }
+        if (scope != null || key != null) {
+            return answer(() -> {
+                throw new IllegalArgumentException((scope == null ? "scope" : "key") + " is required with "
+                        + (scope == null ? "key" : "scope") + " (or neither, for the backlog)");
+            });
+        }
+        return answer(() -> {
+            ClaimAdmin.Backlog b = admin.backlog();
+            Map<String, @Nullable Object> out = new LinkedHashMap<>();
+            out.put("inFlight", b.inFlight());
+            out.put("needingReconciliation", b.needingReconciliation());
+            out.put("oldestInFlight", text(b.oldestInFlight()));
+            out.put(
+                    "oldestInFlightAge",
+                    b.oldestInFlight() == null
+                            ? null
+                            : b.oldestInFlightAge(clock.instant()).toString());
+            out.put("oldestNeedingReconciliation", text(b.oldestNeedingReconciliation()));
+            out.put("effects", List.copyOf(admin.effects()));
+            return out;
+        });
     }
 
     /**
@@ -95,9 +117,15 @@ public class IdempotencyEndpoint {
      */
     @ReadOperation
     public WebEndpointResponse<Map<String, @Nullable Object>> list(
-            @Selector String state, @Nullable String effect, @Nullable Integer limit, @Nullable String after) {
+            @Selector String state, @Nullable String effect, @Nullable String limit, @Nullable String after) {
         return answer(() -> {
-            ClaimAdmin.Page page = admin.list(state(state), effect, limit == null ? DEFAULT_PAGE : limit, after);
+            int n;
+            try {
+                n = limit == null ? DEFAULT_PAGE : Integer.parseInt(limit.strip());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("limit must be a whole number, was '" + limit + "'");
+            }
+            ClaimAdmin.Page page = admin.list(state(state), effect, n, after);
             List<Map<String, @Nullable Object>> claims = new ArrayList<>();
             page.claims().forEach(c -> claims.add(view(c)));
             Map<String, @Nullable Object> out = new LinkedHashMap<>();
@@ -135,7 +163,8 @@ public class IdempotencyEndpoint {
      * @param scope the claim's scope
      * @param key the claim's key
      * @param outcome {@code applied} or {@code refused}
-     * @param answer for applied: the result in the effect codec's stored form, as text; null for a null result
+     * @param answer for applied, required: the result in the effect codec's stored form, as text (a
+     *     result that is null is resolved through {@link ClaimAdmin} itself)
      * @param code for refused: the failure's code
      * @param message for refused: the failure's message
      * @param operator who resolves it
@@ -146,30 +175,74 @@ public class IdempotencyEndpoint {
     public WebEndpointResponse<Map<String, @Nullable Object>> resolve(
             @Selector String scope,
             @Selector String key,
-            String outcome,
+            @Nullable String outcome,
             @Nullable String answer,
             @Nullable String code,
             @Nullable String message,
-            String operator,
-            String reason) {
+            @Nullable String operator,
+            @Nullable String reason) {
         return answer(() -> {
             Scope s = scope(scope);
             IdempotencyKey k = key(key);
-            ClaimAdmin.Note note = new ClaimAdmin.Note(operator, reason);
-            ClaimView after = switch (outcome.toLowerCase(Locale.ROOT)) {
-                case "applied" -> admin.resolveApplied(s, k, answer, note);
-                case "refused" -> {
-                    if (code == null || message == null) {
-                        throw new IllegalArgumentException(
-                                "outcome refused needs a code and a message (the failure retries get)");
+            ClaimAdmin.Note note = new ClaimAdmin.Note(required("operator", operator), required("reason", reason));
+            String how = required("outcome", outcome);
+            ClaimView after = switch (how.toLowerCase(Locale.ROOT)) {
+                case "applied" -> {
+                    if (code != null || message != null) {
+                        throw new IllegalArgumentException("outcome applied takes an answer, not a code or a message"
+                                + " (those are for outcome refused)");
                     }
-                    yield admin.resolveRefused(s, k, Failure.of(code, message), note);
+                    if (answer == null) {
+                        throw new IllegalArgumentException("outcome applied needs the answer: the remote's result"
+                                + " in the form the effect's codec stores (JSON text for a JSON codec)");
+                    }
+                    yield admin.resolveApplied(s, k, answer, note);
                 }
-                default ->
-                    throw new IllegalArgumentException("outcome must be applied or refused, was '" + outcome + "'");
+                case "refused" -> {
+                    if (answer != null) {
+                        throw new IllegalArgumentException("outcome refused takes a code and a message, not an answer"
+                                + " (that is for outcome applied)");
+                    }
+                    yield admin.resolveRefused(
+                            s, k, Failure.of(required("code", code), required("message", message)), note);
+                }
+                default -> throw new IllegalArgumentException("outcome must be applied or refused, was '" + how + "'");
             };
             return view(after);
         });
+    }
+
+    /**
+     * {@link #resolve} with the scope and key in the body: the form for a scope or key holding
+     * {@code /} or {@code \}, which servlet containers refuse in a path.
+     *
+     * @param scope the claim's scope
+     * @param key the claim's key
+     * @param outcome {@code applied} or {@code refused}
+     * @param answer for applied, required: the result as the effect's codec stores it, as text
+     * @param code for refused: the failure's code
+     * @param message for refused: the failure's message
+     * @param operator who resolves it
+     * @param reason why, in their words
+     * @return the claim as it is now, or the refusal
+     */
+    @WriteOperation
+    public WebEndpointResponse<Map<String, @Nullable Object>> resolveByBody(
+            @Nullable String scope,
+            @Nullable String key,
+            @Nullable String outcome,
+            @Nullable String answer,
+            @Nullable String code,
+            @Nullable String message,
+            @Nullable String operator,
+            @Nullable String reason) {
+        if (scope == null || key == null) {
+            return answer(() -> {
+                throw new IllegalArgumentException(
+                        (scope == null ? "scope" : "key") + " is required in the body (or in the path)");
+            });
+        }
+        return resolve(scope, key, outcome, answer, code, message, operator, reason);
     }
 
     /**
@@ -183,12 +256,42 @@ public class IdempotencyEndpoint {
      */
     @DeleteOperation
     public WebEndpointResponse<Map<String, @Nullable Object>> forget(
-            @Selector String scope, @Selector String key, String operator, String reason) {
+            @Selector String scope, @Selector String key, @Nullable String operator, @Nullable String reason) {
         return answer(() -> {
             Scope s = scope(scope);
             IdempotencyKey k = key(key);
-            return view(admin.forget(s, k, new ClaimAdmin.Note(operator, reason)));
+            return view(admin.forget(
+                    s, k, new ClaimAdmin.Note(required("operator", operator), required("reason", reason))));
         });
+    }
+
+    /**
+     * {@link #forget} with the scope and key as query parameters: the form for a scope or key holding
+     * {@code /} or {@code \}.
+     *
+     * @param scope the claim's scope
+     * @param key the claim's key
+     * @param operator who forgets it
+     * @param reason why, in their words
+     * @return the claim as it was, or the refusal
+     */
+    @DeleteOperation
+    public WebEndpointResponse<Map<String, @Nullable Object>> forgetByQuery(
+            @Nullable String scope, @Nullable String key, @Nullable String operator, @Nullable String reason) {
+        if (scope == null || key == null) {
+            return answer(() -> {
+                throw new IllegalArgumentException(
+                        (scope == null ? "scope" : "key") + " is required as a query parameter (or in the path)");
+            });
+        }
+        return forget(scope, key, operator, reason);
+    }
+
+    private static String required(String name, @Nullable String value) {
+        if (value == null) {
+            throw new IllegalArgumentException(name + " is required");
+        }
+        return value;
     }
 
     private static WebEndpointResponse<Map<String, @Nullable Object>> answer(
@@ -207,8 +310,21 @@ public class IdempotencyEndpoint {
         } catch (IllegalArgumentException | NullPointerException e) {
             return new WebEndpointResponse<>(
                     error("bad_input", e.getMessage()), WebEndpointResponse.STATUS_BAD_REQUEST);
+        } catch (RuntimeException e) {
+            // the database did not complete it (a lock held past statement_timeout, a lost connection):
+            // the action was rolled back; what is stored now is what inspect shows
+            LOG.log(System.Logger.Level.WARNING, "idemtx: an operator's action through the endpoint failed", e);
+            return new WebEndpointResponse<>(
+                    error(
+                            "unavailable",
+                            "the database did not complete the action ("
+                                    + e.getClass().getSimpleName()
+                                    + "); nothing was recorded: look the claim up, then try again"),
+                    WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
         }
     }
+
+    private static final System.Logger LOG = System.getLogger("io.github.idemtx");
 
     private static Map<String, @Nullable Object> error(String error, @Nullable String message) {
         Map<String, @Nullable Object> out = new LinkedHashMap<>();

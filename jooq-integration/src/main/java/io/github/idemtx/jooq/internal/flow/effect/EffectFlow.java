@@ -487,15 +487,7 @@ public final class EffectFlow<R, T> {
 
     /** A takeover's path: look the request up before anything is sent again. */
     private Step<T> settle(Hold<R> hold) {
-        Lookup<T> lookup;
-        try {
-            lookup = remote.lookup(hold.intent());
-            if (lookup == null) {
-                lookup = Lookup.unknown(remote.getClass().getName() + ".lookup returned null");
-            }
-        } catch (Exception e) {
-            lookup = Lookup.unknown("the lookup failed: " + e);
-        }
+        Lookup<T> lookup = boundedLookup(hold.intent());
         return switch (lookup) {
             case Lookup.Found<T> found -> recordApplied(hold, found.result(), Settled.FOUND);
             case Lookup.Refused<T> refused -> recordRefused(hold, refused.failure());
@@ -513,6 +505,40 @@ public final class EffectFlow<R, T> {
             case Lookup.Absent<T> absent -> callAndRecord(hold, true);
             case Lookup.Unknown<T> unknown -> unknown(hold, "the lookup did not answer: " + unknown.reason());
         };
+    }
+
+    /**
+     * The remote's lookup, given four fifths of the lease: one that hangs (a remote that never
+     * answers, a socket without a timeout) is interrupted and counts as unknown, so it cannot hold a
+     * recoverer, and every claim queued behind it, past the schedule. Its late answer is dropped:
+     * unknown is always safe, the next lookup asks again.
+     */
+    private Lookup<T> boundedLookup(Intent<R> intent) {
+        java.util.concurrent.FutureTask<Lookup<T>> task = new java.util.concurrent.FutureTask<>(() -> {
+            Lookup<T> answer = remote.lookup(intent);
+            return answer != null ? answer : Lookup.unknown(remote.getClass().getName() + ".lookup returned null");
+        });
+        Thread lookup = Thread.ofVirtual().name("idemtx-lookup-" + effect).start(task);
+        long bound = lease.toNanos() * 4 / 5;
+        try {
+            return task.get(bound, java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            lookup.interrupt();
+            task.cancel(true);
+            return Lookup.unknown("the lookup did not answer within " + java.time.Duration.ofNanos(bound)
+                    + " (four fifths of the lease)");
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof Error error) {
+                throw error; // not an answer: it reaches the recoverer as it did from the lookup itself
+            }
+            return Lookup.unknown("the lookup failed: " + cause);
+        } catch (InterruptedException e) {
+            lookup.interrupt();
+            task.cancel(true);
+            Thread.currentThread().interrupt();
+            return Lookup.unknown("interrupted while waiting for the lookup");
+        }
     }
 
     private Step<T> recordApplied(Hold<R> hold, @Nullable T result, Settled how) {
