@@ -35,6 +35,14 @@ class ClaimTableTest {
         // each constructor renders all of its statements: a misspelt placeholder anywhere fails here
         new ClaimStatements(table);
         new EffectStatements(table);
+        new AdminStatements(table);
+    }
+
+    @Test
+    void theOperatorsActionsTableIsNamedBesideTheClaims() {
+        assertThat(table.sql(StatementKind.ADMIN_WRITE, "insert into {actions} ({at}, {operator}, {reason}, {scope})"))
+                .isEqualTo("/* idemtx:admin-write */ insert into \"billing\".\"idempotency_claim_action\""
+                        + " (\"at\", \"operator\", \"reason\", \"scope\")");
     }
 
     @Test
