@@ -3,7 +3,8 @@ package io.github.idemtx.jooq;
 /**
  * In which order {@link IdempotentTransaction#run} claims the key and runs the work, when it owns
  * the transaction. Set on {@link IdempotentTransaction.Builder#claimMode}; the default is
- * {@link #READ_FIRST}. Both modes commit one effect per key, replay the first answer (whatever a
+ * {@link #ADAPTIVE}, which runs the work first while retries are rare and reads the key first while
+ * they are not. All modes commit one effect per key, replay the first answer (whatever a
  * retry's own work would do today), refuse a mismatch and record a deterministic failure: they
  * differ in what a call costs, in whether a duplicate's work may run (and be rolled back) before
  * the duplicate learns that the key was taken, and in how a duplicate of a call still running is
@@ -16,7 +17,7 @@ package io.github.idemtx.jooq;
 public enum ClaimMode {
 
     /**
-     * The default. Read the key first (one statement, sent with {@code BEGIN}) and take its
+     * Read the key first (one statement, sent with {@code BEGIN}) and take its
      * transaction-level advisory lock; run the work only when the key is free, then insert the
      * completed row with {@code COMMIT}. A first execution costs one round trip more than
      * {@link #WORK_FIRST}; a replay is that one read, with no lock taken, nothing written and the
@@ -48,5 +49,27 @@ public enum ClaimMode {
      * speculative retries would contend for, and clients that rely on a prompt 409 for in-flight
      * duplicates.
      */
-    WORK_FIRST
+    WORK_FIRST,
+
+    /**
+     * The default: {@link #WORK_FIRST} while the keys a call meets already taken (retries of
+     * completed calls, concurrent duplicates) are a small share of calls, {@link #READ_FIRST} while
+     * they are not, switching by what the instance's own calls show. Fresh keys then cost what the
+     * work and one insert with the COMMIT cost, the floor; and a retry storm, a replayed batch or a
+     * redelivering queue soon reads first, so replays stop running the work.
+     *
+     * <p>Each instance of {@link IdempotentTransaction} follows the share of its recent calls (about
+     * the last 128) that found their key taken, and the times of its work and of its claim statement.
+     * Reading first costs one round trip on every fresh key; working first costs the work on every
+     * taken key; so it reads first once the taken share passes the break-even of those two costs
+     * (the claim statement's time over the work's and its own, scaled to what the bench measured;
+     * at least 1% and at most 50%), and works first again once the share falls under half of it.
+     * Expensive work therefore reads first at a small share of retries, cheap work only in a
+     * burst. Every answer is the same in either order; what changes with the order is what
+     * {@link #READ_FIRST} and {@link #WORK_FIRST} say of cost, of a duplicate's work running, and of
+     * how promptly a duplicate of a running call is answered {@code InProgress}: choose
+     * {@link #READ_FIRST} where clients rely on that prompt answer or the work has effects outside
+     * the transaction.
+     */
+    ADAPTIVE
 }

@@ -19,6 +19,7 @@ import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.internal.flow.Timings;
 import io.github.idemtx.jooq.internal.flow.claim.ClaimFlow;
 import io.github.idemtx.jooq.internal.flow.claim.ClaimFlow.Call;
+import io.github.idemtx.jooq.internal.flow.claim.ClaimOrder;
 import io.github.idemtx.jooq.internal.store.ClaimStatements;
 import io.github.idemtx.jooq.internal.store.ClaimTable;
 import io.github.idemtx.jooq.internal.store.SqlStates;
@@ -61,11 +62,13 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  * The claim row is written once, with the result, and only becomes visible to others when the work
  * commits, so nobody ever observes a half-done call. How a call claims is its {@link ClaimMode}:
- * by default the key is read first ({@link ClaimMode#READ_FIRST}: a concurrent duplicate waits for
+ * the key is read first ({@link ClaimMode#READ_FIRST}: a concurrent duplicate waits for
  * the call holding the key, on a transaction-level advisory lock that call holds, and then replays
  * its result without running the work), or the work runs first and the row's insert with the COMMIT
  * is the claim ({@link ClaimMode#WORK_FIRST}: one round trip less; a duplicate's work may run too,
- * but only one commits, the other is rolled back and replays the first's answer). Any other
+ * but only one commits, the other is rolled back and replays the first's answer). By default
+ * ({@link ClaimMode#ADAPTIVE}) the work runs first while the instance's calls rarely meet a taken
+ * key, and the key is read first while they often do (a retry storm). Any other
  * exception from the work rolls everything back, frees
  * the key and reaches the caller. Serialization failures and deadlocks re-run the whole unit, work
  * included, up to {@link IdempotencyPolicy#maxAttempts()} times with jittered backoff. A claim older
@@ -119,11 +122,10 @@ import org.jspecify.annotations.Nullable;
 public final class IdempotentTransaction<T> {
 
     /**
-     * The default {@link ClaimMode}: {@link ClaimMode#READ_FIRST}, under which a replay never runs
-     * the work and a concurrent duplicate is answered {@code InProgress} within
-     * {@link IdempotencyPolicy#duplicateWait()} even while the holder's work is blocked.
+     * The default {@link ClaimMode}: {@link ClaimMode#ADAPTIVE}, which runs the work first while the
+     * instance's calls rarely meet a taken key and reads the key first while they often do.
      */
-    public static final ClaimMode DEFAULT_CLAIM_MODE = ClaimMode.READ_FIRST;
+    public static final ClaimMode DEFAULT_CLAIM_MODE = ClaimMode.ADAPTIVE;
 
     private final DSLContext dsl;
     private final IdempotencyPolicy policy;
@@ -143,7 +145,7 @@ public final class IdempotentTransaction<T> {
         this.schema = b.schema;
         this.sql = new ClaimStatements(new ClaimTable(b.schema));
         this.claimMode = b.claimMode;
-        this.flow = new ClaimFlow<>(b.dsl.configuration(), b.policy, b.codec, sql, b.claimMode);
+        this.flow = new ClaimFlow<>(b.dsl.configuration(), b.policy, b.codec, sql, ClaimOrder.of(b.claimMode));
         this.ownership = new TransactionOwnership(b.mode, b.detectors);
         this.translator = b.translator != null ? b.translator : discoveredTranslator();
         this.listeners = new Listeners(b.listeners);
@@ -423,7 +425,7 @@ public final class IdempotentTransaction<T> {
 
         /**
          * In which order a call that owns its transaction claims the key and runs the work; default
-         * {@link IdempotentTransaction#DEFAULT_CLAIM_MODE} ({@link ClaimMode#READ_FIRST}). Joined calls
+         * {@link IdempotentTransaction#DEFAULT_CLAIM_MODE} ({@link ClaimMode#ADAPTIVE}). Joined calls
          * always read first.
          *
          * @param claimMode the order

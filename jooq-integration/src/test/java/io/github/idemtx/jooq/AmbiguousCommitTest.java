@@ -54,7 +54,7 @@ class AmbiguousCommitTest {
             config.addDataSourceProperty("gssEncMode", "disable");
             config.addDataSourceProperty("prepareThreshold", "0");
         });
-        idem = Db.builder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
+        idem = Db.pinnedBuilder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
                 .schema(Db.SCHEMA)
                 .build();
     }

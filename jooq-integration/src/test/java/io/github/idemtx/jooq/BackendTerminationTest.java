@@ -59,7 +59,7 @@ class BackendTerminationTest {
     private static IdempotentTransaction<String> idem;
     /** The retries: the shared pool, as a client's next attempt would come through a healthy connection. */
     private static final IdempotentTransaction<String> RETRY =
-            Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+            Db.pinnedBuilder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
     private static long completionNanos;
 
@@ -125,7 +125,7 @@ class BackendTerminationTest {
         });
         DSLContext dsl =
                 SqlHook.around(DSL.using(Faults.unpooled(Faults.applicationName("kill")), SQLDialect.POSTGRES), TRAP);
-        idem = Db.builder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        idem = Db.pinnedBuilder(dsl, ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
         // how long the completion and its COMMIT take here, to spread the in-flight kills over it
         Scope warmUp = Db.freshScope();

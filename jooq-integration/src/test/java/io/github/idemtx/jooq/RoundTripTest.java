@@ -72,7 +72,8 @@ class RoundTripTest {
                 .matches(Faults::isCompletionAndCommit, "the record sent with COMMIT")
                 .contains("insert into")
                 .contains("idempotency_claim")
-                .contains("set_config('lock_timeout'")
+                .contains("pg_try_advisory_xact_lock(?)")
+                .doesNotContain("set_config") // no session or transaction setting to save and put back
                 .endsWith("; commit");
     }
 

@@ -121,7 +121,7 @@ class SerializationFaultsTest {
     }
 
     private static final IdempotentTransaction<String> HEALTHY =
-            Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+            Db.pinnedBuilder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
 
     @Test
     void failuresInjectedAtRandomStatementsTakeEffectOnceAndNeverExceedTheRetryBudget() throws Exception {
@@ -131,7 +131,7 @@ class SerializationFaultsTest {
         Attempts attempts = new Attempts();
         RandomSqlFaults faults = new RandomSqlFaults(0.12);
         DSLContext dsl = SqlHook.around(Db.dsl(), attempts, faults);
-        IdempotentTransaction<String> idem = Db.builder(dsl, ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.pinnedBuilder(dsl, ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder()
                         .maxAttempts(maxAttempts)
                         .backoff(Duration.ofMillis(1), Duration.ofMillis(4))
@@ -257,7 +257,7 @@ class SerializationFaultsTest {
             }
         })) {
             DSLContext dsl = SqlHook.around(DSL.using(pool, SQLDialect.POSTGRES), attempts, real);
-            IdempotentTransaction<String> strict = Db.builder(dsl, ResultCodec.utf8())
+            IdempotentTransaction<String> strict = Db.pinnedBuilder(dsl, ResultCodec.utf8())
                     .policy(IdempotencyPolicy.builder()
                             .maxAttempts(maxAttempts)
                             .backoff(Duration.ofMillis(1), Duration.ofMillis(5))
@@ -316,7 +316,7 @@ class SerializationFaultsTest {
                     .isPositive();
 
             // the keys whose budget ran out are free: with a patient policy every one of them takes effect now
-            IdempotentTransaction<String> patient = Db.builder(dsl, ResultCodec.utf8())
+            IdempotentTransaction<String> patient = Db.pinnedBuilder(dsl, ResultCodec.utf8())
                     .policy(IdempotencyPolicy.builder()
                             .maxAttempts(100)
                             .backoff(Duration.ofMillis(1), Duration.ofMillis(20))

@@ -27,8 +27,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link ClaimMode#WORK_FIRST}'s own mechanism, whatever the run's default mode: the insert with
- * COMMIT is the claim, a duplicate that overtakes a slow holder wins, and a duplicate meeting a
- * holder's uncommitted row waits for it within {@code duplicateWait}. (The contract as a whole runs
+ * COMMIT is the claim, a duplicate that overtakes a slow holder wins, and a duplicate of a holder
+ * whose row is not committed yet (a joined call's) waits for it within {@code duplicateWait}. (The contract as a whole runs
  * in both modes: every suite of this module, see jooq-integration/pom.xml's executions.)
  */
 @DatabaseTest
@@ -45,10 +45,10 @@ class WorkFirstTest {
     }
 
     @Test
-    void isChosenOnTheBuilderAndReadFirstIsTheDefault() {
+    void isChosenOnTheBuilderAndAdaptiveIsTheDefault() {
         assertThat(IdempotentTransaction.create(Db.dsl(), IdempotencyPolicy.defaults(), ResultCodec.utf8())
                         .claimMode())
-                .isEqualTo(ClaimMode.READ_FIRST)
+                .isEqualTo(ClaimMode.ADAPTIVE)
                 .isEqualTo(IdempotentTransaction.DEFAULT_CLAIM_MODE);
         assertThat(workFirst().build().claimMode()).isEqualTo(ClaimMode.WORK_FIRST);
     }
@@ -166,8 +166,9 @@ class WorkFirstTest {
                         .build()
                         .run(scope, key, fingerprint, tx -> "holder-" + Db.writeEffect(tx, scope, key, "holder"));
                 recorded.countDown();
-                Db.DATABASE.awaitLockWaiters(
-                        Faults.running(StatementKind.RECORD_AND_COMMIT), 1); // the duplicate waits on our row
+                // the duplicate's insert found the key's lock held (never waiting on our row): it
+                // reads the key and waits on the lock
+                Db.DATABASE.awaitLockWaiters(Faults.running(StatementKind.AWAIT), 1);
                 return o;
             }));
             assertThat(recorded.await(30, TimeUnit.SECONDS)).isTrue();

@@ -121,7 +121,7 @@ class IdempotencyAutoConfigurationTest {
                 .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
                                 .strings()
                                 .claimMode())
-                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.READ_FIRST));
+                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.ADAPTIVE));
         runner(freshSchema())
                 .withPropertyValues("idemtx.claim-mode=work-first")
                 .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
@@ -164,7 +164,9 @@ class IdempotencyAutoConfigurationTest {
                         io.micrometer.core.instrument.MeterRegistry.class,
                         io.micrometer.core.instrument.simple.SimpleMeterRegistry::new)
                 .run(context -> assertThat(context).hasNotFailed());
-        assertThat(output.getAll()).contains("claim mode READ_FIRST, ").contains("metrics on");
+        assertThat(output.getAll())
+                .contains("claim mode ADAPTIVE (calls inside a Spring transaction read first), ")
+                .contains("metrics on");
     }
 
     @Test
@@ -298,9 +300,9 @@ class IdempotencyAutoConfigurationTest {
         }
         // the claim mode's default and values are spelt as the README and the enum spell them
         assertThat(metadata)
-                .contains("\"defaultValue\": \"READ_FIRST\"")
+                .contains("\"defaultValue\": \"ADAPTIVE\"")
                 .doesNotContain("read-first")
-                .contains("\"value\": \"READ_FIRST\"", "\"value\": \"WORK_FIRST\"");
+                .contains("\"value\": \"ADAPTIVE\"", "\"value\": \"READ_FIRST\"", "\"value\": \"WORK_FIRST\"");
     }
 
     @Test

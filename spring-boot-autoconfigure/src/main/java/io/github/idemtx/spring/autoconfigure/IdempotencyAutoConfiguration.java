@@ -88,7 +88,7 @@ public class IdempotencyAutoConfiguration {
         migration.ifAvailable(m -> {}); // the table is there before the first call
         ClaimMode claimMode = properties.getClaimMode();
         if (claimMode == null) {
-            throw new IllegalArgumentException("idemtx.claim-mode: must be READ_FIRST or WORK_FIRST");
+            throw new IllegalArgumentException("idemtx.claim-mode: must be ADAPTIVE, READ_FIRST or WORK_FIRST");
         }
         List<IdempotentTransactionCustomizer> all = new ArrayList<>();
         all.add(builder -> builder.claimMode(claimMode)); // first, so an application's customizer can override it

@@ -39,7 +39,8 @@ public class IdempotencyProperties {
     private int maxResultBytes = IdempotencyPolicy.DEFAULT_MAX_RESULT_BYTES;
 
     /**
-     * In which order a call that owns its transaction claims the key and runs the work: READ_FIRST
+     * In which order a call that owns its transaction claims the key and runs the work: ADAPTIVE
+     * (the default: work first while retries are rare, read first while they are not), READ_FIRST
      * (the key read and locked first) or WORK_FIRST (the work, then the claim row with the COMMIT).
      * Calls inside a Spring transaction always read first.
      */
@@ -366,7 +367,7 @@ public class IdempotencyProperties {
     /**
      * Sets {@code idemtx.claim-mode}; see {@link #getClaimMode()}.
      *
-     * @param claimMode {@code READ_FIRST} or {@code WORK_FIRST}
+     * @param claimMode {@code ADAPTIVE}, {@code READ_FIRST} or {@code WORK_FIRST}
      */
     public void setClaimMode(ClaimMode claimMode) {
         this.claimMode = claimMode;

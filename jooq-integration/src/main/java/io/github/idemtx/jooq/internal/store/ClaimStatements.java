@@ -78,26 +78,26 @@ public final class ClaimStatements {
                 StatementKind.REREAD,
                 "rollback; select " + ANSWER_COLUMNS
                         + " from {claims} as c where c.{scope} = ? and c.{idem_key} = ? and c.{expires_at} > clock_timestamp()");
-        // ClaimMode.WORK_FIRST: the same row and COMMIT in one round trip, as the claim itself. The
-        // "bound" CTE saves lock_timeout and sets it (transaction-local) to what is left of the call's
-        // wait before the row is inserted, so a wait on a concurrent holder's uncommitted row is
-        // bounded (55P03 past it); the main query puts the saved value back once the row is in, so
-        // the COMMIT's own work (the work's deferred constraints) waits as the caller set it. A failed
-        // insert aborts the transaction, whose rollback undoes the setting too.
+        // ClaimMode.WORK_FIRST: the same row and COMMIT in one round trip, as the claim itself.
         //
-        // Like every writer of a claim row (V2's protocol), it takes the key's advisory lock, here
-        // without waiting and in the same statement: a READ_FIRST caller working on the key holds it,
-        // and its own record must not wait, unbounded, on this row. When the lock is held the row is
-        // inserted twice, so the statement fails as a taken key does (unique violation of the primary
-        // key, at once: the second row meets the first, which is this statement's own) and nothing
-        // commits; the caller then reads the key and waits, bounded, on the lock. A plain SQL way to
-        // fail without a PL/pgSQL call on the hot path.
+        // Like every writer of this door's claim rows (V2's protocol), it takes the key's advisory
+        // lock, here without waiting and in the same statement. Whoever holds the lock may hold an
+        // uncommitted row of the key (a joined call's, inside its caller's transaction, for as long
+        // as that transaction runs), so the row is only inserted with the lock: when it is held the
+        // one-time filter evaluates a scalar subquery of two rows, the statement fails at once
+        // (SQLSTATE 21000, before the insert touches the index, so it never waits on that row) and
+        // nothing commits; the caller then reads the key and waits on the lock, bounded by the call's
+        // duplicateWait. A plain SQL way to fail without a PL/pgSQL call on the hot path, and without
+        // setting lock_timeout around the insert (saving and restoring it cost a third of the
+        // statement's server time). With the lock taken, a row of the key can only be uncommitted in
+        // a transaction that writes it without the lock: an external effect's claim or record of the
+        // same key (which answers this door FingerprintMismatch), an operator's action, the purge, or
+        // an instance of the first schema version during a rolling upgrade; the insert waits for that
+        // transaction (within the session's own lock_timeout and statement_timeout), then meets its row.
         this.claimByRecordSql = t.sql(StatementKind.RECORD_AND_COMMIT, """
-                with bound as materialized (select current_setting('lock_timeout') as saved,
-                    set_config('lock_timeout', ?, true) as waiting, pg_try_advisory_xact_lock(?) as locked),
-                  claimed as (insert into {claims} %s
-                    select %s from bound, generate_series(1, case when bound.locked then 1 else 2 end) returning 1)
-                select set_config('lock_timeout', bound.saved, true) from bound, claimed; commit
+                insert into {claims} %s select %s
+                where case when pg_try_advisory_xact_lock(?) then true else (select true union all select true) end;
+                commit
                 """.formatted(ROW_COLUMNS, ROW_VALUES));
         // an expired row (of either door) becomes this door's completed row: none of an effect's columns stay
         this.upsertSql = t.sql(StatementKind.RECORD, """
@@ -290,32 +290,26 @@ public final class ClaimStatements {
     /**
      * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST}: inserts the completed row of a key nobody
      * was seen to hold, together with COMMIT, after the work ran in the transaction open on
-     * {@code connection}; the insert is the claim. Waits at most {@code waitMs} (at least 1 ms) on a
-     * concurrent holder's uncommitted row. After {@code TAKEN} or {@code TIMED_OUT} the transaction
-     * is aborted and must be rolled back.
+     * {@code connection}; the insert is the claim. {@code TAKEN} when a row with the key is there or
+     * another transaction holds the key's lock; {@code TIMED_OUT} when the session's own
+     * {@code lock_timeout} or {@code statement_timeout} ended a wait on a row written without the
+     * lock (see the statement). After either the transaction is aborted and must be rolled back.
      *
      * @throws SQLException as the driver reports it (a lost connection: the commit's outcome is unknown)
      */
     public RecordedFirst claimByRecord(
-            Connection connection,
-            String scope,
-            String key,
-            byte[] fingerprint,
-            byte @Nullable [] result,
-            long ttlMs,
-            int waitMs)
+            Connection connection, String scope, String key, byte[] fingerprint, byte @Nullable [] result, long ttlMs)
             throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(claimByRecordSql)) {
-            ps.setString(1, Math.max(1, waitMs) + "ms"); // 0 would mean no bound at all
-            ps.setLong(2, Digests.lockId(scope, key));
-            bind(ps, 3, scope, key, fingerprint, ClaimState.SUCCEEDED.code(), result, ttlMs);
-            ps.execute(); // the restore's row, then the COMMIT
+            bind(ps, 1, scope, key, fingerprint, ClaimState.SUCCEEDED.code(), result, ttlMs);
+            ps.setLong(7, Digests.lockId(scope, key));
+            ps.executeUpdate(); // the insert, then the COMMIT
             return RecordedFirst.COMMITTED;
         } catch (SQLException e) {
             if (SqlStates.isConnectionLoss(e)) {
                 throw e; // even after the insert's own error (its next exception): nothing more can run on it
             }
-            if (isDuplicateClaim(e)) {
+            if (isDuplicateClaim(e) || SqlStates.isKeyLockHeld(e)) {
                 return RecordedFirst.TAKEN;
             }
             if (SqlStates.isWaitOnClaimRow(e)) {

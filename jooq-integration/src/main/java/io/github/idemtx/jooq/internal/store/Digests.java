@@ -43,13 +43,19 @@ public final class Digests {
         return effect + ":" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
     }
 
-    private static byte[] sha256(byte[]... parts) {
-        MessageDigest sha;
+    /** One digest per thread, reset by each {@code digest()}: looking the algorithm up cost more than hashing a key. */
+    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(Digests::newSha256);
+
+    private static MessageDigest newSha256() {
         try {
-            sha = MessageDigest.getInstance("SHA-256");
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required of every Java platform", e);
         }
+    }
+
+    private static byte[] sha256(byte[]... parts) {
+        MessageDigest sha = SHA_256.get();
         for (int i = 0; i < parts.length; i++) {
             if (i > 0) {
                 sha.update((byte) 0);

@@ -12,6 +12,7 @@ public final class SqlStates {
     public static final String DEADLOCK_DETECTED = "40P01";
     public static final String LOCK_NOT_AVAILABLE = "55P03";
     public static final String UNIQUE_VIOLATION = "23505";
+    public static final String CARDINALITY_VIOLATION = "21000";
     /** invalid_savepoint_specification: e.g. RELEASE of a savepoint its transaction no longer has. */
     public static final String NO_SUCH_SAVEPOINT = "3B001";
 
@@ -59,6 +60,21 @@ public final class SqlStates {
     public static boolean isStatementTimeout(SQLException e) {
         return QUERY_CANCELED.equals(e.getSQLState())
                 && String.valueOf(e.getMessage()).contains("statement timeout");
+    }
+
+    /**
+     * Whether {@code e} is the WORK_FIRST insert's own refusal: another transaction holds the key's
+     * advisory lock, so its one-time filter raised "more than one row returned by a subquery"
+     * (21000) in the statement itself; the same SQLSTATE from a function or trigger run on its
+     * behalf (a deferred constraint's at COMMIT) carries a context and is not this.
+     */
+    public static boolean isKeyLockHeld(SQLException e) {
+        if (!CARDINALITY_VIOLATION.equals(e.getSQLState())) {
+            return false;
+        }
+        return !(e instanceof PSQLException p)
+                || p.getServerErrorMessage() == null
+                || p.getServerErrorMessage().getWhere() == null;
     }
 
     /**

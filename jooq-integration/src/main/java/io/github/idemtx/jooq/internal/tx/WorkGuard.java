@@ -183,6 +183,9 @@ public final class WorkGuard {
         if (sql == null) {
             return null;
         }
+        if (sql.indexOf(';') < 0) {
+            return verbAt(sql, skipBlank(sql, 0)); // one statement (the usual case): its first word alone
+        }
         int n = sql.length();
         int i = 0;
         while (i < n) {
@@ -197,6 +200,15 @@ public final class WorkGuard {
     }
 
     private static @Nullable String verbAt(String sql, int i) {
+        if (i >= sql.length()) {
+            return null;
+        }
+        switch (Character.toLowerCase(sql.charAt(i))) {
+            case 'c', 'e', 'a', 'r', 'p' -> {} // commit, end, abort, rollback, prepare
+            default -> {
+                return null; // select, insert, update, with, ...: no word to cut out and compare
+            }
+        }
         String word = word(sql, i);
         return switch (word) {
             case "commit", "end", "abort" -> word;

@@ -66,32 +66,34 @@ public final class ClaimFlow<T> {
     private final StoredValues<T> values;
     private final ClaimStatements sql;
     private final long ttlMillis;
-    private final boolean workFirst;
+    private final ClaimOrder order;
 
     /**
      * @param configuration the configuration the work's {@code tx} is derived from
-     * @param mode the order of claim and work in transactions of the library's own
+     * @param order the order of claim and work in transactions of the library's own; one per
+     *     {@code IdempotentTransaction}, as an adaptive order learns from all its calls
      */
     public ClaimFlow(
             Configuration configuration,
             IdempotencyPolicy policy,
             ResultCodec<T> codec,
             ClaimStatements sql,
-            ClaimMode mode) {
+            ClaimOrder order) {
         this.configuration = configuration;
         this.policy = policy;
         this.values = new StoredValues<>(codec, policy.maxResultBytes());
         this.sql = sql;
         this.ttlMillis = policy.ttl().toMillis();
-        this.workFirst = mode == ClaimMode.WORK_FIRST;
+        this.order = order;
     }
 
     /**
-     * One attempt, ending the boundary: in {@link ClaimMode#WORK_FIRST} (own transactions only) the
-     * work, then the completed row with COMMIT as the claim; otherwise claim, work, record.
+     * One attempt, ending the boundary: when the order says so (own transactions only, see
+     * {@link ClaimMode}) the work, then the completed row with COMMIT as the claim; otherwise claim,
+     * work, record.
      */
     public Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
-        return workFirst && !boundary.joined()
+        return !boundary.joined() && order.workFirst()
                 ? attemptWorkFirst(connection, call, boundary)
                 : attemptReadFirst(connection, call, boundary, true);
     }
@@ -108,6 +110,9 @@ public final class ClaimFlow<T> {
         Timings timings = call.timings();
         timings.attempt(false);
         long mark = timings.now();
+        boolean learns = order.learns();
+        boolean timed = learns && order.times();
+        long workStart = timed ? System.nanoTime() : -1;
         T value;
         try {
             value = execute(call, connection, boundary, false);
@@ -125,6 +130,7 @@ public final class ClaimFlow<T> {
             return workFailed(connection, call, boundary, e, mark);
         }
         mark = timings.work(mark);
+        long insertStart = timed ? System.nanoTime() : -1;
         ClaimStatements.RecordedFirst recorded = null;
         try {
             recorded = sql.claimByRecord(
@@ -133,8 +139,7 @@ public final class ClaimFlow<T> {
                     call.key().value(),
                     call.fingerprint().bytes(),
                     encode(call, value),
-                    ttlMillis,
-                    call.waitLeftMillis());
+                    ttlMillis);
         } catch (SQLException e) {
             if (SqlStates.isConnectionLoss(e)) {
                 if (!SqlStates.isConnectionLossState(e.getSQLState())) {
@@ -160,6 +165,13 @@ public final class ClaimFlow<T> {
                 timings.waiting(mark); // all of it was the wait on another call's uncommitted row
             } else {
                 timings.recording(mark);
+            }
+        }
+        if (learns) {
+            if (recorded == ClaimStatements.RecordedFirst.COMMITTED) {
+                order.fresh(timed ? insertStart - workStart : -1, timed ? System.nanoTime() - insertStart : -1);
+            } else {
+                order.taken();
             }
         }
         return switch (recorded) {
@@ -277,6 +289,12 @@ public final class ClaimFlow<T> {
         }
         Claim claimed = claim(connection, call, timings);
         long mark = timings.now();
+        boolean learns = newAttempt && !boundary.joined() && order.learns();
+        if (learns && !(claimed instanceof Claim.Held)) {
+            order.taken();
+        }
+        boolean timed = learns && order.times();
+        long workStart = timed ? System.nanoTime() : -1;
         Claim.Held held;
         switch (claimed) {
             case Claim.Held h -> held = h;
@@ -300,6 +318,7 @@ public final class ClaimFlow<T> {
             return workFailed(connection, call, boundary, e, mark);
         }
         mark = timings.work(mark);
+        long recordStart = timed ? System.nanoTime() : -1;
         byte[] encoded = encode(call, value);
         boolean commitInRecord = !boundary.joined() && held.recordCarriesCommit();
         try {
@@ -315,6 +334,9 @@ public final class ClaimFlow<T> {
             throw e;
         }
         keep(boundary, call);
+        if (learns) {
+            order.fresh(timed ? recordStart - workStart : -1, timed ? System.nanoTime() - recordStart : -1);
+        }
         timings.recording(mark);
         return new Outcome.Executed<>(value);
     }

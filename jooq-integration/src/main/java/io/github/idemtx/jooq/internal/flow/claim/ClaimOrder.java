@@ -1,0 +1,189 @@
+package io.github.idemtx.jooq.internal.flow.claim;
+
+import io.github.idemtx.jooq.ClaimMode;
+
+/**
+ * Which order the next attempt of a call owning its transaction takes, work first or read first,
+ * and, in {@link ClaimMode#ADAPTIVE}, what the calls so far teach about it. Thread-safe: one
+ * instance serves every call of an {@code IdempotentTransaction}. Not API.
+ *
+ * <p>The adaptive order follows the cost model of docs/claim-modes.md. Against a read first, a work
+ * first saves the read on every fresh key and wastes the work on every key that turns out taken
+ * (a retry of a completed call, a concurrent duplicate). With {@code trip} the time of the claim's
+ * own statement and {@code work} the time of the work, the two cost the same at a taken share of
+ * {@code trip / (trip + work)}; measured throughput breaks even lower than that latency model says,
+ * as a rolled-back work also held its rows' locks and wrote WAL, so the model's share is scaled by
+ * {@link Adaptive#CALIBRATION}. It switches to read first when the recent taken share passes the
+ * break-even and back when the share falls under half of it, so a share hovering at the threshold
+ * does not flip the order call by call.
+ */
+public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Adaptive {
+
+    ClaimOrder() {}
+
+    /** The order for {@code mode}: a fresh {@link Adaptive} (work first until it learns otherwise) or a fixed one. */
+    public static ClaimOrder of(ClaimMode mode) {
+        return switch (mode) {
+            case READ_FIRST -> new Fixed(false);
+            case WORK_FIRST -> new Fixed(true);
+            case ADAPTIVE -> new Adaptive();
+        };
+    }
+
+    /** Whether the next attempt runs the work first. */
+    public abstract boolean workFirst();
+
+    /** Whether {@link #fresh} and {@link #taken} learn anything (else the caller need not call them). */
+    public abstract boolean learns();
+
+    /**
+     * Whether the caller should time the next attempt for {@link #fresh}: one attempt in
+     * {@link Adaptive#TIMED_EVERY}, as the averages need no more and every update of a shared average
+     * is a write other cores must see.
+     */
+    public abstract boolean times();
+
+    /**
+     * An attempt claimed a key nobody held and ran its work.
+     *
+     * @param workNanos how long the work ran, or -1 when it was not timed
+     * @param tripNanos how long the claim's insert with COMMIT took, or -1 when not timed
+     */
+    public abstract void fresh(long workNanos, long tripNanos);
+
+    /** An attempt found its key taken: answered by a stored row, or held by a concurrent call. */
+    public abstract void taken();
+
+    /** A mode that never changes. */
+    static final class Fixed extends ClaimOrder {
+        private final boolean workFirst;
+
+        Fixed(boolean workFirst) {
+            this.workFirst = workFirst;
+        }
+
+        @Override
+        public boolean workFirst() {
+            return workFirst;
+        }
+
+        @Override
+        public boolean learns() {
+            return false;
+        }
+
+        @Override
+        public boolean times() {
+            return false;
+        }
+
+        @Override
+        public void fresh(long workNanos, long tripNanos) {}
+
+        @Override
+        public void taken() {}
+    }
+
+    /**
+     * {@link ClaimMode#ADAPTIVE}: exponentially weighted averages of the taken share and of the two
+     * times, updated without locks (an update lost to a race moves an average a little less, which
+     * no decision depends on), and the order they imply.
+     */
+    static final class Adaptive extends ClaimOrder {
+
+        /** The weight of one call in the taken share: the share follows about the last 128 calls. */
+        static final double SHARE_WEIGHT = 1.0 / 128;
+
+        /** The weight of one timed call in the times. */
+        static final double TIME_WEIGHT = 1.0 / 8;
+
+        /** One attempt in this many is timed. */
+        static final int TIMED_EVERY = 8;
+
+        /** A share under this is taken as none, so that calls on fresh keys stop writing it. */
+        static final double NONE = 1e-4;
+
+        /**
+         * The break-even share measured by the bench's throughput, over the share the latency model
+         * gives for its transfer (bench/README.md, "The default claim").
+         */
+        static final double CALIBRATION = 0.6;
+
+        /** The break-even share is kept within these bounds whatever the times say. */
+        static final double LEAST_BREAK_EVEN = 0.01;
+
+        static final double MOST_BREAK_EVEN = 0.5;
+
+        private volatile boolean readFirst;
+        private volatile double share;
+        private volatile double work = Double.NaN;
+        private volatile double trip = Double.NaN;
+
+        @Override
+        public boolean workFirst() {
+            return !readFirst;
+        }
+
+        @Override
+        public boolean learns() {
+            return true;
+        }
+
+        @Override
+        public boolean times() {
+            return java.util.concurrent.ThreadLocalRandom.current().nextInt(TIMED_EVERY) == 0;
+        }
+
+        @Override
+        public void fresh(long workNanos, long tripNanos) {
+            if (workNanos >= 0 && tripNanos >= 0) {
+                work = average(work, (double) workNanos);
+                trip = average(trip, (double) tripNanos);
+            }
+            observe(0);
+        }
+
+        @Override
+        public void taken() {
+            observe(1);
+        }
+
+        private static double average(double current, double sample) {
+            return Double.isNaN(current) ? sample : current + (sample - current) * TIME_WEIGHT;
+        }
+
+        private void observe(int taken) {
+            double was = share;
+            double now = was + (taken - was) * SHARE_WEIGHT;
+            if (now < NONE) {
+                now = 0;
+            }
+            if (now != was) {
+                share = now;
+            }
+            double breakEven = breakEven();
+            if (readFirst) {
+                if (now < breakEven / 2) {
+                    readFirst = false;
+                }
+            } else if (now > breakEven) {
+                readFirst = true;
+            }
+        }
+
+        /** The taken share above which reading first costs less, from the times seen so far. */
+        double breakEven() {
+            double w = work;
+            double t = trip;
+            if (Double.isNaN(w) || Double.isNaN(t) || w + t <= 0) {
+                return MOST_BREAK_EVEN; // nothing timed yet: only a share of taken keys that high switches
+            }
+            return Math.min(MOST_BREAK_EVEN, Math.max(LEAST_BREAK_EVEN, CALIBRATION * t / (t + w)));
+        }
+
+        /** The taken share as it stands. */
+        double share() {
+            return share;
+        }
+    }
+}

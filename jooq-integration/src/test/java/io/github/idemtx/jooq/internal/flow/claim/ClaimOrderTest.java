@@ -1,0 +1,115 @@
+package io.github.idemtx.jooq.internal.flow.claim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.idemtx.jooq.ClaimMode;
+import org.junit.jupiter.api.Test;
+
+class ClaimOrderTest {
+
+    private static final long MS = 1_000_000;
+
+    @Test
+    void fixedModesNeverChangeAndLearnNothing() {
+        ClaimOrder readFirst = ClaimOrder.of(ClaimMode.READ_FIRST);
+        ClaimOrder workFirst = ClaimOrder.of(ClaimMode.WORK_FIRST);
+        for (int i = 0; i < 1000; i++) {
+            readFirst.fresh(MS, MS);
+            workFirst.taken();
+        }
+        assertThat(readFirst.workFirst()).isFalse();
+        assertThat(readFirst.learns()).isFalse();
+        assertThat(readFirst.times()).isFalse();
+        assertThat(workFirst.workFirst()).isTrue();
+        assertThat(workFirst.learns()).isFalse();
+    }
+
+    @Test
+    void adaptiveWorksFirstUntilItSeesAShareOfTakenKeysAboveTheBreakEven() {
+        ClaimOrder.Adaptive order = (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE);
+        assertThat(order.learns()).isTrue();
+        assertThat(order.workFirst()).isTrue();
+        int timed = 0;
+        for (int i = 0; i < 8000; i++) {
+            timed += order.times() ? 1 : 0;
+        }
+        assertThat(timed).as("about one in %d", ClaimOrder.Adaptive.TIMED_EVERY).isBetween(700, 1300);
+        assertThat(order.breakEven()).as("nothing timed yet").isEqualTo(ClaimOrder.Adaptive.MOST_BREAK_EVEN);
+        // a cheap work: 3 ms of work, 1 ms of claim: break-even 0.6 * 1/4 = 15%
+        feed(order, 2000, 0.10, 3 * MS, MS);
+        assertThat(order.breakEven()).isCloseTo(0.15, org.assertj.core.data.Offset.offset(0.001));
+        assertThat(order.workFirst()).as("10%% of retries stay under 15%%").isTrue();
+        feed(order, 2000, 0.30, 3 * MS, MS);
+        assertThat(order.workFirst()).as("30%% of retries read first").isFalse();
+        feed(order, 2000, 0.10, 3 * MS, MS);
+        assertThat(order.workFirst())
+                .as("10%% is above half the break-even: no flapping back")
+                .isFalse();
+        feed(order, 2000, 0.01, 3 * MS, MS);
+        assertThat(order.workFirst()).as("1%% works first again").isTrue();
+    }
+
+    @Test
+    void expensiveWorkReadsFirstAtASmallShareAndCheapWorkDoesNot() {
+        ClaimOrder.Adaptive expensive = (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE);
+        feed(expensive, 3000, 0.05, 50 * MS, MS);
+        assertThat(expensive.breakEven()).isCloseTo(0.6 / 51, org.assertj.core.data.Offset.offset(0.0001));
+        assertThat(expensive.workFirst()).isFalse();
+
+        ClaimOrder.Adaptive cheap = (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE);
+        feed(cheap, 3000, 0.05, MS, MS);
+        assertThat(cheap.workFirst()).isTrue();
+    }
+
+    @Test
+    void theBreakEvenStaysWithinItsBounds() {
+        ClaimOrder.Adaptive huge = (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE);
+        huge.fresh(1_000_000 * MS, 1);
+        assertThat(huge.breakEven()).isEqualTo(ClaimOrder.Adaptive.LEAST_BREAK_EVEN);
+        ClaimOrder.Adaptive none = (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE);
+        none.fresh(0, 1_000 * MS);
+        assertThat(none.breakEven()).isEqualTo(ClaimOrder.Adaptive.MOST_BREAK_EVEN);
+        none.fresh(-1, -1); // not timed: the times stay
+        assertThat(none.breakEven()).isEqualTo(ClaimOrder.Adaptive.MOST_BREAK_EVEN);
+        ClaimOrder.Adaptive zero = (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE);
+        zero.fresh(0, 0);
+        assertThat(zero.breakEven()).isEqualTo(ClaimOrder.Adaptive.MOST_BREAK_EVEN);
+    }
+
+    @Test
+    void aBurstOfDuplicatesSwitchesWithinAFewHundredCallsAndTheEndOfItSwitchesBack() {
+        ClaimOrder.Adaptive order = (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE);
+        feed(order, 1000, 0.0, 3 * MS, MS);
+        int calls = 0;
+        while (order.workFirst() && calls < 1000) {
+            order.taken();
+            calls++;
+        }
+        assertThat(calls).isBetween(10, 40);
+        assertThat(order.share()).isGreaterThan(order.breakEven());
+        calls = 0;
+        while (!order.workFirst() && calls < 1000) {
+            order.fresh(3 * MS, MS);
+            calls++;
+        }
+        assertThat(calls).isBetween(50, 200);
+        for (int i = 0; i < 2000; i++) {
+            order.fresh(-1, -1);
+        }
+        assertThat(order.share()).as("a share that small is none").isZero();
+    }
+
+    /** {@code calls} calls of which a deterministic {@code share} found their key taken. */
+    private static void feed(ClaimOrder order, int calls, double share, long work, long trip) {
+        double owed = 0;
+        for (int i = 0; i < calls; i++) {
+            owed += share;
+            if (owed >= 1) {
+                owed -= 1;
+                order.taken();
+            } else {
+                order.fresh(work, trip);
+            }
+        }
+    }
+}
