@@ -211,6 +211,10 @@ public final class Bench {
                     }
                 }
 
+                if (o.phases().contains(Report.RETRY_SHARE)) {
+                    retryShare(o, driver, ctx, table, segments, log);
+                }
+
                 if (o.profileOps() > 0 && o.phases().contains("profile")) {
                     profile.addAll(profile(o, db, ledger, shared, burstPolicy, log));
                 }
@@ -236,15 +240,64 @@ public final class Bench {
         report.write(dir);
         out.accept(String.format(
                 Locale.ROOT,
-                "wrote %s/{results.json,results.csv,throughput.svg%s} in %.0f s total",
+                "wrote %s/{results.json,results.csv,throughput.svg%s%s} in %.0f s total",
                 dir,
                 report.growthTargets().isEmpty() ? "" : ",growth.svg",
+                report.retryShares().isEmpty() ? "" : ",retry-share.svg",
                 (System.nanoTime() - started) / 1e9));
         boolean clean = report.groups().stream().allMatch(g -> g.errors() == 0 && g.kind(Strategy.Kind.OTHER) == 0);
         if (!clean) {
             out.accept("bench: some operations failed or had unexpected outcomes; see the warnings above");
         }
         return new Result(report, dir, clean);
+    }
+
+    /**
+     * The retry-share phase: each round walks through the shares of {@code --retry-shares} in order,
+     * and at each step the default mode, WORK_FIRST and READ_FIRST run the same traffic one after
+     * another (the order rotating). The default mode's instance serves this phase alone and keeps
+     * what it learned from step to step, as a service's would while its traffic changes; its
+     * segments have no warm-up, so the switches it makes are inside the measured windows.
+     */
+    private static void retryShare(
+            Options o,
+            Driver driver,
+            BenchContext ctx,
+            ClaimTable table,
+            List<SegmentResult> segments,
+            Consumer<String> log)
+            throws Exception {
+        if (ctx.shared.completedCount() == 0) {
+            ctx.retryShare = 0;
+            driver.run(
+                    Strategies.create(Strategies.CLAIM, ctx, o.purgeLimit()),
+                    o.retryShareThreads().get(0),
+                    Driver.Segment.warmupOnly(o, 2_000_000_000L, 1000),
+                    "warmup",
+                    0,
+                    table.stats()); // completed keys to retry
+        }
+        List<Integer> shares = o.retryShares();
+        for (int r = 1; r <= o.rounds(); r++) {
+            for (int step = 0; step < shares.size(); step++) {
+                ctx.retryShare = shares.get(step) / 100.0;
+                String phase = Report.RETRY_SHARE + ":" + step;
+                for (int t : o.retryShareThreads()) {
+                    for (String name : rotate(Options.MIXED_STRATEGIES, r - 1 + step)) {
+                        SegmentResult s = driver.run(
+                                Strategies.create(name, ctx, o.purgeLimit()),
+                                t,
+                                new Driver.Segment(o.opsMode(), 0, o.duration().toNanos(), 0, o.ops()),
+                                phase,
+                                r,
+                                table.stats());
+                        segments.add(s);
+                        log.accept(line(phase + "=" + shares.get(step) + "%", r, o.rounds(), s));
+                    }
+                }
+            }
+        }
+        ctx.retryShare = 0;
     }
 
     private static void growth(
@@ -370,6 +423,13 @@ public final class Bench {
         double main = !o.phases().contains("main")
                 ? 0
                 : o.rounds() * o.threads().size() * o.strategies().size() * segment;
+        double retryShare = !o.phases().contains(Report.RETRY_SHARE)
+                ? 0
+                : o.rounds()
+                        * o.retryShares().size()
+                        * o.retryShareThreads().size()
+                        * Options.MIXED_STRATEGIES.size()
+                        * (o.duration().toMillis() / 1000.0 + 0.1);
         double growth = o.tableRows().isEmpty() || !o.phases().contains("growth")
                 ? 0
                 : o.growthRounds()
@@ -378,6 +438,7 @@ public final class Bench {
                         * (3 + 4 * o.tableRows().size());
         double seconds = o.globalWarmup().toMillis() / 1000.0
                 + main
+                + retryShare
                 + growth
                 + (o.profileOps() > 0 && o.phases().contains("profile") ? 15 : 0);
         return String.format(

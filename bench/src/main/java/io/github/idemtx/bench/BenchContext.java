@@ -31,10 +31,18 @@ final class BenchContext {
     final DSLContext dsl;
     final Ledger ledger;
     final Shared shared;
-    /** In {@code ClaimMode.WORK_FIRST}, the mode docs/claim-modes.md recommends for work like this transfer. */
+    /** In the library's default mode ({@code ADAPTIVE}), serving {@code claim} (and the growth phase) alone. */
     final IdempotentTransaction<Ledger.Receipt> idem;
-    /** In {@code READ_FIRST}, the library's default. */
+    /** In the default mode, serving {@code replay} alone: an adaptive instance learns from its own calls only. */
+    final IdempotentTransaction<Ledger.Receipt> idemReplay;
+    /** In the default mode, serving the retry-share phase's {@code mixed} alone. */
+    final IdempotentTransaction<Ledger.Receipt> idemMixed;
+    /** In {@code ClaimMode.WORK_FIRST}. */
+    final IdempotentTransaction<Ledger.Receipt> idemWorkFirst;
+    /** In {@code READ_FIRST}. */
     final IdempotentTransaction<Ledger.Receipt> idemReadFirst;
+    /** The share of calls of the {@code mixed} strategies that retry a completed key, from 0 to 1. */
+    volatile double retryShare;
 
     final IdempotentTransaction<Ledger.Receipt> burstIdem;
     final long ttlMillis;
@@ -45,6 +53,15 @@ final class BenchContext {
         this.shared = shared;
         this.dsl = DSL.using(pool, SQLDialect.POSTGRES, SETTINGS);
         this.idem = IdempotentTransaction.builder(dsl, Ledger.CODEC)
+                .schema(ledger.schema())
+                .build();
+        this.idemReplay = IdempotentTransaction.builder(dsl, Ledger.CODEC)
+                .schema(ledger.schema())
+                .build();
+        this.idemMixed = IdempotentTransaction.builder(dsl, Ledger.CODEC)
+                .schema(ledger.schema())
+                .build();
+        this.idemWorkFirst = IdempotentTransaction.builder(dsl, Ledger.CODEC)
                 .schema(ledger.schema())
                 .claimMode(io.github.idemtx.jooq.ClaimMode.WORK_FIRST)
                 .build();

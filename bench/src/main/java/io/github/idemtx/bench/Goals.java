@@ -17,6 +17,10 @@ import java.util.Map;
  * @param replayOverBare {@code replay/bare}: a replay against the bare transfer, at least
  * @param grownOverEmpty {@code grown/empty}: the claim ratio with {@code grownRows} rows against the empty table's, at least
  * @param grownRows {@code grown-rows}: the claim table's size the growth goal names
+ * @param mixedOverBestFixed {@code mixed/best-fixed}: the default mode against the better fixed mode
+ *     at each step of the retry-share phase, at least
+ * @param remoteEffectOverFloor {@code remote-effect/remote-floor}: an external effect against the
+ *     least one can cost, at least
  */
 record Goals(
         double claimOverFloor,
@@ -25,15 +29,19 @@ record Goals(
         double claimOverThreeTx,
         double replayOverBare,
         double grownOverEmpty,
-        long grownRows) {
+        long grownRows,
+        double mixedOverBestFixed,
+        double remoteEffectOverFloor) {
 
     static final double DEFAULT_CLAIM_OVER_FLOOR = 0.95;
-    static final double DEFAULT_CLAIM_P99_OVER_FLOOR_P99 = 1.15;
+    static final double DEFAULT_CLAIM_P99_OVER_FLOOR_P99 = 1.10;
     static final double DEFAULT_METRICS_OVER_CLAIM = 0.98;
-    static final double DEFAULT_CLAIM_OVER_THREE_TX = 1.8;
-    static final double DEFAULT_REPLAY_OVER_BARE = 1.5;
+    static final double DEFAULT_CLAIM_OVER_THREE_TX = 1.65;
+    static final double DEFAULT_REPLAY_OVER_BARE = 3;
     static final double DEFAULT_GROWN_OVER_EMPTY = 0.90;
     static final long DEFAULT_GROWN_ROWS = 10_000_000;
+    static final double DEFAULT_MIXED_OVER_BEST_FIXED = 0.97;
+    static final double DEFAULT_REMOTE_EFFECT_OVER_FLOOR = 0.95;
 
     static final Goals DEFAULTS = new Goals(
             DEFAULT_CLAIM_OVER_FLOOR,
@@ -42,11 +50,20 @@ record Goals(
             DEFAULT_CLAIM_OVER_THREE_TX,
             DEFAULT_REPLAY_OVER_BARE,
             DEFAULT_GROWN_OVER_EMPTY,
-            DEFAULT_GROWN_ROWS);
+            DEFAULT_GROWN_ROWS,
+            DEFAULT_MIXED_OVER_BEST_FIXED,
+            DEFAULT_REMOTE_EFFECT_OVER_FLOOR);
 
     Goals {
         for (double ratio : new double[] {
-            claimOverFloor, claimP99OverFloorP99, metricsOverClaim, claimOverThreeTx, replayOverBare, grownOverEmpty
+            claimOverFloor,
+            claimP99OverFloorP99,
+            metricsOverClaim,
+            claimOverThreeTx,
+            replayOverBare,
+            grownOverEmpty,
+            mixedOverBestFixed,
+            remoteEffectOverFloor
         }) {
             if (!(ratio > 0) || Double.isInfinite(ratio)) {
                 throw new IllegalArgumentException("--goals takes positive ratios, was " + ratio);
@@ -91,7 +108,9 @@ record Goals(
                     ratio(given, "replay/bare", DEFAULT_REPLAY_OVER_BARE),
                     ratio(given, "grown/empty", DEFAULT_GROWN_OVER_EMPTY),
                     Long.parseLong(given.getOrDefault("grown-rows", String.valueOf(DEFAULT_GROWN_ROWS))
-                            .replace("_", "")));
+                            .replace("_", "")),
+                    ratio(given, "mixed/best-fixed", DEFAULT_MIXED_OVER_BEST_FIXED),
+                    ratio(given, "remote-effect/remote-floor", DEFAULT_REMOTE_EFFECT_OVER_FLOOR));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("--goals values are numbers: " + e.getMessage());
         }
@@ -112,6 +131,8 @@ record Goals(
         m.put("replay/bare", replayOverBare);
         m.put("grown/empty", grownOverEmpty);
         m.put("grown-rows", grownRows);
+        m.put("mixed/best-fixed", mixedOverBestFixed);
+        m.put("remote-effect/remote-floor", remoteEffectOverFloor);
         return m;
     }
 

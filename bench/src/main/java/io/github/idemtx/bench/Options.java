@@ -38,22 +38,30 @@ record Options(
         boolean quiet,
         List<String> phases,
         int poolSize,
-        Goals goals) {
+        Goals goals,
+        List<Integer> retryShares,
+        List<Integer> retryShareThreads) {
 
     static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/postgres";
     static final List<String> ALL_STRATEGIES = List.of(
             Strategies.BARE,
             Strategies.CLAIM,
+            Strategies.CLAIM_WORK_FIRST,
             Strategies.CLAIM_READ_FIRST,
             Strategies.REPLAY,
             Strategies.REPLAY_WORK_FIRST,
+            Strategies.REPLAY_READ_FIRST,
             Strategies.THREE_TX,
             Strategies.FLOOR,
             Strategies.BURST);
 
     /** Strategies run only when named: the external-effect mode against a remote stub of fixed latency. */
-    static final List<String> OPTIONAL_STRATEGIES =
-            List.of(Strategies.REMOTE_BARE, Strategies.REMOTE_EFFECT, Strategies.CLAIM_METRICS);
+    static final List<String> OPTIONAL_STRATEGIES = List.of(
+            Strategies.REMOTE_BARE, Strategies.REMOTE_FLOOR, Strategies.REMOTE_EFFECT, Strategies.CLAIM_METRICS);
+
+    /** The retry-share phase's strategies: the default mode and the two fixed ones, on the same traffic. */
+    static final List<String> MIXED_STRATEGIES =
+            List.of(Strategies.MIXED, Strategies.MIXED_WORK_FIRST, Strategies.MIXED_READ_FIRST);
 
     /** Whether segments run for a fixed number of operations instead of a fixed time. */
     boolean opsMode() {
@@ -69,6 +77,9 @@ record Options(
         for (int t : growthThreads) {
             max = Math.max(max, t);
         }
+        for (int t : retryShareThreads) {
+            max = Math.max(max, t);
+        }
         return max;
     }
 
@@ -79,7 +90,7 @@ record Options(
               --db-password PW      (env BENCH_DB_PASSWORD)
               --schema NAME         schema to recreate and work in (default idemtx_bench; dropped at the end)
               --keep-schema         do not drop the schema at the end
-              --strategies LIST     comma-separated, from %s (default all); also remote-bare,remote-effect (an external effect against a 2 ms remote stub) and claim+metrics (claim observed by Micrometer)
+              --strategies LIST     comma-separated, from %s (default all); also remote-bare,remote-floor,remote-effect (an external effect against a 2 ms remote stub, and the least one can cost) and claim+metrics (claim observed by Micrometer)
               --threads LIST        client thread counts (default 1,8,32)
               --pool-size N         connections the clients share (default: the largest thread count up to 8,
                                     plus one for the purge; 32 clients on it queue for a connection)
@@ -101,10 +112,16 @@ record Options(
               --profile-ops N       single-thread profile: operations per strategy (default 300; 0 = skip)
               --out DIR             where results.json, results.csv, throughput.svg go
                                     (default bench/target/bench-results, or -Dbench.out)
-              --phases LIST         which parts run, from main,profile,growth (default all; growth needs --table-rows)
+              --phases LIST         which parts run, from main,retry-share,profile,growth (default all; growth
+                                    needs --table-rows)
+              --retry-shares LIST   retry-share phase: percentages of calls retrying a completed key, one
+                                    step each, in order, every round (default 0,1,10,30,0); the default
+                                    mode, WORK_FIRST and READ_FIRST run each step on the same traffic
+              --retry-share-threads LIST  client thread counts of that phase (default 8)
               --goals LIST          what the report judges the run by, name=value pairs overriding the defaults:
                                     claim/floor=%s, claim-p99/floor-p99=%s (at most), claim+metrics/claim=%s,
-                                    claim/three-tx=%s, replay/bare=%s, grown/empty=%s, grown-rows=%d
+                                    claim/three-tx=%s, replay/bare=%s, grown/empty=%s, grown-rows=%d,
+                                    mixed/best-fixed=%s, remote-effect/remote-floor=%s
               --quick               a one-minute sanity run: 1 round of 2s segments, 3s global warm-up
               --help
             Durations: 500ms, 4s, 2m.""";
@@ -161,13 +178,17 @@ record Options(
         String outText = take(flags, "out", System.getProperty("bench.out", "bench/target/bench-results"));
         boolean keep = Boolean.parseBoolean(take(flags, "keep-schema", "false"));
         boolean quiet = Boolean.parseBoolean(take(flags, "quiet", "false"));
-        List<String> phases = strings(take(flags, "phases", "main,profile,growth"));
+        List<String> phases = strings(take(flags, "phases", "main,retry-share,profile,growth"));
         for (String p : phases) {
-            if (!List.of("main", "profile", "growth").contains(p)) {
-                throw new IllegalArgumentException("unknown phase '" + p + "'; known: main, profile, growth");
+            if (!List.of("main", "retry-share", "profile", "growth").contains(p)) {
+                throw new IllegalArgumentException(
+                        "unknown phase '" + p + "'; known: main, retry-share, profile, growth");
             }
         }
-        int largest = java.util.stream.Stream.concat(threads.stream(), growthThreads.stream())
+        List<Integer> retryShares = percentages(take(flags, "retry-shares", "0,1,10,30,0"));
+        List<Integer> retryShareThreads = ints(take(flags, "retry-share-threads", "8"));
+        int largest = java.util.stream.Stream.of(threads, growthThreads, retryShareThreads)
+                .flatMap(List::stream)
                 .mapToInt(Integer::intValue)
                 .max()
                 .orElse(1);
@@ -202,7 +223,25 @@ record Options(
                 quiet,
                 List.copyOf(phases),
                 poolSize,
-                goals);
+                goals,
+                List.copyOf(retryShares),
+                List.copyOf(retryShareThreads));
+    }
+
+    /** Whole percentages from 0 to 100, comma-separated. */
+    private static List<Integer> percentages(String text) {
+        List<Integer> shares = new ArrayList<>();
+        for (String s : strings(text)) {
+            int v = whole("retry-shares", s);
+            if (v < 0 || v > 100) {
+                throw new IllegalArgumentException("--retry-shares are percentages from 0 to 100, was " + v);
+            }
+            shares.add(v);
+        }
+        if (shares.isEmpty()) {
+            throw new IllegalArgumentException("--retry-shares needs at least one percentage");
+        }
+        return shares;
     }
 
     /**
@@ -248,7 +287,9 @@ record Options(
                 Goals.DEFAULT_CLAIM_OVER_THREE_TX,
                 Goals.DEFAULT_REPLAY_OVER_BARE,
                 Goals.DEFAULT_GROWN_OVER_EMPTY,
-                Goals.DEFAULT_GROWN_ROWS);
+                Goals.DEFAULT_GROWN_ROWS,
+                Goals.DEFAULT_MIXED_OVER_BEST_FIXED,
+                Goals.DEFAULT_REMOTE_EFFECT_OVER_FLOOR);
     }
 
     /** Thrown for --help. */
@@ -359,6 +400,8 @@ record Options(
         m.put("burst_wait_ms", burstWait == null ? null : burstWait.toMillis());
         m.put("profile_ops", profileOps);
         m.put("phases", phases);
+        m.put("retry_shares_pct", retryShares);
+        m.put("retry_share_threads", retryShareThreads);
         m.put("goals", goals.describe());
         return m;
     }

@@ -22,6 +22,8 @@ final class Report {
 
     static final String MAIN = "main";
     static final String GROWTH = "growth";
+    /** The retry-share phase; its segments' phase is {@code retry-share:<step>}, the step's index in {@code --retry-shares}. */
+    static final String RETRY_SHARE = "retry-share";
 
     /** One strategy at one thread count in one phase, over its rounds. */
     record Group(String phase, long tableTarget, String strategy, int threads, List<SegmentResult> rounds) {
@@ -179,7 +181,51 @@ final class Report {
     }
 
     private static String phaseKey(Group g) {
-        return g.phase().equals(MAIN) ? MAIN : GROWTH + ":" + g.tableTarget();
+        return g.phase().equals(MAIN) ? MAIN : g.phase() + ":" + g.tableTarget();
+    }
+
+    /** The retry-share phase's steps, as percentages in order (from the run's options). */
+    @SuppressWarnings("unchecked")
+    List<Integer> retryShares() {
+        Object shares = options.get("retry_shares_pct");
+        boolean ran = groups.values().stream().anyMatch(g -> g.phase().equals(RETRY_SHARE));
+        return ran && shares instanceof List<?> l ? (List<Integer>) l : List.of();
+    }
+
+    /** The thread counts of the retry-share phase. */
+    List<Integer> retryShareThreads() {
+        return groups.values().stream()
+                .filter(g -> g.phase().equals(RETRY_SHARE))
+                .map(Group::threads)
+                .distinct()
+                .sorted()
+                .toList();
+    }
+
+    /**
+     * The per-round ratios of the default mode to the better of the two fixed modes at {@code step}
+     * of the retry-share phase (the one with the higher median throughput there: which mode is
+     * better is a property of the share, and taking the better of two noisy figures round by round
+     * would bias the ratio down by the noise alone), sorted; empty unless all three ran.
+     */
+    List<Double> mixedOverBestFixed(int step, int threads) {
+        String phase = RETRY_SHARE + ":" + step;
+        Group wf = group(phase, Strategies.MIXED_WORK_FIRST, threads);
+        Group rf = group(phase, Strategies.MIXED_READ_FIRST, threads);
+        if (wf == null || rf == null) {
+            return new ArrayList<>();
+        }
+        return ratios(phase, Strategies.MIXED, bestFixed(step, threads), threads);
+    }
+
+    /** The fixed mode's strategy with the higher median throughput at {@code step}. */
+    String bestFixed(int step, int threads) {
+        String phase = RETRY_SHARE + ":" + step;
+        Group wf = group(phase, Strategies.MIXED_WORK_FIRST, threads);
+        Group rf = group(phase, Strategies.MIXED_READ_FIRST, threads);
+        return wf != null && rf != null && rf.ops() > wf.ops()
+                ? Strategies.MIXED_READ_FIRST
+                : Strategies.MIXED_WORK_FIRST;
     }
 
     List<Integer> mainThreads() {
@@ -224,6 +270,18 @@ final class Report {
                     spread(MAIN, Strategies.CLAIM, Strategies.FLOOR, t)));
         }
         for (int t : mainThreads()) {
+            Double v = ratio(MAIN, Strategies.CLAIM_WORK_FIRST, Strategies.FLOOR, t);
+            if (v != null) {
+                goals.add(new Goal(
+                        "claim-work-first/floor at " + t + " client" + (t == 1 ? "" : "s"),
+                        "reported",
+                        v,
+                        null,
+                        "the WORK_FIRST mode, fixed",
+                        spread(MAIN, Strategies.CLAIM_WORK_FIRST, Strategies.FLOOR, t)));
+            }
+        }
+        for (int t : mainThreads()) {
             Double v = ratio(MAIN, Strategies.CLAIM_READ_FIRST, Strategies.FLOOR, t);
             if (v != null) {
                 goals.add(new Goal(
@@ -266,14 +324,32 @@ final class Report {
         for (int t : mainThreads()) {
             Double share = breakEvenRetryShare(t);
             if (share != null) {
-                goals.add(
-                        new Goal(
-                                "retry share at which WORK_FIRST and READ_FIRST cost the same, " + t + " client"
-                                        + (t == 1 ? "" : "s"),
-                                "reported",
-                                share,
-                                null,
-                                "below it WORK_FIRST costs less per call; from the medians of claim, claim-read-first, replay, replay-work-first"));
+                goals.add(new Goal(
+                        "retry share at which WORK_FIRST and READ_FIRST cost the same, " + t + " client"
+                                + (t == 1 ? "" : "s"),
+                        "reported",
+                        share,
+                        null,
+                        "below it WORK_FIRST costs less per call; from the medians of claim-work-first, claim-read-first,"
+                                + " replay-work-first, replay-read-first"));
+            }
+        }
+        List<Integer> shares = retryShares();
+        for (int t : retryShareThreads()) {
+            for (int step = 0; step < shares.size(); step++) {
+                List<Double> v = mixedOverBestFixed(step, t);
+                Double median = v.isEmpty() ? null : medianOf(v);
+                goals.add(new Goal(
+                        "mixed/best-fixed at " + shares.get(step) + "% retries (step " + (step + 1) + "), " + t
+                                + " client" + (t == 1 ? "" : "s"),
+                        Goals.atLeast(goal.mixedOverBestFixed()),
+                        median,
+                        median == null ? null : median >= goal.mixedOverBestFixed(),
+                        "the default mode against the better fixed mode there, "
+                                + bestFixed(step, t).substring(Strategies.MIXED.length() + 1),
+                        v.size() < 3
+                                ? "-"
+                                : String.format(Locale.ROOT, "%.2f-%.2f", quantile(v, 0.25), quantile(v, 0.75))));
             }
         }
         for (int t : mainThreads()) {
@@ -286,6 +362,18 @@ final class Report {
                         v >= goal.metricsOverClaim(),
                         null,
                         spread(MAIN, Strategies.CLAIM_METRICS, Strategies.CLAIM, t)));
+            }
+        }
+        for (int t : mainThreads()) {
+            Double v = ratio(MAIN, Strategies.REMOTE_EFFECT, Strategies.REMOTE_FLOOR, t);
+            if (v != null) {
+                goals.add(new Goal(
+                        "remote-effect/remote-floor at " + t + " client" + (t == 1 ? "" : "s"),
+                        Goals.atLeast(goal.remoteEffectOverFloor()),
+                        v,
+                        v >= goal.remoteEffectOverFloor(),
+                        "against the least an exactly-once remote call with a durable in-flight record costs",
+                        spread(MAIN, Strategies.REMOTE_EFFECT, Strategies.REMOTE_FLOOR, t)));
             }
         }
         for (int t : mainThreads()) {
@@ -356,10 +444,10 @@ final class Report {
      * each strategy's median throughput at {@code threads}; null unless all four ran and the modes differ.
      */
     Double breakEvenRetryShare(int threads) {
-        Group wf = group(MAIN, Strategies.CLAIM, threads);
+        Group wf = group(MAIN, Strategies.CLAIM_WORK_FIRST, threads);
         Group rf = group(MAIN, Strategies.CLAIM_READ_FIRST, threads);
         Group wfReplay = group(MAIN, Strategies.REPLAY_WORK_FIRST, threads);
-        Group rfReplay = group(MAIN, Strategies.REPLAY, threads);
+        Group rfReplay = group(MAIN, Strategies.REPLAY_READ_FIRST, threads);
         if (wf == null || rf == null || wfReplay == null || rfReplay == null) {
             return null;
         }
@@ -460,6 +548,41 @@ final class Report {
                 }
             }
         }
+        List<Integer> shares = retryShares();
+        if (!shares.isEmpty()) {
+            sb.append("\nRetry share: the default mode (mixed) against WORK_FIRST and READ_FIRST on the same traffic,"
+                    + " step by step; medians over rounds\n");
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "%4s %6s %3s %12s %12s %12s %9s %10s%n",
+                    "step",
+                    "retry",
+                    "thr",
+                    "mixed ops/s",
+                    "work-first",
+                    "read-first",
+                    "x best",
+                    "IQR"));
+            for (int t : retryShareThreads()) {
+                for (int step = 0; step < shares.size(); step++) {
+                    String phase = RETRY_SHARE + ":" + step;
+                    List<Double> v = mixedOverBestFixed(step, t);
+                    sb.append(String.format(
+                            Locale.ROOT,
+                            "%4d %5d%% %3d %12s %12s %12s %9s %10s%n",
+                            step + 1,
+                            shares.get(step),
+                            t,
+                            opsOf(group(phase, Strategies.MIXED, t)),
+                            opsOf(group(phase, Strategies.MIXED_WORK_FIRST, t)),
+                            opsOf(group(phase, Strategies.MIXED_READ_FIRST, t)),
+                            v.isEmpty() ? "-" : fmt(medianOf(v)),
+                            v.size() < 3
+                                    ? "-"
+                                    : String.format(Locale.ROOT, "%.2f-%.2f", quantile(v, 0.25), quantile(v, 0.75))));
+                }
+            }
+        }
         if (!growthTargets().isEmpty()) {
             sb.append("\nGrowth: the claim table empty vs holding preloaded rows (half expired, half live)\n");
             sb.append(String.format(
@@ -555,6 +678,9 @@ final class Report {
         Files.writeString(dir.resolve("throughput.svg"), Svg.throughput(this));
         if (!growthTargets().isEmpty()) {
             Files.writeString(dir.resolve("growth.svg"), Svg.growth(this));
+        }
+        if (!retryShares().isEmpty()) {
+            Files.writeString(dir.resolve("retry-share.svg"), Svg.retryShare(this));
         }
     }
 
@@ -694,6 +820,10 @@ final class Report {
             return Double.NaN;
         }
         return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
+    }
+
+    private static String opsOf(Group g) {
+        return g == null ? "-" : String.format(Locale.ROOT, "%.1f", g.ops());
     }
 
     static int order(String strategy) {

@@ -25,14 +25,24 @@ import org.jooq.impl.DefaultTransactionProvider;
 final class Strategies {
 
     static final String BARE = "bare";
-    /** {@code run} with a fresh key in WORK_FIRST (the work, then the claim row with COMMIT): the mode recommended for this work. */
+    /** {@code run} with a fresh key in the library's default mode (ADAPTIVE). */
     static final String CLAIM = "claim";
-    /** The same in READ_FIRST (the library's default): the key read and locked first. */
+    /** The same in WORK_FIRST: the work, then the claim row with COMMIT. */
+    static final String CLAIM_WORK_FIRST = "claim-work-first";
+    /** The same in READ_FIRST: the key read and locked first. */
     static final String CLAIM_READ_FIRST = "claim-read-first";
-    /** {@code run} with a completed key, in READ_FIRST: the read alone. */
+    /** {@code run} with a completed key, in the default mode (an instance of its own, which soon reads first). */
     static final String REPLAY = "replay";
     /** The same in WORK_FIRST: the work and the insert, rolled back, then the read. */
     static final String REPLAY_WORK_FIRST = "replay-work-first";
+    /** The same in READ_FIRST: the read alone. */
+    static final String REPLAY_READ_FIRST = "replay-read-first";
+    /** Retry-share phase: fresh keys and, at the phase's share, retries of completed ones, in the default mode. */
+    static final String MIXED = "mixed";
+    /** The same in WORK_FIRST. */
+    static final String MIXED_WORK_FIRST = "mixed-work-first";
+    /** The same in READ_FIRST. */
+    static final String MIXED_READ_FIRST = "mixed-read-first";
 
     static final String THREE_TX = "three-tx";
     static final String FLOOR = "floor";
@@ -43,6 +53,12 @@ final class Strategies {
     static final String CLAIM_METRICS = "claim+metrics";
     /** External effects (not in the default set): a remote stub call plus the transfer in one transaction. */
     static final String REMOTE_BARE = "remote-bare";
+    /**
+     * External effects: the least an exactly-once remote call with a durable in-flight record can
+     * cost, in plain JDBC: the in-flight row committed before the call, then the transfer and the
+     * row's settlement with the COMMIT.
+     */
+    static final String REMOTE_FLOOR = "remote-floor";
     /** External effects: the same through {@code ExternalEffect.run} (claim in flight, call, fenced record with the transfer). */
     static final String REMOTE_EFFECT = "remote-effect";
     /** The remote stub's fixed latency. */
@@ -57,7 +73,11 @@ final class Strategies {
             case BARE -> new Bare(BARE, ctx, false);
             case BARE_JOOQ_DEFAULT -> new Bare(BARE_JOOQ_DEFAULT, ctx, true);
             case CLAIM -> new Claim(CLAIM, ctx, ctx.idem, 0);
+            case CLAIM_WORK_FIRST -> new Claim(CLAIM_WORK_FIRST, ctx, ctx.idemWorkFirst, 0);
             case CLAIM_READ_FIRST -> new Claim(CLAIM_READ_FIRST, ctx, ctx.idemReadFirst, 0);
+            case MIXED -> new Mixed(MIXED, ctx, ctx.idemMixed);
+            case MIXED_WORK_FIRST -> new Mixed(MIXED_WORK_FIRST, ctx, ctx.idemWorkFirst);
+            case MIXED_READ_FIRST -> new Mixed(MIXED_READ_FIRST, ctx, ctx.idemReadFirst);
             case CLAIM_PURGE -> new Claim(CLAIM_PURGE, ctx, ctx.idem, purgeLimit);
             case CLAIM_METRICS ->
                 new Claim(
@@ -69,12 +89,14 @@ final class Strategies {
                                         new io.micrometer.core.instrument.simple.SimpleMeterRegistry()))
                                 .build(),
                         0);
-            case REPLAY -> new Replay(REPLAY, ctx, ctx.idemReadFirst);
-            case REPLAY_WORK_FIRST -> new Replay(REPLAY_WORK_FIRST, ctx, ctx.idem);
+            case REPLAY -> new Replay(REPLAY, ctx, ctx.idemReplay);
+            case REPLAY_WORK_FIRST -> new Replay(REPLAY_WORK_FIRST, ctx, ctx.idemWorkFirst);
+            case REPLAY_READ_FIRST -> new Replay(REPLAY_READ_FIRST, ctx, ctx.idemReadFirst);
             case THREE_TX -> new ThreeTx(ctx);
             case FLOOR -> new Floor(ctx);
             case BURST -> new Burst(ctx);
             case REMOTE_BARE -> new RemoteBare(ctx);
+            case REMOTE_FLOOR -> new RemoteFloor(ctx);
             case REMOTE_EFFECT -> new RemoteEffect(ctx);
             default -> throw new IllegalArgumentException("unknown strategy " + name);
         };
@@ -175,9 +197,79 @@ final class Strategies {
         }
     }
 
+    /**
+     * The floor of an external effect: what its definition needs written, and no more. Before the
+     * call, the in-flight row (the same columns the library writes: request, fence, lease) inserted
+     * and committed in one round trip, as a statement in auto-commit; it must be durable before the
+     * call, or a crash after the call would leave no trace of it. After the call, the transfer and
+     * the row's settlement (its state, the answer, the fence checked) in one transaction whose
+     * COMMIT rides with the settlement: 5 round trips, 2 commits. No library code.
+     */
+    static final class RemoteFloor implements Strategy {
+        private final BenchContext ctx;
+        private final String claimSql;
+        private final String settleSql;
+
+        RemoteFloor(BenchContext ctx) {
+            this.ctx = ctx;
+            String t = ctx.schema() + ".idempotency_claim";
+            this.claimSql = "INSERT INTO " + t
+                    + " (scope, idem_key, fingerprint, state, created_at, expires_at, effect, request, fence,"
+                    + " lease_until, lookups) VALUES (?, ?, ?, 3, now(), 'infinity', 'bench-payout', ?, 1,"
+                    + " clock_timestamp() + interval '30 seconds', 0)";
+            this.settleSql = "UPDATE " + t + " SET state = 1, result = ?, completed_at = clock_timestamp(),"
+                    + " expires_at = clock_timestamp() + ? * interval '1 millisecond', request = null,"
+                    + " lease_until = null WHERE scope = ? AND idem_key = ? AND state = 3 AND fence = 1; commit";
+        }
+
+        @Override
+        public String name() {
+            return REMOTE_FLOOR;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
+                String scope = BenchContext.scopeName(random.nextInt(BenchContext.SCOPES));
+                String key = BenchContext.freshKey(random).value();
+                try (Connection c = ctx.pool.getConnection()) {
+                    try (PreparedStatement ps = c.prepareStatement(claimSql)) {
+                        ps.setString(1, scope);
+                        ps.setString(2, key);
+                        ps.setBytes(3, request.fingerprint().bytes());
+                        ps.setBytes(4, RemoteEffect.REQUESTS.encode(request));
+                        ps.executeUpdate();
+                    }
+                    String charge = remoteCall(key);
+                    c.setAutoCommit(false);
+                    try {
+                        ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request);
+                        try (PreparedStatement ps = c.prepareStatement(settleSql)) {
+                            ps.setBytes(1, charge.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                            ps.setLong(2, ctx.ttlMillis);
+                            ps.setString(3, scope);
+                            ps.setString(4, key);
+                            ps.executeUpdate();
+                        }
+                        c.commit(); // a no-op: the settlement carried the COMMIT
+                    } catch (Exception e) {
+                        c.rollback();
+                        throw e;
+                    } finally {
+                        c.setAutoCommit(true);
+                    }
+                }
+                ctx.shared.claimRows.incrementAndGet();
+                return Kind.EXECUTED;
+            };
+        }
+    }
+
     /** The same through {@code ExternalEffect}: claim committed in flight, the call, the fenced record with the transfer. */
     static final class RemoteEffect implements Strategy {
-        private static final io.github.idemtx.core.ResultCodec<Ledger.TransferRequest> REQUESTS =
+        static final io.github.idemtx.core.ResultCodec<Ledger.TransferRequest> REQUESTS =
                 new io.github.idemtx.core.ResultCodec<>() {
                     @Override
                     public byte[] encode(Ledger.TransferRequest r) {
@@ -384,6 +476,52 @@ final class Strategies {
                 Outcome<Ledger.Receipt> outcome =
                         idem.run(c.scope(), c.key(), c.fingerprint(), tx -> ctx.ledger.transfer(tx, c.request()));
                 return outcome instanceof Outcome.Replayed<Ledger.Receipt> ? Kind.REPLAYED : Kind.OTHER;
+            };
+        }
+    }
+
+    // ------------------------------------------------------------------ 3b. mixed (the retry-share phase)
+
+    /**
+     * Fresh keys and, at the share the phase sets ({@link BenchContext#retryShare}), retries of keys
+     * that completed: the traffic whose retry share moves, which a fixed claim mode loses to.
+     */
+    static final class Mixed implements Strategy {
+        private final String name;
+        private final BenchContext ctx;
+        private final IdempotentTransaction<Ledger.Receipt> idem;
+
+        Mixed(String name, BenchContext ctx, IdempotentTransaction<Ledger.Receipt> idem) {
+            this.name = name;
+            this.ctx = ctx;
+            this.idem = idem;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                if (random.nextDouble() < ctx.retryShare) {
+                    BenchContext.Completed c = ctx.shared.randomCompleted(random);
+                    Outcome<Ledger.Receipt> outcome =
+                            idem.run(c.scope(), c.key(), c.fingerprint(), tx -> ctx.ledger.transfer(tx, c.request()));
+                    return outcome instanceof Outcome.Replayed<Ledger.Receipt> ? Kind.REPLAYED : Kind.OTHER;
+                }
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
+                Scope scope = BenchContext.scope(random.nextInt(BenchContext.SCOPES));
+                IdempotencyKey key = BenchContext.freshKey(random);
+                Fingerprint fingerprint = request.fingerprint();
+                if (idem.run(scope, key, fingerprint, tx -> ctx.ledger.transfer(tx, request))
+                        instanceof Outcome.Executed<Ledger.Receipt>) {
+                    ctx.shared.completed(new BenchContext.Completed(scope, key, request, fingerprint));
+                    return Kind.EXECUTED;
+                }
+                return Kind.OTHER;
             };
         }
     }

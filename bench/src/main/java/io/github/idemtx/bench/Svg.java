@@ -68,6 +68,60 @@ final class Svg {
         return c.end();
     }
 
+    /**
+     * The retry-share phase: throughput of the default mode and of the two fixed ones at each step
+     * (groups, in the phase's order), the default's bar labelled with its ratio to the better fixed mode.
+     */
+    static String retryShare(Report report) {
+        List<Integer> shares = report.retryShares();
+        int threads = report.retryShareThreads().get(0);
+        List<String> modes = Options.MIXED_STRATEGIES;
+        double max = 1;
+        for (int step = 0; step < shares.size(); step++) {
+            for (String m : modes) {
+                Report.Group g = report.group(Report.RETRY_SHARE + ":" + step, m, threads);
+                if (g != null) {
+                    max = Math.max(max, g.ops());
+                }
+            }
+        }
+        Chart c = new Chart(Math.max(760, 110 + shares.size() * (40 + modes.size() * 46)), 470);
+        c.title("Retry share moving within one run: the default mode against the fixed ones, " + threads
+                + " clients (ops/s, medians)");
+        c.subtitle(String.valueOf(report.environment().getOrDefault("summary", "")));
+        double top = niceCeiling(max * 1.12);
+        c.yAxis(top, "ops/s", false);
+        double groupWidth = c.plotWidth() / Math.max(1, shares.size());
+        double barWidth = Math.min(44, (groupWidth - 24) / modes.size());
+        for (int step = 0; step < shares.size(); step++) {
+            double gx = c.left + step * groupWidth + (groupWidth - barWidth * modes.size()) / 2;
+            List<Double> ratios = report.mixedOverBestFixed(step, threads);
+            for (int mi = 0; mi < modes.size(); mi++) {
+                Report.Group g = report.group(Report.RETRY_SHARE + ":" + step, modes.get(mi), threads);
+                if (g == null) {
+                    continue;
+                }
+                double v = g.ops();
+                c.bar(
+                        gx + mi * barWidth,
+                        barWidth - 4,
+                        v / top,
+                        COLORS[mi % COLORS.length],
+                        String.format(Locale.ROOT, "%.0f", v),
+                        mi == 0 && !ratios.isEmpty()
+                                ? String.format(Locale.ROOT, "%.2fx", Report.medianOf(ratios))
+                                : null,
+                        modes.get(mi) + " at " + shares.get(step) + "%: " + String.format(Locale.ROOT, "%.1f", v)
+                                + " ops/s");
+            }
+            c.xLabel(c.left + step * groupWidth + groupWidth / 2, (step + 1) + ": " + shares.get(step) + "% retries");
+        }
+        c.legend(List.of("default (ADAPTIVE)", "WORK_FIRST", "READ_FIRST"), COLORS);
+        c.note("The default's label below its ops/s: its ratio to the better fixed mode at that step (per-round"
+                + " ratios, medianed).");
+        return c.end();
+    }
+
     /** The claim (and floor) ratio to bare per claim-table size and client count. */
     static String growth(Report report) {
         List<Long> targets = report.growthTargets();

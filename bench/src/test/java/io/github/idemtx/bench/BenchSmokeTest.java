@@ -57,6 +57,12 @@ class BenchSmokeTest {
             String.valueOf(ACCOUNTS),
             "--profile-ops",
             "8",
+            "--strategies",
+            String.join(",", Options.ALL_STRATEGIES) + ",remote-bare,remote-floor,remote-effect",
+            "--retry-shares",
+            "0,30",
+            "--retry-share-threads",
+            "2",
             "--out",
             out.toString()
         });
@@ -98,6 +104,22 @@ class BenchSmokeTest {
         assertThat(report.ratio(Report.GROWTH + ":0", Strategies.CLAIM, Strategies.BARE, 2))
                 .isNotNull();
         assertThat(report.goals()).hasSizeGreaterThanOrEqualTo(5);
+        // the retry-share phase: each step ran the three modes on the same traffic, and retries replayed
+        assertThat(report.retryShares()).containsExactly(0, 30);
+        long replayed = 0;
+        for (int step = 0; step < 2; step++) {
+            assertThat(report.mixedOverBestFixed(step, 2)).hasSize(1);
+            for (String mixed : Options.MIXED_STRATEGIES) {
+                Report.Group g = report.group(Report.RETRY_SHARE + ":" + step, mixed, 2);
+                assertThat(g.errors()).as(mixed).isZero();
+                assertThat(g.kind(Strategy.Kind.OTHER)).as(mixed).isZero();
+                replayed += g.kind(Strategy.Kind.REPLAYED);
+            }
+        }
+        assertThat(replayed).isPositive();
+        assertThat(report.goals()).anyMatch(g -> g.name().startsWith("mixed/best-fixed at 30%"));
+        assertThat(report.goals()).anyMatch(g -> g.name().startsWith("remote-effect/remote-floor at 1 client"));
+        assertThat(printed).anyMatch(s -> s.contains("Retry share"));
 
         // the outputs
         assertThat(printed).anyMatch(s -> s.contains("Main comparison") && s.contains("x bare") && s.contains("Goals"));
@@ -114,7 +136,11 @@ class BenchSmokeTest {
                 .contains("claim", "three-tx", "duplicate-burst")
                 .endsWith("</svg>\n");
         assertThat(out.resolve("growth.svg")).exists();
-        assertThat((List<?>) report.toMap().get("profile")).hasSize(Options.ALL_STRATEGIES.size() + 1);
+        assertThat(Files.readString(out.resolve("retry-share.svg")))
+                .startsWith("<svg")
+                .contains("retries", "READ_FIRST");
+        assertThat((List<?>) report.toMap().get("profile"))
+                .hasSize(options.strategies().size() + 1);
 
         // the harness left a consistent ledger and counted the claim table right
         try (Connection c = db.connect();

@@ -15,7 +15,11 @@ class GoalsTest {
         assertThat(Goals.parse("")).isEqualTo(Goals.DEFAULTS);
         assertThat(Goals.DEFAULTS.describe())
                 .containsEntry("claim/floor", 0.95)
-                .containsEntry("claim/three-tx", 1.8)
+                .containsEntry("claim-p99/floor-p99", 1.10)
+                .containsEntry("claim/three-tx", 1.65)
+                .containsEntry("replay/bare", 3.0)
+                .containsEntry("mixed/best-fixed", 0.97)
+                .containsEntry("remote-effect/remote-floor", 0.95)
                 .containsEntry("grown-rows", 10_000_000L);
     }
 
