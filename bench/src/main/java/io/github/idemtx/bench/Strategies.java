@@ -484,17 +484,20 @@ final class Strategies {
 
     /**
      * Fresh keys and, at the share the phase sets ({@link BenchContext#retryShare}), retries of keys
-     * that completed: the traffic whose retry share moves, which a fixed claim mode loses to.
+     * that completed: the traffic whose retry share moves, which a fixed claim mode loses to. Each
+     * call is {@link Claim}'s or {@link Replay}'s, on the one instance given.
      */
     static final class Mixed implements Strategy {
         private final String name;
         private final BenchContext ctx;
-        private final IdempotentTransaction<Ledger.Receipt> idem;
+        private final Claim fresh;
+        private final Replay retry;
 
         Mixed(String name, BenchContext ctx, IdempotentTransaction<Ledger.Receipt> idem) {
             this.name = name;
             this.ctx = ctx;
-            this.idem = idem;
+            this.fresh = new Claim(name, ctx, idem, 0);
+            this.retry = new Replay(name, ctx, idem);
         }
 
         @Override
@@ -505,24 +508,9 @@ final class Strategies {
         @Override
         public Worker worker(int index, int threads) {
             SplittableRandom random = random();
-            return wave -> {
-                if (random.nextDouble() < ctx.retryShare) {
-                    BenchContext.Completed c = ctx.shared.randomCompleted(random);
-                    Outcome<Ledger.Receipt> outcome =
-                            idem.run(c.scope(), c.key(), c.fingerprint(), tx -> ctx.ledger.transfer(tx, c.request()));
-                    return outcome instanceof Outcome.Replayed<Ledger.Receipt> ? Kind.REPLAYED : Kind.OTHER;
-                }
-                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
-                Scope scope = BenchContext.scope(random.nextInt(BenchContext.SCOPES));
-                IdempotencyKey key = BenchContext.freshKey(random);
-                Fingerprint fingerprint = request.fingerprint();
-                if (idem.run(scope, key, fingerprint, tx -> ctx.ledger.transfer(tx, request))
-                        instanceof Outcome.Executed<Ledger.Receipt>) {
-                    ctx.shared.completed(new BenchContext.Completed(scope, key, request, fingerprint));
-                    return Kind.EXECUTED;
-                }
-                return Kind.OTHER;
-            };
+            Worker first = fresh.worker(index, threads);
+            Worker again = retry.worker(index, threads);
+            return wave -> random.nextDouble() < ctx.retryShare ? again.op(wave) : first.op(wave);
         }
     }
 
