@@ -185,6 +185,68 @@ class WorkFirstTest {
         }
     }
 
+    /**
+     * Found by an outside attack: a pool whose {@code lock_timeout} (or {@code statement_timeout})
+     * is shorter than a holder's hold on a business row. Working first, the duplicate's own work
+     * waits on that row (the holder holds no lock of the key yet) until the session's bound cuts it;
+     * it must be answered InProgress, as reading first answers a duplicate at the pool's bound, not
+     * with the raw 55P03/57014. In both fixed orders and the default.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({
+        "WORK_FIRST, SET lock_timeout = '300ms'",
+        "WORK_FIRST, SET statement_timeout = '300ms'",
+        "ADAPTIVE, SET lock_timeout = '300ms'",
+        "READ_FIRST, SET lock_timeout = '300ms'"
+    })
+    void aDuplicateWhoseWorkWaitsOnTheHoldersRowPastThePoolsBoundIsInProgress(ClaimMode mode, String initSql)
+            throws Exception {
+        assumeThat(Db.DATABASE.throughPgBouncer())
+                .as("the holder pins a server connection for seconds")
+                .isFalse();
+        try (com.zaxxer.hikari.HikariDataSource pool = Db.DATABASE.newPool(4, c -> c.setConnectionInitSql(initSql))) {
+            IdempotentTransaction<String> idem = IdempotentTransaction.builder(
+                            org.jooq.impl.DSL.using(pool, org.jooq.SQLDialect.POSTGRES), ResultCodec.utf8())
+                    .schema(Db.SCHEMA)
+                    .claimMode(mode)
+                    .build();
+            IdempotencyKey row = Db.freshKey(); // a business row both works lock: its own key in the effect table
+            Db.writeEffect(Db.dsl(), scope, row, "the account");
+            String lockRow = "select 1 from " + Db.SCHEMA + ".effect where scope = '" + scope.value()
+                    + "' and idem_key = '" + row.value() + "' for update";
+            CountDownLatch holding = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            ExecutorService holder = Executors.newSingleThreadExecutor();
+            try {
+                Future<Outcome<String>> first = holder.submit(() -> idem.run(scope, key, fingerprint, tx -> {
+                    tx.execute(lockRow);
+                    long id = Db.writeEffect(tx, scope, key, "holder");
+                    holding.countDown();
+                    release.await(30, TimeUnit.SECONDS);
+                    return "holder-" + id;
+                }));
+                assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+
+                Outcome<String> duplicate = idem.run(scope, key, fingerprint, tx -> {
+                    tx.execute(lockRow); // waits on the holder, until the pool's bound cuts it
+                    return "dup-" + Db.writeEffect(tx, scope, key, "dup");
+                });
+
+                assertThat(duplicate).isInstanceOf(Outcome.InProgress.class);
+                release.countDown();
+                String answer = ((Outcome.Executed<String>) first.get(30, TimeUnit.SECONDS)).value();
+                assertThat(idem.run(scope, key, fingerprint, tx -> "again-" + Db.writeEffect(tx, scope, key, "x")))
+                        .isInstanceOfSatisfying(
+                                Outcome.Replayed.class,
+                                r -> assertThat(r.value()).isEqualTo(answer));
+                assertThat(Db.effects(scope, key)).isEqualTo(1);
+            } finally {
+                release.countDown();
+                holder.shutdownNow();
+            }
+        }
+    }
+
     @Test
     void concurrentDuplicatesEachRunTheWorkButOneCommitsAndAllGetItsAnswer() throws Exception {
         IdempotentTransaction<String> idem = workFirst().build();

@@ -63,6 +63,24 @@ public final class SqlStates {
     }
 
     /**
+     * Whether {@code t}, or an SQLException of its chain, is a wait on another transaction's lock
+     * that the session's own bound cut short: {@code lock_timeout} (55P03) or a
+     * {@code statement_timeout} (57014) that struck while the statement waited on a row ("while
+     * locking tuple", "while inserting index tuple", ...), not one that struck a slow statement.
+     */
+    public static boolean isLockWaitCut(Throwable t) {
+        return anyException(
+                t, s -> LOCK_NOT_AVAILABLE.equals(s.getSQLState()) || (isStatementTimeout(s) && waitedOnRow(s)));
+    }
+
+    private static boolean waitedOnRow(SQLException e) {
+        String where = e instanceof PSQLException p && p.getServerErrorMessage() != null
+                ? p.getServerErrorMessage().getWhere()
+                : null;
+        return where != null && where.startsWith("while ");
+    }
+
+    /**
      * Whether {@code e} is the WORK_FIRST insert's own refusal: another transaction holds the key's
      * advisory lock, so its one-time filter raised "more than one row returned by a subquery"
      * (21000) in the statement itself; the same SQLSTATE from a function or trigger run on its

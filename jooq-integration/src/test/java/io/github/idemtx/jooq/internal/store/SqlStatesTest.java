@@ -71,6 +71,47 @@ class SqlStatesTest {
     }
 
     @Test
+    void aLockWaitCutByTheSessionsBoundIsFoundWhereverItIsWrapped() {
+        PSQLException lockTimeout = server(
+                "ERROR",
+                "55P03",
+                "canceling statement due to lock timeout",
+                "while inserting index tuple (2,113) in relation \"counter\"");
+        assertThat(SqlStates.isLockWaitCut(new DataAccessException("wrapped", lockTimeout)))
+                .isTrue();
+        assertThat(SqlStates.isLockWaitCut(server(
+                        "ERROR",
+                        "57014",
+                        "canceling statement due to statement timeout",
+                        "while locking tuple (0,1) in relation \"account\"")))
+                .isTrue();
+        assertThat(SqlStates.isLockWaitCut(
+                        server("ERROR", "57014", "canceling statement due to statement timeout", null)))
+                .as("a slow statement, no row waited on")
+                .isFalse();
+        assertThat(SqlStates.isLockWaitCut(server(
+                        "ERROR",
+                        "57014",
+                        "canceling statement due to statement timeout",
+                        "PL/pgSQL function f() line 3 at SQL statement")))
+                .isFalse();
+        assertThat(SqlStates.isLockWaitCut(server(
+                        "ERROR",
+                        "57014",
+                        "canceling statement due to user request",
+                        "while locking tuple (0,1) in relation \"account\"")))
+                .as("a cancel is not the session's bound")
+                .isFalse();
+        assertThat(SqlStates.isLockWaitCut(new SQLException("statement timeout", "57014")))
+                .as("no server message: nothing says a row was waited on")
+                .isFalse();
+        assertThat(SqlStates.isLockWaitCut(server("ERROR", "23505", "duplicate key", null)))
+                .isFalse();
+        assertThat(SqlStates.isLockWaitCut(new IllegalStateException("no SQL at all")))
+                .isFalse();
+    }
+
+    @Test
     void onlyTheWorkFirstInsertsOwnCardinalityErrorSaysTheKeysLockIsHeld() {
         assertThat(SqlStates.isKeyLockHeld(server(
                         "ERROR", "21000", "more than one row returned by a subquery used as an expression", null)))

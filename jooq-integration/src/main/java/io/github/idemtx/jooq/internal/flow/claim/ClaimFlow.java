@@ -126,6 +126,19 @@ public final class ClaimFlow<T> {
                 if (answered != null) {
                     return answered;
                 }
+                if (SqlStates.isLockWaitCut(e)) {
+                    // The session's lock_timeout or statement_timeout cut a wait on a row another
+                    // transaction holds, and the key has no answer yet. Working first, this call cannot
+                    // tell a duplicate still running (which holds no lock of the key until its own
+                    // insert) from any other holder of the row: it answers as a duplicate waiting on a
+                    // holder past the bound is answered, InProgress, nothing of it committed, rather
+                    // than the raw 55P03/57014 that reading first never gives a duplicate.
+                    discard(boundary);
+                    if (order.learns()) {
+                        order.taken();
+                    }
+                    return new Outcome.InProgress<>(policy.retryAfter());
+                }
             }
             return workFailed(connection, call, boundary, e, mark);
         }
