@@ -115,6 +115,31 @@ final class Strategies {
                 + ", clock_timestamp() + ? * interval '1 millisecond')";
     }
 
+    /** A statement that ends with {@code ; commit}, given the transfer's receipt. */
+    @FunctionalInterface
+    private interface CommittingStatement {
+        void run(Ledger.Receipt receipt) throws Exception;
+    }
+
+    /**
+     * The floors' transaction in plain JDBC on {@code c}: the transfer, then {@code last}, a statement
+     * sent together with the COMMIT (the {@code commit()} that follows is a no-op); rolled back on
+     * any failure.
+     */
+    private static void transferThenCommitWith(
+            BenchContext ctx, Connection c, Ledger.TransferRequest request, CommittingStatement last) throws Exception {
+        c.setAutoCommit(false);
+        try {
+            last.run(ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request));
+            c.commit();
+        } catch (Exception e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
     // ------------------------------------------------------------------ 1. bare
 
     /** The transfer in one jOOQ transaction, nothing else. */
@@ -243,9 +268,7 @@ final class Strategies {
                         ps.executeUpdate();
                     }
                     String charge = remoteCall(key);
-                    c.setAutoCommit(false);
-                    try {
-                        ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request);
+                    transferThenCommitWith(ctx, c, request, receipt -> {
                         try (PreparedStatement ps = c.prepareStatement(settleSql)) {
                             ps.setBytes(1, charge.getBytes(java.nio.charset.StandardCharsets.UTF_8));
                             ps.setLong(2, ctx.ttlMillis);
@@ -253,13 +276,7 @@ final class Strategies {
                             ps.setString(4, key);
                             ps.executeUpdate();
                         }
-                        c.commit(); // a no-op: the settlement carried the COMMIT
-                    } catch (Exception e) {
-                        c.rollback();
-                        throw e;
-                    } finally {
-                        c.setAutoCommit(true);
-                    }
+                    });
                 }
                 ctx.shared.claimRows.incrementAndGet();
                 return Kind.EXECUTED;
@@ -632,10 +649,7 @@ final class Strategies {
                 String key = BenchContext.freshKey(random).value();
                 byte[] fingerprint = request.fingerprint().bytes();
                 try (Connection c = ctx.pool.getConnection()) {
-                    c.setAutoCommit(false);
-                    try {
-                        Ledger.Receipt receipt =
-                                ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request);
+                    transferThenCommitWith(ctx, c, request, receipt -> {
                         try (PreparedStatement ps = c.prepareStatement(insertSql)) {
                             ps.setString(1, scope);
                             ps.setString(2, key);
@@ -644,13 +658,7 @@ final class Strategies {
                             ps.setLong(5, ctx.ttlMillis);
                             ps.executeUpdate();
                         }
-                        c.commit(); // a no-op: the insert carried the COMMIT
-                    } catch (Exception e) {
-                        c.rollback();
-                        throw e;
-                    } finally {
-                        c.setAutoCommit(true);
-                    }
+                    });
                 }
                 ctx.shared.claimRows.incrementAndGet();
                 return Kind.EXECUTED;
