@@ -3,6 +3,7 @@ package io.github.idemtx.jooq.internal.store;
 import io.github.idemtx.core.UnsupportedDatabaseException;
 import java.sql.SQLException;
 import java.util.IdentityHashMap;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.util.PSQLException;
 
 /** Finds the SQLSTATE behind an exception, however the work or jOOQ wrapped it. */
@@ -74,10 +75,15 @@ public final class SqlStates {
     }
 
     private static boolean waitedOnRow(SQLException e) {
-        String where = e instanceof PSQLException p && p.getServerErrorMessage() != null
+        String where = where(e);
+        return where != null && where.startsWith("while ");
+    }
+
+    /** The server's context of the error ("while inserting index tuple ...", a PL/pgSQL line), or null. */
+    private static @Nullable String where(SQLException e) {
+        return e instanceof PSQLException p && p.getServerErrorMessage() != null
                 ? p.getServerErrorMessage().getWhere()
                 : null;
-        return where != null && where.startsWith("while ");
     }
 
     /**
@@ -90,9 +96,7 @@ public final class SqlStates {
         if (!CARDINALITY_VIOLATION.equals(e.getSQLState())) {
             return false;
         }
-        return !(e instanceof PSQLException p)
-                || p.getServerErrorMessage() == null
-                || p.getServerErrorMessage().getWhere() == null;
+        return where(e) == null;
     }
 
     /**
@@ -105,9 +109,7 @@ public final class SqlStates {
         if (!LOCK_NOT_AVAILABLE.equals(e.getSQLState()) && !isStatementTimeout(e)) {
             return false;
         }
-        String where = e instanceof PSQLException p && p.getServerErrorMessage() != null
-                ? p.getServerErrorMessage().getWhere()
-                : null;
+        String where = where(e);
         return where != null
                 && where.contains("while inserting index tuple")
                 && !where.contains("SQL statement")
