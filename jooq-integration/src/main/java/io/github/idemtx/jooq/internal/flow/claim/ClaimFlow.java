@@ -110,8 +110,7 @@ public final class ClaimFlow<T> {
         Timings timings = call.timings();
         timings.attempt(false);
         long mark = timings.now();
-        boolean learns = order.learns();
-        boolean timed = learns && order.times();
+        boolean timed = order.times();
         long workStart = timed ? System.nanoTime() : -1;
         T value;
         try {
@@ -134,9 +133,7 @@ public final class ClaimFlow<T> {
                     // holder past the bound is answered, InProgress, nothing of it committed, rather
                     // than the raw 55P03/57014 that reading first never gives a duplicate.
                     discard(boundary);
-                    if (order.learns()) {
-                        order.taken();
-                    }
+                    order.taken();
                     return new Outcome.InProgress<>(policy.retryAfter());
                 }
             }
@@ -180,12 +177,10 @@ public final class ClaimFlow<T> {
                 timings.recording(mark);
             }
         }
-        if (learns) {
-            if (recorded == ClaimStatements.RecordedFirst.COMMITTED) {
-                order.fresh(timed ? insertStart - workStart : -1, timed ? System.nanoTime() - insertStart : -1);
-            } else {
-                order.taken();
-            }
+        if (recorded == ClaimStatements.RecordedFirst.COMMITTED) {
+            order.fresh(timed ? insertStart - workStart : -1, timed ? System.nanoTime() - insertStart : -1);
+        } else {
+            order.taken();
         }
         return switch (recorded) {
             case COMMITTED -> {
@@ -302,7 +297,8 @@ public final class ClaimFlow<T> {
         }
         Claim claimed = claim(connection, call, timings);
         long mark = timings.now();
-        boolean learns = newAttempt && !boundary.joined() && order.learns();
+        // a joined call reads first in every order, and a work-first attempt going on here was counted
+        boolean learns = newAttempt && !boundary.joined();
         if (learns && !(claimed instanceof Claim.Held)) {
             order.taken();
         }

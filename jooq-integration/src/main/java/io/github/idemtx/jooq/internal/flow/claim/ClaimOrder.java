@@ -33,9 +33,6 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
     /** Whether the next attempt runs the work first. */
     public abstract boolean workFirst();
 
-    /** Whether {@link #fresh} and {@link #taken} learn anything (else the caller need not call them). */
-    public abstract boolean learns();
-
     /**
      * Whether the caller should time the next attempt for {@link #fresh}: one attempt in
      * {@link Adaptive#TIMED_EVERY}, as the averages need no more and every update of a shared average
@@ -54,7 +51,7 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
     /** An attempt found its key taken: answered by a stored row, or held by a concurrent call. */
     public abstract void taken();
 
-    /** A mode that never changes. */
+    /** A mode that never changes: it times nothing and learns nothing. */
     static final class Fixed extends ClaimOrder {
         private final boolean workFirst;
 
@@ -65,11 +62,6 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
         @Override
         public boolean workFirst() {
             return workFirst;
-        }
-
-        @Override
-        public boolean learns() {
-            return false;
         }
 
         @Override
@@ -122,11 +114,6 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
         @Override
         public boolean workFirst() {
             return !readFirst;
-        }
-
-        @Override
-        public boolean learns() {
-            return true;
         }
 
         @Override

@@ -18,16 +18,14 @@ class ClaimOrderTest {
             workFirst.taken();
         }
         assertThat(readFirst.workFirst()).isFalse();
-        assertThat(readFirst.learns()).isFalse();
         assertThat(readFirst.times()).isFalse();
         assertThat(workFirst.workFirst()).isTrue();
-        assertThat(workFirst.learns()).isFalse();
+        assertThat(workFirst.times()).isFalse();
     }
 
     @Test
     void adaptiveWorksFirstUntilItSeesAShareOfTakenKeysAboveTheBreakEven() {
         ClaimOrder.Adaptive order = (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE);
-        assertThat(order.learns()).isTrue();
         assertThat(order.workFirst()).isTrue();
         int timed = 0;
         for (int i = 0; i < 8000; i++) {
