@@ -52,7 +52,11 @@ public interface Remote<R, T> {
     /**
      * Local writes committed together with the result (the posting), exactly once per claim: by the
      * holder that records it (a holder whose lease was taken over still records a definite answer
-     * while the claim is unsettled), or with an operator's resolution.
+     * while the claim is unsettled), or with an operator's resolution. They run before the fenced
+     * record, which goes out with the COMMIT: when the fence turns out lost, or they throw (perhaps
+     * because the claim was settled while they ran), that transaction is rolled back and they run
+     * again after the record, so they may run more than once, and one run at most commits. Keep
+     * them to {@code tx}: anything else they do is not undone.
      *
      * @param tx the transaction that records the result; valid only during this call
      * @param intent the request; its request may be null where the stored one no longer decodes
@@ -64,7 +68,7 @@ public interface Remote<R, T> {
 
     /**
      * Local writes committed together with a refusal (releasing the hold), exactly once per claim, as
-     * {@link #after}.
+     * {@link #after} (and, like it, possibly run more than once with one run committed).
      *
      * @param tx the transaction that records the refusal; valid only during this call
      * @param intent the request; its request may be null where the stored one no longer decodes

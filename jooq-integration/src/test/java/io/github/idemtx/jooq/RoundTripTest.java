@@ -100,4 +100,40 @@ class RoundTripTest {
                 .as("the replay's own write was rolled back")
                 .isEqualTo(1);
     }
+
+    @Test
+    void anEffectIsItsClaimWithCommitThenTheLocalWritesThenTheFencedRecordWithCommit() {
+        ExternalEffect<String, String> effect = ExternalEffect.builder(
+                        recorded, "round-trips", ResultCodec.utf8(), ResultCodec.utf8(), new Remote<String, String>() {
+                            @Override
+                            public Reply<String> call(Intent<String> intent, java.time.Instant deadline) {
+                                return Reply.applied("charged " + intent.request());
+                            }
+
+                            @Override
+                            public Lookup<String> lookup(Intent<String> intent) {
+                                return Lookup.unknown("never looked up here");
+                            }
+
+                            @Override
+                            public void after(DSLContext tx, Intent<String> intent, String charge) {
+                                Db.writeEffect(tx, scope, key, charge);
+                            }
+                        })
+                .schema(Db.SCHEMA)
+                .build();
+
+        io.github.idemtx.core.RemoteOutcome<String> first = effect.run(scope, key, fingerprint, "10 EUR");
+
+        assertThat(first).isInstanceOf(Outcome.Executed.class);
+        assertThat(statements).hasSize(3);
+        assertThat(statements.get(0))
+                .matches(sql -> StatementKind.of(sql) == StatementKind.EFFECT_CLAIM, "the claim in flight")
+                .endsWith("; commit");
+        assertThat(statements.get(1)).as("the local writes, before the record").contains(".effect");
+        assertThat(statements.get(2))
+                .matches(sql -> StatementKind.of(sql) == StatementKind.EFFECT_RECORD, "the fenced record")
+                .endsWith("; commit");
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
 }

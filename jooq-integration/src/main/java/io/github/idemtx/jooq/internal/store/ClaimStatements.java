@@ -309,7 +309,7 @@ public final class ClaimStatements {
             if (SqlStates.isConnectionLoss(e)) {
                 throw e; // even after the insert's own error (its next exception): nothing more can run on it
             }
-            if (isDuplicateClaim(e) || SqlStates.isKeyLockHeld(e)) {
+            if (isDuplicateClaim(e) || SqlStates.isRefusedByStatement(e)) {
                 return RecordedFirst.TAKEN;
             }
             if (SqlStates.isWaitOnClaimRow(e)) {

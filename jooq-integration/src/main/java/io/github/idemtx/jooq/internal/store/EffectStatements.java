@@ -35,6 +35,7 @@ public final class EffectStatements {
     private final String readSql;
     private final String takeOverSql;
     private final String recordSql;
+    private final String recordAndCommitSql;
     private final String recordLateSql;
     private final String failSql;
     private final String releaseSql;
@@ -91,6 +92,15 @@ public final class EffectStatements {
         this.recordSql = t.sql(
                 StatementKind.EFFECT_RECORD,
                 "update {claims} set " + SETTLE + " where " + THIS_CLAIM + " returning {completed_at}");
+        // the same record sent after the local writes, with the COMMIT: when the fence is lost the
+        // statement fails (a scalar subquery of two rows, 21000 with no context) so that nothing of
+        // the transaction commits, the local writes included
+        this.recordAndCommitSql = t.sql(StatementKind.EFFECT_RECORD, """
+                with recorded as (update {claims} set %s where %s returning {completed_at})
+                select (select {completed_at} from recorded
+                  union all select null from (values (1), (2)) as fence_lost (n) where not exists (select from recorded));
+                commit
+                """.formatted(SETTLE, THIS_CLAIM));
         // a definite answer whose holder lost its fence: kept while this claim (its start) is not
         // settled, by whoever holds it now; the unsettled states under the row lock let one record win
         this.recordLateSql = t.sql(StatementKind.EFFECT_RECORD, """
@@ -258,6 +268,44 @@ public final class EffectStatements {
             long ttlMillis)
             throws SQLException {
         return settle(c, recordSql, scope, key, fence, claimedAt, state, result, ttlMillis);
+    }
+
+    /**
+     * {@link #record} after the local writes that go with it ran in the transaction open on
+     * {@code c}, together with COMMIT: when it was recorded and the transaction committed; null when
+     * the fence was lost, and then nothing committed and the transaction is aborted: roll it back.
+     *
+     * @throws SQLException as the driver reports it (a lost connection: the commit's outcome is unknown)
+     */
+    public @Nullable Instant recordAndCommit(
+            Connection c,
+            Scope scope,
+            IdempotencyKey key,
+            long fence,
+            Instant claimedAt,
+            ClaimState state,
+            byte @Nullable [] result,
+            long ttlMillis)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(recordAndCommitSql)) {
+            int next = bindOutcome(ps, state, result, ttlMillis, scope, key);
+            ps.setLong(next++, fence);
+            ps.setObject(next, at(claimedAt));
+            if (!ps.execute()) {
+                throw new SQLException("the record of the external effect returned no result");
+            }
+            try (ResultSet rs = ps.getResultSet()) { // the update's; the COMMIT's update count follows it
+                if (!rs.next()) {
+                    throw new SQLException("the record of the external effect returned no row");
+                }
+                return rs.getTimestamp(1).toInstant();
+            }
+        } catch (SQLException e) {
+            if (SqlStates.isConnectionLoss(e) || !SqlStates.isRefusedByStatement(e)) {
+                throw e; // e.g. a deferred constraint of the local writes, checked at the COMMIT
+            }
+            return null;
+        }
     }
 
     /**

@@ -87,12 +87,13 @@ public final class SqlStates {
     }
 
     /**
-     * Whether {@code e} is the WORK_FIRST insert's own refusal: another transaction holds the key's
-     * advisory lock, so its one-time filter raised "more than one row returned by a subquery"
-     * (21000) in the statement itself; the same SQLSTATE from a function or trigger run on its
-     * behalf (a deferred constraint's at COMMIT) carries a context and is not this.
+     * Whether {@code e} is a statement's own refusal, raised as "more than one row returned by a
+     * subquery" (21000) by the statement itself: the WORK_FIRST insert's one-time filter when
+     * another transaction holds the key's advisory lock, an effect's record sent with COMMIT when
+     * the fence was lost. The same SQLSTATE from a function or trigger run on its behalf (a
+     * deferred constraint's at COMMIT) carries a context and is not this.
      */
-    public static boolean isKeyLockHeld(SQLException e) {
+    public static boolean isRefusedByStatement(SQLException e) {
         if (!CARDINALITY_VIOLATION.equals(e.getSQLState())) {
             return false;
         }

@@ -113,21 +113,21 @@ class SqlStatesTest {
 
     @Test
     void onlyTheWorkFirstInsertsOwnCardinalityErrorSaysTheKeysLockIsHeld() {
-        assertThat(SqlStates.isKeyLockHeld(server(
+        assertThat(SqlStates.isRefusedByStatement(server(
                         "ERROR", "21000", "more than one row returned by a subquery used as an expression", null)))
                 .isTrue();
-        assertThat(SqlStates.isKeyLockHeld(new SQLException("no server message", "21000")))
+        assertThat(SqlStates.isRefusedByStatement(new SQLException("no server message", "21000")))
                 .isTrue();
-        assertThat(SqlStates.isKeyLockHeld(server(
+        assertThat(SqlStates.isRefusedByStatement(server(
                         "ERROR",
                         "21000",
                         "more than one row returned by a subquery used as an expression",
                         "PL/pgSQL function check_it() line 3 at SQL statement")))
                 .as("a deferred trigger's own error at COMMIT")
                 .isFalse();
-        assertThat(SqlStates.isKeyLockHeld(server("ERROR", "23505", "duplicate key", null)))
+        assertThat(SqlStates.isRefusedByStatement(server("ERROR", "23505", "duplicate key", null)))
                 .isFalse();
-        assertThat(SqlStates.isKeyLockHeld(new SQLException("no server message", "55P03")))
+        assertThat(SqlStates.isRefusedByStatement(new SQLException("no server message", "55P03")))
                 .isFalse();
         PSQLException noMessage = new PSQLException("client side", org.postgresql.util.PSQLState.UNKNOWN_STATE) {
             private static final long serialVersionUID = 1L;
@@ -137,7 +137,7 @@ class SqlStatesTest {
                 return "21000";
             }
         };
-        assertThat(SqlStates.isKeyLockHeld(noMessage)).isTrue();
+        assertThat(SqlStates.isRefusedByStatement(noMessage)).isTrue();
     }
 
     @Test

@@ -415,9 +415,9 @@ public final class EffectFlow<R, T> {
                     }
                     Intent<R> intent = intent(scope, key, request.request(), 0, resolved.createdAt());
                     if (failure != null) {
-                        local(c, tx -> remote.refused(tx, intent, failure), scope, key);
+                        local(c, tx -> remote.refused(tx, intent, failure), scope, key, true);
                     } else {
-                        local(c, tx -> remote.after(tx, intent, result), scope, key);
+                        local(c, tx -> remote.after(tx, intent, result), scope, key, true);
                     }
                     if (also != null) {
                         also.run(c);
@@ -593,6 +593,10 @@ public final class EffectFlow<R, T> {
                     intent.scope(),
                     intent.key(),
                     c -> {
+                        Recorded first = localThenRecord(c, intent, hold.claimedAt(), state, stored, writes);
+                        if (first != null) {
+                            return first;
+                        }
                         Instant at = sql.record(
                                 c,
                                 intent.scope(),
@@ -620,7 +624,7 @@ public final class EffectFlow<R, T> {
                             late = at != null;
                         }
                         if (at != null) {
-                            local(c, writes, intent.scope(), intent.key());
+                            local(c, writes, intent.scope(), intent.key(), true);
                         }
                         return at == null ? null : new Recorded(at, late);
                     },
@@ -648,6 +652,46 @@ public final class EffectFlow<R, T> {
     }
 
     private record Recorded(Instant at, boolean late) {}
+
+    /**
+     * The usual case in one round trip fewer: the local writes, then the fenced record with the
+     * COMMIT. Null when that did not commit (the fence was lost, or the local writes failed, perhaps
+     * because the claim was settled while they ran), the transaction rolled back: then the record
+     * goes first, fenced or late, and the local writes run again after it, as the row lock decides.
+     * A lost connection or a work that ended its transaction is thrown as it is.
+     */
+    private @Nullable Recorded localThenRecord(
+            Connection c,
+            Intent<R> intent,
+            Instant claimedAt,
+            ClaimState state,
+            byte @Nullable [] stored,
+            LocalWrites writes)
+            throws SQLException {
+        try {
+            local(c, writes, intent.scope(), intent.key(), false);
+            Instant at = sql.recordAndCommit(
+                    c,
+                    intent.scope(),
+                    intent.key(),
+                    intent.fence(),
+                    claimedAt,
+                    state,
+                    stored,
+                    policy.ttl().toMillis());
+            if (at != null) {
+                return new Recorded(at, false);
+            }
+        } catch (WorkEndedTransactionException e) {
+            throw e;
+        } catch (SQLException | RuntimeException e) {
+            if (SqlStates.isConnectionLoss(e)) {
+                throw e;
+            }
+        }
+        Jdbc.rollback(c);
+        return null;
+    }
 
     /**
      * A definite answer that came too late to record: the claim is settled (or gone). The same
@@ -781,7 +825,7 @@ public final class EffectFlow<R, T> {
     /** The local writes before the call; a Rejection is answered by recording it, anything else propagates. */
     private void before(Connection c, Remote.Holding<R, T> holding, Intent<R> intent) {
         try {
-            local(c, tx -> holding.before(tx, intent), intent.scope(), intent.key());
+            local(c, tx -> holding.before(tx, intent), intent.scope(), intent.key(), true);
         } catch (Rejection r) {
             throw new RejectedBefore(r.failure());
         }
@@ -821,8 +865,8 @@ public final class EffectFlow<R, T> {
      * transaction is refused ({@link WorkEndedTransactionException}), whatever it returned or threw,
      * so the claim never commits apart from them.
      */
-    private void local(Connection c, LocalWrites writes, Scope scope, IdempotencyKey key) {
-        WorkGuard guard = new WorkGuard(c, true);
+    private void local(Connection c, LocalWrites writes, Scope scope, IdempotencyKey key, boolean openBefore) {
+        WorkGuard guard = new WorkGuard(c, openBefore);
         try {
             writes.write(guard.context(configuration));
         } catch (RuntimeException e) {
