@@ -51,4 +51,13 @@ public interface IdempotencyListener<C extends @Nullable Object> {
      * @param event which claim, and what happened to it
      */
     default void claimChanged(ClaimEvent event) {}
+
+    /**
+     * An {@code IdempotentTransaction} in the adaptive claim mode changed the order of claim and work
+     * (a retry storm began or ended); told on the thread of the call that tipped it, and once per
+     * change.
+     *
+     * @param event the new order, and the shares that decided it
+     */
+    default void claimOrderChanged(ClaimOrderEvent event) {}
 }

@@ -1,6 +1,7 @@
 package io.github.idemtx.jooq;
 
 import io.github.idemtx.core.ClaimEvent;
+import io.github.idemtx.core.ClaimOrderEvent;
 import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
@@ -145,11 +146,33 @@ public final class IdempotentTransaction<T> {
         this.schema = b.schema;
         this.sql = new ClaimStatements(new ClaimTable(b.schema));
         this.claimMode = b.claimMode;
-        this.flow = new ClaimFlow<>(b.dsl.configuration(), b.policy, b.codec, sql, ClaimOrder.of(b.claimMode));
+        Listeners told = new Listeners(b.listeners);
+        this.listeners = told;
+        this.flow = new ClaimFlow<>(
+                b.dsl.configuration(),
+                b.policy,
+                b.codec,
+                sql,
+                ClaimOrder.of(b.claimMode, event -> orderChanged(told, event)));
         this.ownership = new TransactionOwnership(b.mode, b.detectors);
         this.translator = b.translator != null ? b.translator : discoveredTranslator();
-        this.listeners = new Listeners(b.listeners);
         this.waitNanos = policy.duplicateWait().toNanos();
+    }
+
+    /** The adaptive order changed: logged at INFO (a retry storm begins or ends) and told to the listeners. */
+    private static void orderChanged(Listeners listeners, ClaimOrderEvent event) {
+        ORDER_LOG.log(
+                System.Logger.Level.INFO,
+                () -> String.format(
+                        java.util.Locale.ROOT,
+                        event.readFirst()
+                                ? "idemtx: %.1f%% of recent calls found their key taken, above the break-even of"
+                                        + " %.1f%%: calls read the key first until it falls under half of that"
+                                : "idemtx: %.1f%% of recent calls found their key taken, under half the break-even"
+                                        + " of %.1f%%: the work goes first again",
+                        event.takenShare() * 100,
+                        event.breakEven() * 100));
+        listeners.claimOrderChanged(event);
     }
 
     /**
@@ -242,6 +265,7 @@ public final class IdempotentTransaction<T> {
     }
 
     private static final String OPERATION = "transaction";
+    private static final System.Logger ORDER_LOG = System.getLogger("io.github.idemtx");
 
     private Outcome<T> runOnce(Call call) {
         return withConnection(

@@ -2,8 +2,11 @@ package io.github.idemtx.jooq;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.idemtx.core.CallEvent;
+import io.github.idemtx.core.ClaimOrderEvent;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
@@ -27,10 +30,21 @@ class AdaptiveClaimModeTest {
     private final Scope scope = Db.freshScope();
     private final Fingerprint fingerprint = Db.fingerprint("adaptive");
 
-    private static IdempotentTransaction<String> adaptive() {
+    private final List<ClaimOrderEvent> orders = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    private IdempotentTransaction<String> adaptive() {
         return IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
                 .schema(Db.SCHEMA)
                 .claimMode(ClaimMode.ADAPTIVE)
+                .listener(new IdempotencyListener<Void>() {
+                    @Override
+                    public void callFinished(CallEvent event, Void context) {}
+
+                    @Override
+                    public void claimOrderChanged(ClaimOrderEvent event) {
+                        orders.add(event);
+                    }
+                })
                 .build();
     }
 
@@ -69,6 +83,10 @@ class AdaptiveClaimModeTest {
             }
         }
         assertThat(replaysRunningTheWork).as("it switched within the storm").isBetween(2, 100);
+        assertThat(orders)
+                .as("the listener was told")
+                .singleElement()
+                .satisfies(e -> assertThat(e.readFirst()).isTrue());
 
         int freshCalls = 0;
         int replayRuns;
@@ -86,6 +104,7 @@ class AdaptiveClaimModeTest {
         assertThat(replayRuns)
                 .as("working first again after %d fresh calls", freshCalls)
                 .isEqualTo(1);
+        assertThat(orders).extracting(ClaimOrderEvent::readFirst).containsExactly(true, false);
         assertThat(Db.effects(scope, retried)).isEqualTo(1);
     }
 

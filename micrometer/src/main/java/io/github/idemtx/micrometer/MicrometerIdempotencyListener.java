@@ -3,6 +3,7 @@ package io.github.idemtx.micrometer;
 import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.CallStart;
 import io.github.idemtx.core.ClaimEvent;
+import io.github.idemtx.core.ClaimOrderEvent;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.Scope;
@@ -34,6 +35,11 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>{@code idemtx.call.retries}</td><td>counter</td><td>operation: attempts after the first (40001, 40P01)</td></tr>
  *   <tr><td>{@code idemtx.purge.deleted}</td><td>counter</td><td>expired claims deleted</td></tr>
  *   <tr><td>{@code idemtx.purge}</td><td>timer</td><td>outcome ({@code ok} or {@code failed})</td></tr>
+ *   <tr><td>{@code idemtx.claims.changed}</td><td>counter</td><td>operation, kind: claims created, resolved, forgotten</td></tr>
+ *   <tr><td>{@code idemtx.claim.order.changes}</td><td>counter</td><td>order ({@code read-first} or
+ *     {@code work-first}): the adaptive claim mode changing order, as a retry storm begins or ends</td></tr>
+ *   <tr><td>{@code idemtx.claim.order.read.first}</td><td>gauge</td><td>the transactions told to this
+ *     listener that read the key first now (0 while retries are rare)</td></tr>
  * </table>
  *
  * <p>Tags are bounded: {@code outcome} is one of eight values, {@code exception} a class name of the
@@ -54,6 +60,10 @@ public final class MicrometerIdempotencyListener
     private final @Nullable Function<Scope, String> scopeTag;
     private final ConcurrentMap<String, Operation> operations = new ConcurrentHashMap<>();
     private final Counter purgeDeleted;
+    private final Counter toReadFirst;
+    private final Counter toWorkFirst;
+    private final java.util.concurrent.atomic.AtomicInteger readingFirst =
+            new java.util.concurrent.atomic.AtomicInteger();
     private final java.util.concurrent.ConcurrentMap<String, Counter[]> claimCounters =
             new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -117,6 +127,19 @@ public final class MicrometerIdempotencyListener
         this.scopeTag = b.scopeTag;
         this.purgeDeleted = Counter.builder("idemtx.purge.deleted")
                 .description("expired idempotency claims deleted")
+                .register(meters);
+        this.toReadFirst = orderChanges("read-first");
+        this.toWorkFirst = orderChanges("work-first");
+        io.micrometer.core.instrument.Gauge.builder(
+                        "idemtx.claim.order.read.first", readingFirst, java.util.concurrent.atomic.AtomicInteger::get)
+                .description("idempotent transactions reading the key first now (the adaptive mode in a retry storm)")
+                .register(meters);
+    }
+
+    private Counter orderChanges(String order) {
+        return Counter.builder("idemtx.claim.order.changes")
+                .description("changes of the adaptive claim mode's order, as a retry storm begins or ends")
+                .tag("order", order)
                 .register(meters);
     }
 
@@ -227,6 +250,18 @@ public final class MicrometerIdempotencyListener
             return made;
         });
         counters[event.kind().ordinal()].increment();
+    }
+
+    /** Counts {@code idemtx.claim.order.changes} by the new order and moves the gauge of transactions reading first. */
+    @Override
+    public void claimOrderChanged(ClaimOrderEvent event) {
+        if (event.readFirst()) {
+            toReadFirst.increment();
+            readingFirst.incrementAndGet();
+        } else {
+            toWorkFirst.increment();
+            readingFirst.decrementAndGet();
+        }
     }
 
     @Override

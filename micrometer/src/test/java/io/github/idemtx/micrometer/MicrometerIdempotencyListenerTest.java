@@ -107,6 +107,30 @@ class MicrometerIdempotencyListenerTest {
     }
 
     @Test
+    void changesOfTheAdaptiveOrderAreCountedAndTheTransactionsReadingFirstGauged() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        MicrometerIdempotencyListener listener = MicrometerIdempotencyListener.of(meters);
+        assertThat(meters.get("idemtx.claim.order.read.first").gauge().value()).isZero();
+
+        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.of(true, 0.3, 0.15));
+        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.of(true, 0.2, 0.1)); // a second transaction
+        assertThat(meters.get("idemtx.claim.order.read.first").gauge().value()).isEqualTo(2);
+        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.of(false, 0.01, 0.15));
+
+        assertThat(meters.get("idemtx.claim.order.read.first").gauge().value()).isEqualTo(1);
+        assertThat(meters.get("idemtx.claim.order.changes")
+                        .tag("order", "read-first")
+                        .counter()
+                        .count())
+                .isEqualTo(2);
+        assertThat(meters.get("idemtx.claim.order.changes")
+                        .tag("order", "work-first")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+    }
+
+    @Test
     void eachCallIsOneObservationForTracing() {
         TestObservationRegistry observations = TestObservationRegistry.create();
         SimpleMeterRegistry meters = new SimpleMeterRegistry();

@@ -3,6 +3,7 @@ package io.github.idemtx.core.internal;
 import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.CallStart;
 import io.github.idemtx.core.ClaimEvent;
+import io.github.idemtx.core.ClaimOrderEvent;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.Scope;
@@ -67,6 +68,16 @@ public final class Listeners {
         for (Entry<?> entry : listeners) {
             try {
                 entry.listener.claimChanged(event);
+            } catch (RuntimeException e) {
+                ignored(entry.listener, e);
+            }
+        }
+    }
+
+    public void claimOrderChanged(ClaimOrderEvent event) {
+        for (Entry<?> entry : listeners) {
+            try {
+                entry.listener.claimOrderChanged(event);
             } catch (RuntimeException e) {
                 ignored(entry.listener, e);
             }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.CallStart;
 import io.github.idemtx.core.ClaimEvent;
+import io.github.idemtx.core.ClaimOrderEvent;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.PurgeEvent;
@@ -46,6 +47,11 @@ class ListenersTest {
         public void claimChanged(ClaimEvent event) {
             told.add(name + " " + event.kind() + " " + event.key().value());
         }
+
+        @Override
+        public void claimOrderChanged(ClaimOrderEvent event) {
+            told.add(name + " " + (event.readFirst() ? "reads first" : "works first"));
+        }
     }
 
     private final IdempotencyListener<String> broken = new IdempotencyListener<>() {
@@ -72,6 +78,12 @@ class ListenersTest {
             told.add("broken " + event.kind());
             throw new IllegalStateException("claim");
         }
+
+        @Override
+        public void claimOrderChanged(ClaimOrderEvent event) {
+            told.add("broken order");
+            throw new IllegalStateException("order");
+        }
     };
 
     @Test
@@ -84,6 +96,7 @@ class ListenersTest {
                 CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), started);
         listeners.purged(PurgeEvent.of(4, 10, Duration.ZERO, null));
         listeners.claimChanged(ClaimEvent.created("transaction", Scope.of("t1"), IdempotencyKey.of("k1")));
+        listeners.claimOrderChanged(ClaimOrderEvent.of(true, 0.3, 0.15));
 
         assertThat(told)
                 .containsExactly(
@@ -98,7 +111,10 @@ class ListenersTest {
                         "bbb purged 4",
                         "a CREATED k1",
                         "broken CREATED",
-                        "bbb CREATED k1");
+                        "bbb CREATED k1",
+                        "a reads first",
+                        "broken order",
+                        "bbb reads first");
     }
 
     @Test

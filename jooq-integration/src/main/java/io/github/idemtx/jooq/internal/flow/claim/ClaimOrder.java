@@ -1,6 +1,8 @@
 package io.github.idemtx.jooq.internal.flow.claim;
 
+import io.github.idemtx.core.ClaimOrderEvent;
 import io.github.idemtx.jooq.ClaimMode;
+import java.util.function.Consumer;
 
 /**
  * Which order the next attempt of a call owning its transaction takes, work first or read first,
@@ -21,12 +23,21 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
 
     ClaimOrder() {}
 
-    /** The order for {@code mode}: a fresh {@link Adaptive} (work first until it learns otherwise) or a fixed one. */
+    /** The order for {@code mode}, telling nobody of its changes. */
     public static ClaimOrder of(ClaimMode mode) {
+        return of(mode, change -> {});
+    }
+
+    /**
+     * The order for {@code mode}: a fresh {@link Adaptive} (work first until it learns otherwise),
+     * which tells {@code changed} of each change once, on the thread whose call tipped it; or a
+     * fixed one.
+     */
+    public static ClaimOrder of(ClaimMode mode, Consumer<ClaimOrderEvent> changed) {
         return switch (mode) {
             case READ_FIRST -> new Fixed(false);
             case WORK_FIRST -> new Fixed(true);
-            case ADAPTIVE -> new Adaptive();
+            case ADAPTIVE -> new Adaptive(changed);
         };
     }
 
@@ -106,10 +117,15 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
 
         static final double MOST_BREAK_EVEN = 0.5;
 
+        private final Consumer<ClaimOrderEvent> changed;
         private volatile boolean readFirst;
         private volatile double share;
         private volatile double work = Double.NaN;
         private volatile double trip = Double.NaN;
+
+        Adaptive(Consumer<ClaimOrderEvent> changed) {
+            this.changed = changed;
+        }
 
         @Override
         public boolean workFirst() {
@@ -151,11 +167,22 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
             double breakEven = breakEven();
             if (readFirst) {
                 if (now < breakEven / 2) {
-                    readFirst = false;
+                    turn(false, now, breakEven);
                 }
             } else if (now > breakEven) {
-                readFirst = true;
+                turn(true, now, breakEven);
             }
+        }
+
+        /** Sets the order; the one thread that changes it tells of the change (rare: no lock on the way there). */
+        private void turn(boolean toReadFirst, double share, double breakEven) {
+            synchronized (this) {
+                if (readFirst == toReadFirst) {
+                    return; // another call turned it meanwhile, and tells of it
+                }
+                readFirst = toReadFirst;
+            }
+            changed.accept(ClaimOrderEvent.of(toReadFirst, share, breakEven));
         }
 
         /** The taken share above which reading first costs less, from the times seen so far. */

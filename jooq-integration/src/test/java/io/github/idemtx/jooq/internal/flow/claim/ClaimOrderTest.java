@@ -2,7 +2,10 @@ package io.github.idemtx.jooq.internal.flow.claim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.idemtx.core.ClaimOrderEvent;
 import io.github.idemtx.jooq.ClaimMode;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ClaimOrderTest {
@@ -95,6 +98,53 @@ class ClaimOrderTest {
             order.fresh(-1, -1);
         }
         assertThat(order.share()).as("a share that small is none").isZero();
+    }
+
+    @Test
+    void eachChangeOfOrderIsToldOnceWithTheSharesThatDecidedIt() {
+        List<ClaimOrderEvent> told = new ArrayList<>();
+        ClaimOrder.Adaptive order = (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE, told::add);
+        feed(order, 1000, 0.0, 3 * MS, MS);
+        assertThat(told).isEmpty();
+        feed(order, 2000, 0.30, 3 * MS, MS);
+        assertThat(told).singleElement().satisfies(e -> {
+            assertThat(e.readFirst()).isTrue();
+            assertThat(e.breakEven()).isCloseTo(0.15, org.assertj.core.data.Offset.offset(0.001));
+            assertThat(e.takenShare()).isGreaterThan(e.breakEven()).isLessThan(0.16);
+        });
+        feed(order, 2000, 0.01, 3 * MS, MS);
+        assertThat(told).hasSize(2);
+        assertThat(told.get(1).readFirst()).isFalse();
+        assertThat(told.get(1).takenShare()).isLessThan(told.get(1).breakEven() / 2);
+
+        List<ClaimOrderEvent> fixed = new ArrayList<>();
+        ClaimOrder workFirst = ClaimOrder.of(ClaimMode.WORK_FIRST, fixed::add);
+        feed(workFirst, 1000, 0.9, 3 * MS, MS);
+        assertThat(fixed).as("a fixed order never changes").isEmpty();
+    }
+
+    @Test
+    void manyThreadsTippingTheOrderTellOfEachChangeOnce() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger told = new java.util.concurrent.atomic.AtomicInteger();
+        ClaimOrder.Adaptive order =
+                (ClaimOrder.Adaptive) ClaimOrder.of(ClaimMode.ADAPTIVE, e -> told.incrementAndGet());
+        feed(order, 200, 0.0, 3 * MS, MS);
+        Thread[] threads = new Thread[8];
+        for (int t = 0; t < threads.length; t++) {
+            threads[t] = new Thread(() -> {
+                for (int i = 0; i < 2000; i++) {
+                    order.taken();
+                }
+            });
+            threads[t].start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertThat(order.workFirst()).isFalse();
+        assertThat(told)
+                .as("one change, however many threads saw the share pass")
+                .hasValue(1);
     }
 
     /** {@code calls} calls of which a deterministic {@code share} found their key taken. */

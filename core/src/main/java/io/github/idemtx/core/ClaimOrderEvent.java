@@ -1,0 +1,70 @@
+package io.github.idemtx.core;
+
+import java.util.Locale;
+
+/**
+ * An {@code IdempotentTransaction} in the adaptive claim mode (the default) changed the order of its
+ * calls' claim and work: to reading the key first, because the share of recent calls that found
+ * their key taken (retries of completed calls, concurrent duplicates) passed the break-even, or back
+ * to running the work first, because that share fell under half of it. A final class rather than a
+ * record, so that it can gain what a later version reports without breaking a listener.
+ */
+public final class ClaimOrderEvent {
+
+    private final boolean readFirst;
+    private final double takenShare;
+    private final double breakEven;
+
+    private ClaimOrderEvent(boolean readFirst, double takenShare, double breakEven) {
+        this.readFirst = readFirst;
+        this.takenShare = takenShare;
+        this.breakEven = breakEven;
+    }
+
+    /**
+     * {@return a change of order}
+     *
+     * @param readFirst true when calls now read the key first, false when the work goes first again
+     * @param takenShare the share of recent calls that found their key taken, from 0 to 1
+     * @param breakEven the share above which reading first costs less, from 0 to 1
+     * @throws IllegalArgumentException if a share is not between 0 and 1
+     */
+    public static ClaimOrderEvent of(boolean readFirst, double takenShare, double breakEven) {
+        return new ClaimOrderEvent(readFirst, share("takenShare", takenShare), share("breakEven", breakEven));
+    }
+
+    private static double share(String name, double value) {
+        if (!(value >= 0 && value <= 1)) {
+            throw new IllegalArgumentException(name + " is a share from 0 to 1, was " + value);
+        }
+        return value;
+    }
+
+    /** {@return true when calls now read the key first, false when the work goes first again} */
+    public boolean readFirst() {
+        return readFirst;
+    }
+
+    /** {@return the share of recent calls (about the last 128) that found their key taken, from 0 to 1} */
+    public double takenShare() {
+        return takenShare;
+    }
+
+    /**
+     * {@return the share above which reading first costs less, from 0 to 1}: from the measured times
+     * of the work and of the claim's statement; the order goes back to work first under half of it
+     */
+    public double breakEven() {
+        return breakEven;
+    }
+
+    @Override
+    public String toString() {
+        return String.format(
+                Locale.ROOT,
+                "ClaimOrderEvent[%s, takenShare=%.4f, breakEven=%.4f]",
+                readFirst ? "read first" : "work first",
+                takenShare,
+                breakEven);
+    }
+}
