@@ -339,6 +339,10 @@ public final class ExternalEffect<R, T> {
      * @param key the claim's key
      * @param result what the remote applied; may be null
      * @return false if the claim does not need reconciliation (nothing changed)
+     * @throws NullPointerException if {@code scope} or {@code key} is null
+     * @throws RuntimeException what {@link Remote#after} threw, a {@link io.github.idemtx.core.Rejection}
+     *     as it is, or {@link org.jooq.exception.DataAccessException} when the database failed: nothing
+     *     is recorded, the claim still needs reconciliation, and the resolution can be tried again
      * @see ClaimAdmin#resolveApplied ClaimAdmin, which also records who resolved it and why
      */
     public boolean resolveApplied(Scope scope, IdempotencyKey key, @Nullable T result) {
@@ -356,6 +360,10 @@ public final class ExternalEffect<R, T> {
      * @param key the claim's key
      * @param failure why the remote did not apply it
      * @return false if the claim does not need reconciliation (nothing changed)
+     * @throws NullPointerException if an argument is null
+     * @throws RuntimeException what {@link Remote#refused} threw, a {@link io.github.idemtx.core.Rejection}
+     *     as it is, or {@link org.jooq.exception.DataAccessException} when the database failed: nothing
+     *     is recorded, the claim still needs reconciliation, and the resolution can be tried again
      * @see ClaimAdmin#resolveRefused ClaimAdmin, which also records who resolved it and why
      */
     public boolean resolveRefused(Scope scope, IdempotencyKey key, Failure failure) {

@@ -935,6 +935,51 @@ class ExternalEffectTest {
     }
 
     /**
+     * The same late holder when reading the settled claim fails too (its connection is killed): the
+     * caller gets Unknown, as when its own record fails, never an exception after the remote's
+     * definite answer; a retry then reads the claim's answer.
+     */
+    @Test
+    void aLateHolderThatCannotReadTheSettledClaimAnswersUnknownAndARetryGetsTheAnswer() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean failReads = new java.util.concurrent.atomic.AtomicBoolean();
+        DSLContext dsl = SqlHook.around(Db.dsl(), new SqlHook() {
+            @Override
+            public void before(Sql sql) throws java.sql.SQLException {
+                if (failReads.get()
+                        && io.github.idemtx.jooq.internal.store.StatementKind.of(sql.sql())
+                                == io.github.idemtx.jooq.internal.store.StatementKind.EFFECT_READ) {
+                    throw new java.sql.SQLException("terminating connection due to administrator command", "57P01");
+                }
+            }
+        });
+        ExternalEffect<Long, String> charges = effect(dsl, "charge-late-unread", false, List.of());
+        IdempotencyKey key = Db.freshKey();
+        CountDownLatch gate = new CountDownLatch(1);
+        bank.gate = gate;
+        ExecutorService slow = Executors.newSingleThreadExecutor();
+        try {
+            Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(slow, charges, key, 160L);
+            assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
+            assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet")))
+                    .isTrue();
+            failReads.set(true);
+            gate.countDown();
+            assertThat(late.get(10, TimeUnit.SECONDS))
+                    .as("the late holder's answer")
+                    .isInstanceOfSatisfying(
+                            RemoteOutcome.Unknown.class,
+                            u -> assertThat(u.reason()).contains("reading it failed"));
+        } finally {
+            gate.countDown();
+            slow.shutdownNow();
+        }
+        failReads.set(false);
+        assertThat(charges.run(scope, key, fingerprint, 160L))
+                .as("the retry reads the claim's answer")
+                .isInstanceOf(Outcome.Rejected.class);
+    }
+
+    /**
      * A lookup that never answers (a socket without a timeout) is given four fifths of the lease and
      * counted unknown: the recoverer's pass ends and the claim keeps its schedule, rather than the
      * pass, and every claim behind it, hanging for good.

@@ -85,7 +85,7 @@ class MicrometerIdempotencyListenerTest {
         for (Meter m : meters.getMeters()) {
             assertThat(m.getId().getTags()).allSatisfy(t -> {
                 assertThat(t.getValue()).doesNotContain(scope.value()).doesNotContain(key.value());
-                assertThat(t.getKey()).isIn("operation", "outcome", "joined", "exception", "error", "kind");
+                assertThat(t.getKey()).isIn("operation", "outcome", "joined", "exception", "error", "kind", "order");
             });
         }
     }

@@ -92,7 +92,7 @@ public final class EffectStatements {
         this.recordSql = t.sql(
                 StatementKind.EFFECT_RECORD,
                 "update {claims} set " + SETTLE + " where " + THIS_CLAIM + " returning {completed_at}");
-        // the same record sent after the local writes, with the COMMIT: when the fence is lost the
+        // the same sent after the local writes, with the COMMIT: when the fence is lost the
         // statement fails (a scalar subquery of two rows, 21000 with no context) so that nothing of
         // the transaction commits, the local writes included
         this.recordAndCommitSql = t.sql(StatementKind.EFFECT_RECORD, """
@@ -256,7 +256,15 @@ public final class EffectStatements {
         return leased(c, takeOverSql, scope, key, fence, claimedAt, leaseMillis);
     }
 
-    /** Records the outcome if {@code fence} is still the claim's; when recorded, or null if the fence was lost. */
+    /**
+     * Records the outcome if {@code fence} is still the claim's: when it was recorded, or null when
+     * the fence was lost. With {@code commit} the COMMIT goes with it, after the local writes that go
+     * with it ran in the transaction open on {@code c}; a lost fence then fails the statement, so
+     * nothing committed and the transaction is aborted: roll it back.
+     *
+     * @throws SQLException as the driver reports it (with {@code commit}, a lost connection leaves
+     *     the commit's outcome unknown)
+     */
     public @Nullable Instant record(
             Connection c,
             Scope scope,
@@ -265,43 +273,19 @@ public final class EffectStatements {
             Instant claimedAt,
             ClaimState state,
             byte @Nullable [] result,
-            long ttlMillis)
+            long ttlMillis,
+            boolean commit)
             throws SQLException {
-        return settle(c, recordSql, scope, key, fence, claimedAt, state, result, ttlMillis);
-    }
-
-    /**
-     * {@link #record} after the local writes that go with it ran in the transaction open on
-     * {@code c}, together with COMMIT: when it was recorded and the transaction committed; null when
-     * the fence was lost, and then nothing committed and the transaction is aborted: roll it back.
-     *
-     * @throws SQLException as the driver reports it (a lost connection: the commit's outcome is unknown)
-     */
-    public @Nullable Instant recordAndCommit(
-            Connection c,
-            Scope scope,
-            IdempotencyKey key,
-            long fence,
-            Instant claimedAt,
-            ClaimState state,
-            byte @Nullable [] result,
-            long ttlMillis)
-            throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(recordAndCommitSql)) {
+        try (PreparedStatement ps = c.prepareStatement(commit ? recordAndCommitSql : recordSql)) {
             int next = bindOutcome(ps, state, result, ttlMillis, scope, key);
             ps.setLong(next++, fence);
             ps.setObject(next, at(claimedAt));
-            if (!ps.execute()) {
-                throw new SQLException("the record of the external effect returned no result");
-            }
-            try (ResultSet rs = ps.getResultSet()) { // the update's; the COMMIT's update count follows it
-                if (!rs.next()) {
-                    throw new SQLException("the record of the external effect returned no row");
-                }
-                return rs.getTimestamp(1).toInstant();
+            ps.execute();
+            try (ResultSet rs = ps.getResultSet()) { // the update's; a COMMIT's update count follows it
+                return rs != null && rs.next() ? rs.getTimestamp(1).toInstant() : null;
             }
         } catch (SQLException e) {
-            if (SqlStates.isConnectionLoss(e) || !SqlStates.isRefusedByStatement(e)) {
+            if (!commit || SqlStates.isConnectionLoss(e) || !SqlStates.isRefusedByStatement(e)) {
                 throw e; // e.g. a deferred constraint of the local writes, checked at the COMMIT
             }
             return null;
@@ -321,27 +305,8 @@ public final class EffectStatements {
             byte @Nullable [] result,
             long ttlMillis)
             throws SQLException {
-        return settle(c, recordLateSql, scope, key, null, claimedAt, state, result, ttlMillis);
-    }
-
-    /** A record of the claim that began at {@code claimedAt}, fenced unless {@code fence} is null; when, or null. */
-    private static @Nullable Instant settle(
-            Connection c,
-            String sql,
-            Scope scope,
-            IdempotencyKey key,
-            @Nullable Long fence,
-            Instant claimedAt,
-            ClaimState state,
-            byte @Nullable [] result,
-            long ttlMillis)
-            throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            int next = bindOutcome(ps, state, result, ttlMillis, scope, key);
-            if (fence != null) {
-                ps.setLong(next++, fence);
-            }
-            ps.setObject(next, at(claimedAt));
+        try (PreparedStatement ps = c.prepareStatement(recordLateSql)) {
+            ps.setObject(bindOutcome(ps, state, result, ttlMillis, scope, key), at(claimedAt));
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getTimestamp(1).toInstant() : null;
             }

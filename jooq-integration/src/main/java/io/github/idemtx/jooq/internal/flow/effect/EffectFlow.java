@@ -605,7 +605,8 @@ public final class EffectFlow<R, T> {
                                 hold.claimedAt(),
                                 state,
                                 stored,
-                                policy.ttl().toMillis());
+                                policy.ttl().toMillis(),
+                                false);
                         boolean late = false;
                         if (at == null) {
                             // the fence was lost, the answer is still definite: the remote applied (or refused)
@@ -670,7 +671,7 @@ public final class EffectFlow<R, T> {
             throws SQLException {
         try {
             local(c, writes, intent.scope(), intent.key(), false);
-            Instant at = sql.recordAndCommit(
+            Instant at = sql.record(
                     c,
                     intent.scope(),
                     intent.key(),
@@ -678,7 +679,8 @@ public final class EffectFlow<R, T> {
                     claimedAt,
                     state,
                     stored,
-                    policy.ttl().toMillis());
+                    policy.ttl().toMillis(),
+                    true);
             if (at != null) {
                 return new Recorded(at, false);
             }
@@ -700,8 +702,19 @@ public final class EffectFlow<R, T> {
      */
     private Step<T> unrecorded(Hold<R> hold, ClaimState state, byte @Nullable [] stored) {
         Intent<R> intent = hold.intent();
-        ClaimRow row =
-                inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        ClaimRow row;
+        try {
+            row = readAfterLoss(intent);
+        } catch (RuntimeException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "idemtx: " + effect + " " + describe(intent) + ": the remote " + verdict(state)
+                            + " it after this holder's lease was taken over, and the claim, which is settled,"
+                            + " could not be read to compare; if it records otherwise, reconcile it with the"
+                            + " remote by its downstream key",
+                    e);
+            return unreadAfterLoss(e);
+        }
         // the row of this holder's claim, null when it is gone or was claimed anew
         ClaimRow same = row != null && hold.claimedAt().equals(row.createdAt()) ? row : null;
         if (same != null && same.state() == state && Arrays.equals(same.result(), stored)) {
@@ -800,9 +813,35 @@ public final class EffectFlow<R, T> {
 
     /** Another holder took the claim over: this one learns what the claim says now. */
     private Step<T> lostFence(Intent<R> intent) {
-        ClaimRow row =
-                inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        ClaimRow row;
+        try {
+            row = readAfterLoss(intent);
+        } catch (RuntimeException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "idemtx: " + effect + " " + describe(intent) + ": reading the claim after another holder"
+                            + " took it over failed",
+                    e);
+            return unreadAfterLoss(e);
+        }
         return new Step<>(now(intent, row), Settled.LOST_FENCE);
+    }
+
+    /** The claim's row, read after this holder lost it. */
+    private @Nullable ClaimRow readAfterLoss(Intent<R> intent) {
+        return inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+    }
+
+    /**
+     * A holder that lost its claim and could not read what the claim says now: Unknown, as when its
+     * own record failed, and a retry reads the claim's answer; the caller gets no exception after a
+     * definite answer of the remote.
+     */
+    private Step<T> unreadAfterLoss(RuntimeException e) {
+        return new Step<>(
+                new RemoteOutcome.Unknown<>(
+                        policy.retryAfter(), "another holder took the claim over, and reading it failed: " + e),
+                Settled.LOST_FENCE);
     }
 
     /** What the claim says now, from the row read after this holder lost it: InProgress while none or in flight. */
