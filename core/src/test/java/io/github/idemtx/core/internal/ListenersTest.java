@@ -141,16 +141,17 @@ class ListenersTest {
                     listeners.started("transaction", null));
             listeners.purged(PurgeEvent.of(0, 1, Duration.ZERO, null));
             listeners.claimChanged(ClaimEvent.created("transaction", Scope.of("t1"), IdempotencyKey.of("k1")));
+            listeners.claimOrderChanged(ClaimOrderEvent.of(false, 0, 0.15));
         } finally {
             jul.removeHandler(handler);
         }
-        assertThat(logged).hasSize(4).allSatisfy(r -> {
+        assertThat(logged).hasSize(5).allSatisfy(r -> {
             assertThat(r.getLevel()).isEqualTo(java.util.logging.Level.WARNING);
             assertThat(r.getMessage()).contains(broken.getClass().getName(), "ignored, the outcome is unchanged");
         });
         assertThat(logged)
                 .extracting(r -> r.getThrown().getMessage())
-                .containsExactly("start", "finish", "purge", "claim");
+                .containsExactly("start", "finish", "purge", "claim", "order");
     }
 
     @Test
