@@ -53,16 +53,19 @@ public interface Remote<R, T> {
      * Local writes committed together with the result (the posting), exactly once per claim: by the
      * holder that records it (a holder whose lease was taken over still records a definite answer
      * while the claim is unsettled), or with an operator's resolution. They run before the fenced
-     * record, which goes out with the COMMIT: when the fence turns out lost, or they throw (perhaps
-     * because the claim was settled while they ran), that transaction is rolled back and they run
-     * again after the record, so they may run more than once, and one run at most commits. Keep
-     * them to {@code tx}: anything else they do is not undone.
+     * record, which goes out with the COMMIT, so they see the claim still in flight and hold no lock
+     * on it (two holders of one claim, one whose lease was taken over, can run them at once; one
+     * commits). When the fence turns out lost, or they throw (perhaps because the claim was settled
+     * while they ran), that transaction is rolled back and they run again after the record, under
+     * its row lock; a serialization failure or deadlock runs the whole again. So they may run more
+     * than once, and one run at most commits: keep them to {@code tx}, since anything else they do
+     * (a message sent, a session setting) is not undone.
      *
      * @param tx the transaction that records the result; valid only during this call
      * @param intent the request; its request may be null where the stored one no longer decodes
      * @param result what the remote applied, as recorded
-     * @throws Exception rolls the recording back: the claim stays in flight, it is looked up again,
-     *     and the caller gets {@code Unknown}
+     * @throws Exception when thrown by the run after the record too: rolls the recording back, the
+     *     claim stays in flight, it is looked up again, and the caller gets {@code Unknown}
      */
     default void after(DSLContext tx, Intent<R> intent, @Nullable T result) throws Exception {}
 
@@ -73,8 +76,8 @@ public interface Remote<R, T> {
      * @param tx the transaction that records the refusal; valid only during this call
      * @param intent the request; its request may be null where the stored one no longer decodes
      * @param failure the refusal, as recorded
-     * @throws Exception rolls the recording back: the claim stays in flight, it is looked up again,
-     *     and the caller gets {@code Unknown}
+     * @throws Exception when thrown by the run after the record too: rolls the recording back, the
+     *     claim stays in flight, it is looked up again, and the caller gets {@code Unknown}
      */
     default void refused(DSLContext tx, Intent<R> intent, Failure failure) throws Exception {}
 

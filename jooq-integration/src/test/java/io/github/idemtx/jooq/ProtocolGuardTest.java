@@ -225,6 +225,39 @@ class ProtocolGuardTest {
                 .isEmpty();
     }
 
+    /**
+     * A work whose first act is to unwrap the driver's connection, write on it and commit there: no
+     * transaction was open when it unwrapped, so the guard opens one first; the commit is then seen
+     * as the end of it, and the call refused (working first too, where the work runs before any
+     * statement of the library).
+     */
+    @ParameterizedTest
+    @EnumSource(ClaimMode.class)
+    void aWorkThatUnwrapsTheDriverFirstAndCommitsOnItIsRefused(ClaimMode mode) {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key = Db.freshKey();
+        IdempotentTransaction<String> idem = idem(Db.dsl(), mode, Duration.ofSeconds(5));
+        assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
+                    tx.connection(c -> {
+                        BaseConnection driver = c.unwrap(BaseConnection.class);
+                        try (java.sql.PreparedStatement insert = driver.prepareStatement(
+                                "INSERT INTO " + T + ".effect (scope, idem_key, note) VALUES (?, ?, 'driver')")) {
+                            insert.setString(1, scope.value());
+                            insert.setString(2, key.value());
+                            insert.executeUpdate();
+                        }
+                        driver.commit();
+                    });
+                    return "done";
+                }))
+                .isInstanceOfSatisfying(
+                        WorkEndedTransactionException.class,
+                        e -> assertThat(e.committedByWork()).isTrue());
+        assertThat(Db.claims(scope, key))
+                .as("no claim covers the committed write")
+                .isZero();
+    }
+
     @ParameterizedTest
     @EnumSource(ClaimMode.class)
     void aRejectionThrownAfterACommitPastTheGuardIsNotRecordedAsTheAnswer(ClaimMode mode) {

@@ -157,6 +157,24 @@ public final class WorkGuard {
         }
     }
 
+    /**
+     * Before the driver's own connection is handed out with no transaction open yet (a work that
+     * runs first, before any statement): opens one with a statement, so that a COMMIT the work then
+     * sends on it is seen afterwards as the end of a transaction seen open. Otherwise a transaction
+     * begun and committed on the driver's connection would leave the state as it found it, idle,
+     * and its writes committed without the claim would go unnoticed. One round trip, for works that
+     * unwrap the driver's connection only.
+     */
+    private void openBeforeUnwrap() throws SQLException {
+        if (sawOpen || raw.getAutoCommit() || state() != TransactionState.IDLE) {
+            return;
+        }
+        try (Statement opening = raw.createStatement()) {
+            opening.execute("select 1");
+        }
+        sawOpen = true;
+    }
+
     private SQLException refuse(String what) {
         if (attempted == null) {
             attempted = what;
@@ -671,6 +689,7 @@ public final class WorkGuard {
                 return iface.cast(this);
             }
             enter(); // the driver's own connection runs statements the guard does not see: note the state now
+            openBeforeUnwrap();
             return raw.unwrap(iface);
         }
 

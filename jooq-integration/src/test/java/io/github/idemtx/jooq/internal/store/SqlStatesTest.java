@@ -112,7 +112,7 @@ class SqlStatesTest {
     }
 
     @Test
-    void onlyTheWorkFirstInsertsOwnCardinalityErrorSaysTheKeysLockIsHeld() {
+    void onlyAStatementsOwnCardinalityErrorIsItsRefusal() {
         assertThat(SqlStates.isRefusedByStatement(server(
                         "ERROR", "21000", "more than one row returned by a subquery used as an expression", null)))
                 .isTrue();

@@ -593,20 +593,23 @@ public final class EffectFlow<R, T> {
                     intent.scope(),
                     intent.key(),
                     c -> {
-                        Recorded first = localThenRecord(c, intent, hold.claimedAt(), state, stored, writes);
-                        if (first != null) {
-                            return first;
+                        First first = localThenRecord(c, hold, state, stored, writes);
+                        if (first.recorded() != null || first.failure() instanceof WorkEndedTransactionException) {
+                            return first.recorded(); // recorded, or settled by another: nothing more runs
                         }
-                        Instant at = sql.record(
-                                c,
-                                intent.scope(),
-                                intent.key(),
-                                intent.fence(),
-                                hold.claimedAt(),
-                                state,
-                                stored,
-                                policy.ttl().toMillis(),
-                                false);
+                        // the older order: the record first, under the claim's row lock, then the local writes
+                        Instant at = first.fenceLost()
+                                ? null // a lost fence does not come back
+                                : sql.record(
+                                        c,
+                                        intent.scope(),
+                                        intent.key(),
+                                        intent.fence(),
+                                        hold.claimedAt(),
+                                        state,
+                                        stored,
+                                        policy.ttl().toMillis(),
+                                        false);
                         boolean late = false;
                         if (at == null) {
                             // the fence was lost, the answer is still definite: the remote applied (or refused)
@@ -625,7 +628,14 @@ public final class EffectFlow<R, T> {
                             late = at != null;
                         }
                         if (at != null) {
-                            local(c, writes, intent.scope(), intent.key(), true);
+                            try {
+                                local(c, writes, intent.scope(), intent.key(), true);
+                            } catch (RuntimeException e) {
+                                if (first.failure() != null) {
+                                    e.addSuppressed(first.failure()); // what the first run met
+                                }
+                                throw e;
+                            }
                         }
                         return at == null ? null : new Recorded(at, late);
                     },
@@ -655,20 +665,31 @@ public final class EffectFlow<R, T> {
     private record Recorded(Instant at, boolean late) {}
 
     /**
-     * The usual case in one round trip fewer: the local writes, then the fenced record with the
-     * COMMIT. Null when that did not commit (the fence was lost, or the local writes failed, perhaps
-     * because the claim was settled while they ran), the transaction rolled back: then the record
-     * goes first, fenced or late, and the local writes run again after it, as the row lock decides.
-     * A lost connection or a work that ended its transaction is thrown as it is.
+     * What the first try of phase 3 left: the answer recorded (committed), or the transaction rolled
+     * back because the fence was lost, or because the local writes or the record failed with
+     * {@code failure}.
      */
-    private @Nullable Recorded localThenRecord(
-            Connection c,
-            Intent<R> intent,
-            Instant claimedAt,
-            ClaimState state,
-            byte @Nullable [] stored,
-            LocalWrites writes)
+    private record First(
+            @Nullable Recorded recorded,
+            boolean fenceLost,
+            @Nullable Exception failure) {}
+
+    /**
+     * The usual case in one round trip fewer: the local writes, then the fenced record with the
+     * COMMIT. When that did not commit (the fence was lost, or the local writes failed, perhaps
+     * because the claim was settled while they ran) the transaction is rolled back, and the caller
+     * records first, fenced or late, and runs the local writes again after it, as the row lock
+     * decides. A lost connection, an interrupt, and local writes the guard stopped before they ended
+     * their transaction are thrown as they are. Local writes that did end it (past the guard) have
+     * committed what they wrote so far without the record: running them again would write it twice,
+     * so the answer is recorded alone, as the order before this one committed it with them, and an
+     * error logged.
+     */
+    private First localThenRecord(
+            Connection c, Hold<R> hold, ClaimState state, byte @Nullable [] stored, LocalWrites writes)
             throws SQLException {
+        Intent<R> intent = hold.intent();
+        Exception failure;
         try {
             local(c, writes, intent.scope(), intent.key(), false);
             Instant at = sql.record(
@@ -676,23 +697,74 @@ public final class EffectFlow<R, T> {
                     intent.scope(),
                     intent.key(),
                     intent.fence(),
-                    claimedAt,
+                    hold.claimedAt(),
                     state,
                     stored,
                     policy.ttl().toMillis(),
                     true);
             if (at != null) {
-                return new Recorded(at, false);
+                return new First(new Recorded(at, false), false, null);
             }
+            Jdbc.rollback(c);
+            return new First(null, true, null);
         } catch (WorkEndedTransactionException e) {
-            throw e;
-        } catch (SQLException | RuntimeException e) {
-            if (SqlStates.isConnectionLoss(e)) {
+            if (!e.committedByWork()) {
                 throw e;
             }
+            Jdbc.rollback(c); // whatever it opened after its COMMIT
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    "idemtx: " + effect + " " + describe(intent) + ": the local writes after the remote's answer"
+                            + " ended their own transaction, so what they wrote before that is committed without"
+                            + " the answer; the answer is recorded alone, the local writes are not run again:"
+                            + " check them",
+                    e);
+            Instant at = sql.record(
+                    c,
+                    intent.scope(),
+                    intent.key(),
+                    intent.fence(),
+                    hold.claimedAt(),
+                    state,
+                    stored,
+                    policy.ttl().toMillis(),
+                    false);
+            if (at == null) {
+                at = sql.recordLate(
+                        c,
+                        intent.scope(),
+                        intent.key(),
+                        hold.claimedAt(),
+                        state,
+                        stored,
+                        policy.ttl().toMillis());
+            }
+            return new First(at == null ? null : new Recorded(at, false), at == null, e);
+        } catch (SQLException | RuntimeException e) {
+            if (SqlStates.isConnectionLoss(e) || interrupted(e)) {
+                throw e;
+            }
+            failure = e;
         }
+        LOG.log(
+                System.Logger.Level.DEBUG,
+                () -> "idemtx: " + effect + " " + describe(intent) + ": the local writes before the record failed ("
+                        + failure + "); rolled back, recording first and running them again");
         Jdbc.rollback(c);
-        return null;
+        return new First(null, false, failure);
+    }
+
+    /** Whether {@code e} stopped on an interrupt, which running the local writes again would ignore. */
+    private static boolean interrupted(Throwable e) {
+        if (Thread.currentThread().isInterrupted()) {
+            return true;
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -707,7 +779,7 @@ public final class EffectFlow<R, T> {
             row = readAfterLoss(intent);
         } catch (RuntimeException e) {
             LOG.log(
-                    System.Logger.Level.WARNING,
+                    System.Logger.Level.ERROR,
                     "idemtx: " + effect + " " + describe(intent) + ": the remote " + verdict(state)
                             + " it after this holder's lease was taken over, and the claim, which is settled,"
                             + " could not be read to compare; if it records otherwise, reconcile it with the"
