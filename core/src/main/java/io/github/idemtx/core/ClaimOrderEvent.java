@@ -22,15 +22,25 @@ public final class ClaimOrderEvent {
     }
 
     /**
-     * {@return a change of order}
+     * {@return a change to reading the key first}
      *
-     * @param readFirst true when calls now read the key first, false when the work goes first again
      * @param takenShare the share of recent calls that found their key taken, from 0 to 1
      * @param breakEven the share above which reading first costs less, from 0 to 1
      * @throws IllegalArgumentException if a share is not between 0 and 1
      */
-    public static ClaimOrderEvent of(boolean readFirst, double takenShare, double breakEven) {
-        return new ClaimOrderEvent(readFirst, share("takenShare", takenShare), share("breakEven", breakEven));
+    public static ClaimOrderEvent toReadFirst(double takenShare, double breakEven) {
+        return new ClaimOrderEvent(true, share("takenShare", takenShare), share("breakEven", breakEven));
+    }
+
+    /**
+     * {@return a change back to running the work first}
+     *
+     * @param takenShare the share of recent calls that found their key taken, from 0 to 1
+     * @param breakEven the share above which reading first costs less, from 0 to 1
+     * @throws IllegalArgumentException if a share is not between 0 and 1
+     */
+    public static ClaimOrderEvent toWorkFirst(double takenShare, double breakEven) {
+        return new ClaimOrderEvent(false, share("takenShare", takenShare), share("breakEven", breakEven));
     }
 
     private static double share(String name, double value) {
@@ -45,7 +55,7 @@ public final class ClaimOrderEvent {
         return readFirst;
     }
 
-    /** {@return the share of recent calls (about the last 128) that found their key taken, from 0 to 1} */
+    /** {@return the share of recent calls that found their key taken, from 0 to 1} */
     public double takenShare() {
         return takenShare;
     }

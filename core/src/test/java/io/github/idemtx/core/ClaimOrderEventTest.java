@@ -9,13 +9,13 @@ class ClaimOrderEventTest {
 
     @Test
     void carriesTheOrderAndTheSharesThatDecidedIt() {
-        ClaimOrderEvent toReadFirst = ClaimOrderEvent.of(true, 0.3, 0.15);
+        ClaimOrderEvent toReadFirst = ClaimOrderEvent.toReadFirst(0.3, 0.15);
         assertThat(toReadFirst.readFirst()).isTrue();
         assertThat(toReadFirst.takenShare()).isEqualTo(0.3);
         assertThat(toReadFirst.breakEven()).isEqualTo(0.15);
         assertThat(toReadFirst).hasToString("ClaimOrderEvent[read first, takenShare=0.3000, breakEven=0.1500]");
 
-        ClaimOrderEvent back = ClaimOrderEvent.of(false, 0, 1);
+        ClaimOrderEvent back = ClaimOrderEvent.toWorkFirst(0, 1);
         assertThat(back.readFirst()).isFalse();
         assertThat(back.takenShare()).isZero();
         assertThat(back.breakEven()).isEqualTo(1);
@@ -24,13 +24,13 @@ class ClaimOrderEventTest {
 
     @Test
     void refusesSharesOutsideZeroToOneNamingWhich() {
-        assertThatThrownBy(() -> ClaimOrderEvent.of(true, -0.01, 0.1))
+        assertThatThrownBy(() -> ClaimOrderEvent.toReadFirst(-0.01, 0.1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("takenShare is a share from 0 to 1, was -0.01");
-        assertThatThrownBy(() -> ClaimOrderEvent.of(true, 0.1, 1.5))
+        assertThatThrownBy(() -> ClaimOrderEvent.toReadFirst(0.1, 1.5))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("breakEven is a share from 0 to 1, was 1.5");
-        assertThatThrownBy(() -> ClaimOrderEvent.of(false, Double.NaN, 0.1))
+        assertThatThrownBy(() -> ClaimOrderEvent.toWorkFirst(Double.NaN, 0.1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("takenShare");
     }

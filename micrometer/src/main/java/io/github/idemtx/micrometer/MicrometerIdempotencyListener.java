@@ -38,8 +38,9 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>{@code idemtx.claims.changed}</td><td>counter</td><td>operation, kind: claims created, resolved, forgotten</td></tr>
  *   <tr><td>{@code idemtx.claim.order.changes}</td><td>counter</td><td>order ({@code read-first} or
  *     {@code work-first}): the adaptive claim mode changing order, as a retry storm begins or ends</td></tr>
- *   <tr><td>{@code idemtx.claim.order.read.first}</td><td>gauge</td><td>the transactions told to this
- *     listener that read the key first now (0 while retries are rare)</td></tr>
+ *   <tr><td>{@code idemtx.claim.order.read.first}</td><td>gauge</td><td>the transactions reporting to
+ *     the registry's listeners that read the key first now (0 while retries are rare; one dropped while
+ *     reading first stays counted)</td></tr>
  * </table>
  *
  * <p>Tags are bounded: {@code outcome} is one of eight values, {@code exception} a class name of the
@@ -62,8 +63,6 @@ public final class MicrometerIdempotencyListener
     private final Counter purgeDeleted;
     private final Counter toReadFirst;
     private final Counter toWorkFirst;
-    private final java.util.concurrent.atomic.AtomicInteger readingFirst =
-            new java.util.concurrent.atomic.AtomicInteger();
     private final java.util.concurrent.ConcurrentMap<String, Counter[]> claimCounters =
             new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -130,10 +129,23 @@ public final class MicrometerIdempotencyListener
                 .register(meters);
         this.toReadFirst = orderChanges("read-first");
         this.toWorkFirst = orderChanges("work-first");
+        // the changes to read first less those back, over the registry's counters: right however many
+        // listeners share the registry, and held strongly (by the registry) however long they live
         io.micrometer.core.instrument.Gauge.builder(
-                        "idemtx.claim.order.read.first", readingFirst, java.util.concurrent.atomic.AtomicInteger::get)
+                        "idemtx.claim.order.read.first", meters, MicrometerIdempotencyListener::readingFirst)
                 .description("idempotent transactions reading the key first now (the adaptive mode in a retry storm)")
+                .strongReference(true)
                 .register(meters);
+    }
+
+    private static double readingFirst(MeterRegistry meters) {
+        return changes(meters, "read-first") - changes(meters, "work-first");
+    }
+
+    private static double changes(MeterRegistry meters, String order) {
+        Counter counter =
+                meters.find("idemtx.claim.order.changes").tag("order", order).counter();
+        return counter == null ? 0 : counter.count();
     }
 
     private Counter orderChanges(String order) {
@@ -255,13 +267,7 @@ public final class MicrometerIdempotencyListener
     /** Counts {@code idemtx.claim.order.changes} by the new order and moves the gauge of transactions reading first. */
     @Override
     public void claimOrderChanged(ClaimOrderEvent event) {
-        if (event.readFirst()) {
-            toReadFirst.increment();
-            readingFirst.incrementAndGet();
-        } else {
-            toWorkFirst.increment();
-            readingFirst.decrementAndGet();
-        }
+        (event.readFirst() ? toReadFirst : toWorkFirst).increment();
     }
 
     @Override

@@ -112,10 +112,10 @@ class MicrometerIdempotencyListenerTest {
         MicrometerIdempotencyListener listener = MicrometerIdempotencyListener.of(meters);
         assertThat(meters.get("idemtx.claim.order.read.first").gauge().value()).isZero();
 
-        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.of(true, 0.3, 0.15));
-        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.of(true, 0.2, 0.1)); // a second transaction
+        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toReadFirst(0.3, 0.15));
+        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toReadFirst(0.2, 0.1)); // a second transaction
         assertThat(meters.get("idemtx.claim.order.read.first").gauge().value()).isEqualTo(2);
-        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.of(false, 0.01, 0.15));
+        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toWorkFirst(0.01, 0.15));
 
         assertThat(meters.get("idemtx.claim.order.read.first").gauge().value()).isEqualTo(1);
         assertThat(meters.get("idemtx.claim.order.changes")
@@ -128,6 +128,12 @@ class MicrometerIdempotencyListenerTest {
                         .counter()
                         .count())
                 .isEqualTo(1);
+
+        MicrometerIdempotencyListener second = MicrometerIdempotencyListener.of(meters);
+        second.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toReadFirst(0.4, 0.15));
+        assertThat(meters.get("idemtx.claim.order.read.first").gauge().value())
+                .as("a second listener on the same registry counts in the same gauge")
+                .isEqualTo(2);
     }
 
     @Test

@@ -96,7 +96,7 @@ class ListenersTest {
                 CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), started);
         listeners.purged(PurgeEvent.of(4, 10, Duration.ZERO, null));
         listeners.claimChanged(ClaimEvent.created("transaction", Scope.of("t1"), IdempotencyKey.of("k1")));
-        listeners.claimOrderChanged(ClaimOrderEvent.of(true, 0.3, 0.15));
+        listeners.claimOrderChanged(ClaimOrderEvent.toReadFirst(0.3, 0.15));
 
         assertThat(told)
                 .containsExactly(
@@ -141,7 +141,7 @@ class ListenersTest {
                     listeners.started("transaction", null));
             listeners.purged(PurgeEvent.of(0, 1, Duration.ZERO, null));
             listeners.claimChanged(ClaimEvent.created("transaction", Scope.of("t1"), IdempotencyKey.of("k1")));
-            listeners.claimOrderChanged(ClaimOrderEvent.of(false, 0, 0.15));
+            listeners.claimOrderChanged(ClaimOrderEvent.toWorkFirst(0, 0.15));
         } finally {
             jul.removeHandler(handler);
         }

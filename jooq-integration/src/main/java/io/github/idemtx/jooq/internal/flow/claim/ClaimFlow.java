@@ -194,6 +194,7 @@ public final class ClaimFlow<T> {
             case TAKEN -> {
                 // nothing of this attempt commits; a live row answers, else claim it as READ_FIRST does
                 Claim.Answered answered;
+                long readStart = timed ? System.nanoTime() : -1;
                 try {
                     answered = sql.rollbackAndRead(
                             connection,
@@ -206,6 +207,9 @@ public final class ClaimFlow<T> {
                                     + " failed; nothing of this call was committed",
                             e,
                             sql.schema());
+                }
+                if (timed) {
+                    order.read(System.nanoTime() - readStart);
                 }
                 if (answered != null) {
                     discard(boundary); // a no-op: no transaction is open
@@ -295,15 +299,19 @@ public final class ClaimFlow<T> {
         if (newAttempt) {
             timings.attempt(boundary.joined());
         }
-        Claim claimed = claim(connection, call, timings);
-        long mark = timings.now();
         // a joined call reads first in every order, and a work-first attempt going on here was counted
         boolean learns = newAttempt && !boundary.joined();
+        boolean timed = learns && order.times();
+        long readStart = timed ? System.nanoTime() : -1;
+        Claim claimed = claim(connection, call, timings);
+        long mark = timings.now();
         if (learns && !(claimed instanceof Claim.Held)) {
             order.taken();
         }
-        boolean timed = learns && order.times();
         long workStart = timed ? System.nanoTime() : -1;
+        if (timed && claimed instanceof Claim.Held) {
+            order.read(workStart - readStart); // a free key: one round trip, no wait on a holder
+        }
         Claim.Held held;
         switch (claimed) {
             case Claim.Held h -> held = h;
