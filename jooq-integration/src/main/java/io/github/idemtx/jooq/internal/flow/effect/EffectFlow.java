@@ -600,16 +600,7 @@ public final class EffectFlow<R, T> {
                         // the older order: the record first, under the claim's row lock, then the local writes
                         Instant at = first.fenceLost()
                                 ? null // a lost fence does not come back
-                                : sql.record(
-                                        c,
-                                        intent.scope(),
-                                        intent.key(),
-                                        intent.fence(),
-                                        hold.claimedAt(),
-                                        state,
-                                        stored,
-                                        policy.ttl().toMillis(),
-                                        false);
+                                : recordFenced(c, hold, state, stored, false);
                         boolean late = false;
                         if (at == null) {
                             // the fence was lost, the answer is still definite: the remote applied (or refused)
@@ -617,14 +608,7 @@ public final class EffectFlow<R, T> {
                             // whoever holds it now can only record the same (the remote deduplicates the key)
                             // or learn this one: state 3/4 under the row lock lets exactly one record and its
                             // local writes commit
-                            at = sql.recordLate(
-                                    c,
-                                    intent.scope(),
-                                    intent.key(),
-                                    hold.claimedAt(),
-                                    state,
-                                    stored,
-                                    policy.ttl().toMillis());
+                            at = recordLate(c, hold, state, stored);
                             late = at != null;
                         }
                         if (at != null) {
@@ -664,6 +648,37 @@ public final class EffectFlow<R, T> {
 
     private record Recorded(Instant at, boolean late) {}
 
+    /** The fenced record of this holder's answer, with the COMMIT or without; when, or null: the fence was lost. */
+    private @Nullable Instant recordFenced(
+            Connection c, Hold<R> hold, ClaimState state, byte @Nullable [] stored, boolean commit)
+            throws SQLException {
+        Intent<R> intent = hold.intent();
+        return sql.record(
+                c,
+                intent.scope(),
+                intent.key(),
+                intent.fence(),
+                hold.claimedAt(),
+                state,
+                stored,
+                policy.ttl().toMillis(),
+                commit);
+    }
+
+    /** The record of a definite answer whose fence was lost, while its claim is unsettled; when, or null. */
+    private @Nullable Instant recordLate(Connection c, Hold<R> hold, ClaimState state, byte @Nullable [] stored)
+            throws SQLException {
+        Intent<R> intent = hold.intent();
+        return sql.recordLate(
+                c,
+                intent.scope(),
+                intent.key(),
+                hold.claimedAt(),
+                state,
+                stored,
+                policy.ttl().toMillis());
+    }
+
     /**
      * What the first try of phase 3 left: the answer recorded (committed), or the transaction rolled
      * back because the fence was lost, or because the local writes or the record failed with
@@ -692,16 +707,7 @@ public final class EffectFlow<R, T> {
         Exception failure;
         try {
             local(c, writes, intent.scope(), intent.key(), false);
-            Instant at = sql.record(
-                    c,
-                    intent.scope(),
-                    intent.key(),
-                    intent.fence(),
-                    hold.claimedAt(),
-                    state,
-                    stored,
-                    policy.ttl().toMillis(),
-                    true);
+            Instant at = recordFenced(c, hold, state, stored, true);
             if (at != null) {
                 return new First(new Recorded(at, false), false, null);
             }
@@ -719,25 +725,9 @@ public final class EffectFlow<R, T> {
                             + " the answer; the answer is recorded alone, the local writes are not run again:"
                             + " check them",
                     e);
-            Instant at = sql.record(
-                    c,
-                    intent.scope(),
-                    intent.key(),
-                    intent.fence(),
-                    hold.claimedAt(),
-                    state,
-                    stored,
-                    policy.ttl().toMillis(),
-                    false);
+            Instant at = recordFenced(c, hold, state, stored, false);
             if (at == null) {
-                at = sql.recordLate(
-                        c,
-                        intent.scope(),
-                        intent.key(),
-                        hold.claimedAt(),
-                        state,
-                        stored,
-                        policy.ttl().toMillis());
+                at = recordLate(c, hold, state, stored);
             }
             return new First(at == null ? null : new Recorded(at, false), at == null, e);
         } catch (SQLException | RuntimeException e) {
