@@ -850,6 +850,21 @@ class ExternalEffectTest {
     }
 
     /**
+     * {@link #heldInItsCallPastItsLease}, then the recoverer hands the claim to reconciliation (its
+     * lookups unanswered) and an operator settles it as refused, while the holder still waits at the
+     * bank's gate.
+     */
+    private Future<RemoteOutcome<String>> refusedByAnOperatorWhileHeldInItsCall(
+            ExecutorService thread, ExternalEffect<Long, String> charges, IdempotencyKey key, long amount)
+            throws InterruptedException {
+        Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(thread, charges, key, amount);
+        assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
+        assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet")))
+                .isTrue();
+        return late;
+    }
+
+    /**
      * A holder whose call the bank applied only after its lease had passed and a retry had taken the
      * claim over (its lookup went unanswered, so the claim is still unsettled): the late holder's
      * definite answer is recorded, with its posting, rather than thrown away.
@@ -910,10 +925,7 @@ class ExternalEffectTest {
         bank.gate = gate;
         ExecutorService slow = Executors.newSingleThreadExecutor();
         try {
-            Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(slow, charges, key, 150L);
-            assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
-            assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet")))
-                    .isTrue();
+            Future<RemoteOutcome<String>> late = refusedByAnOperatorWhileHeldInItsCall(slow, charges, key, 150L);
             gate.countDown();
             assertThat(late.get(10, TimeUnit.SECONDS)).as("the claim's answer").isInstanceOf(Outcome.Rejected.class);
         } finally {
@@ -958,10 +970,7 @@ class ExternalEffectTest {
         bank.gate = gate;
         ExecutorService slow = Executors.newSingleThreadExecutor();
         try {
-            Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(slow, charges, key, 160L);
-            assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
-            assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet")))
-                    .isTrue();
+            Future<RemoteOutcome<String>> late = refusedByAnOperatorWhileHeldInItsCall(slow, charges, key, 160L);
             failReads.set(true);
             gate.countDown();
             assertThat(late.get(10, TimeUnit.SECONDS))

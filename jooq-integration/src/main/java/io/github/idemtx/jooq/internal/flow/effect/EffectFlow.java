@@ -594,8 +594,8 @@ public final class EffectFlow<R, T> {
                     intent.key(),
                     c -> {
                         First first = localThenRecord(c, hold, state, stored, writes);
-                        if (first.recorded() != null || first.failure() instanceof WorkEndedTransactionException) {
-                            return first.recorded(); // recorded, or settled by another: nothing more runs
+                        if (first.recorded() != null) {
+                            return first.recorded();
                         }
                         // the older order: the record first, under the claim's row lock, then the local writes
                         Instant at = first.fenceLost()
@@ -611,7 +611,7 @@ public final class EffectFlow<R, T> {
                             at = recordLate(c, hold, state, stored);
                             late = at != null;
                         }
-                        if (at != null) {
+                        if (at != null && !first.localWritesCommitted()) {
                             try {
                                 local(c, writes, intent.scope(), intent.key(), true);
                             } catch (RuntimeException e) {
@@ -682,12 +682,14 @@ public final class EffectFlow<R, T> {
     /**
      * What the first try of phase 3 left: the answer recorded (committed), or the transaction rolled
      * back because the fence was lost, or because the local writes or the record failed with
-     * {@code failure}.
+     * {@code failure}; {@code localWritesCommitted} when the local writes ended their own transaction
+     * past the guard, so that the answer is to be recorded without running them again.
      */
     private record First(
             @Nullable Recorded recorded,
             boolean fenceLost,
-            @Nullable Exception failure) {}
+            @Nullable Exception failure,
+            boolean localWritesCommitted) {}
 
     /**
      * The usual case in one round trip fewer: the local writes, then the fenced record with the
@@ -697,8 +699,8 @@ public final class EffectFlow<R, T> {
      * decides. A lost connection, an interrupt, and local writes the guard stopped before they ended
      * their transaction are thrown as they are. Local writes that did end it (past the guard) have
      * committed what they wrote so far without the record: running them again would write it twice,
-     * so the answer is recorded alone, as the order before this one committed it with them, and an
-     * error logged.
+     * so the caller records the answer alone, as the order before this one committed it with them,
+     * and an error is logged.
      */
     private First localThenRecord(
             Connection c, Hold<R> hold, ClaimState state, byte @Nullable [] stored, LocalWrites writes)
@@ -709,10 +711,10 @@ public final class EffectFlow<R, T> {
             local(c, writes, intent.scope(), intent.key(), false);
             Instant at = recordFenced(c, hold, state, stored, true);
             if (at != null) {
-                return new First(new Recorded(at, false), false, null);
+                return new First(new Recorded(at, false), false, null, false);
             }
             Jdbc.rollback(c);
-            return new First(null, true, null);
+            return new First(null, true, null, false);
         } catch (WorkEndedTransactionException e) {
             if (!e.committedByWork()) {
                 throw e;
@@ -725,11 +727,7 @@ public final class EffectFlow<R, T> {
                             + " the answer; the answer is recorded alone, the local writes are not run again:"
                             + " check them",
                     e);
-            Instant at = recordFenced(c, hold, state, stored, false);
-            if (at == null) {
-                at = recordLate(c, hold, state, stored);
-            }
-            return new First(at == null ? null : new Recorded(at, false), at == null, e);
+            return new First(null, false, e, true);
         } catch (SQLException | RuntimeException e) {
             if (SqlStates.isConnectionLoss(e) || interrupted(e)) {
                 throw e;
@@ -741,7 +739,7 @@ public final class EffectFlow<R, T> {
                 () -> "idemtx: " + effect + " " + describe(intent) + ": the local writes before the record failed ("
                         + failure + "); rolled back, recording first and running them again");
         Jdbc.rollback(c);
-        return new First(null, false, failure);
+        return new First(null, false, failure, false);
     }
 
     /** Whether {@code e} stopped on an interrupt, which running the local writes again would ignore. */
