@@ -65,29 +65,22 @@ public final class Listeners {
     }
 
     public void claimChanged(ClaimEvent event) {
-        for (Entry<?> entry : listeners) {
-            try {
-                entry.listener.claimChanged(event);
-            } catch (RuntimeException e) {
-                ignored(entry.listener, e);
-            }
-        }
+        each(listener -> listener.claimChanged(event));
     }
 
     public void claimOrderChanged(ClaimOrderEvent event) {
-        for (Entry<?> entry : listeners) {
-            try {
-                entry.listener.claimOrderChanged(event);
-            } catch (RuntimeException e) {
-                ignored(entry.listener, e);
-            }
-        }
+        each(listener -> listener.claimOrderChanged(event));
     }
 
     public void purged(PurgeEvent event) {
+        each(listener -> listener.purged(event));
+    }
+
+    /** Tells each listener in turn; one that throws is logged and skipped. */
+    private void each(java.util.function.Consumer<IdempotencyListener<?>> tell) {
         for (Entry<?> entry : listeners) {
             try {
-                entry.listener.purged(event);
+                tell.accept(entry.listener);
             } catch (RuntimeException e) {
                 ignored(entry.listener, e);
             }
