@@ -5,8 +5,8 @@ import java.util.Locale;
 /**
  * An {@code IdempotentTransaction} in the adaptive claim mode (the default) changed the order of its
  * calls' claim and work: to reading the key first, because the share of recent calls that found
- * their key taken (retries of completed calls, concurrent duplicates) passed the break-even, or back
- * to running the work first, because that share fell under half of it. A final class rather than a
+ * their key taken (retries of completed calls, concurrent duplicates) passed the break-even by a
+ * third, or back to running the work first, because that share fell a third under it. A final class rather than a
  * record, so that it can gain what a later version reports without breaking a listener.
  */
 public final class ClaimOrderEvent {
@@ -62,7 +62,8 @@ public final class ClaimOrderEvent {
 
     /**
      * {@return the share above which reading first costs less, from 0 to 1}: from the measured times
-     * of the work and of the claim's statement; the order goes back to work first under half of it
+     * of the work and of the claim's statement; the order reads first above it by a third and goes
+     * back to work first a third under it
      */
     public double breakEven() {
         return breakEven;

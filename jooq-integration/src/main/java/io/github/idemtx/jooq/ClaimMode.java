@@ -63,7 +63,8 @@ public enum ClaimMode {
      * Reading first costs one round trip on every fresh key; working first costs the work on every
      * taken key; so it reads first once the taken share passes the break-even of those two costs
      * (the claim statement's time over the work's and its own, scaled to what the bench measured;
-     * at least 1% and at most 50%), and works first again once the share falls under half of it.
+     * at least 1% and at most 50%) by a third, and works first again once the share falls a third
+     * under it.
      * Expensive work therefore reads first at a small share of retries, cheap work only in a
      * burst. Every answer is the same in either order; what changes with the order is what
      * {@link #READ_FIRST} and {@link #WORK_FIRST} say of cost, of a duplicate's work running, and of

@@ -166,10 +166,11 @@ public final class IdempotentTransaction<T> {
                 () -> String.format(
                         java.util.Locale.ROOT,
                         event.readFirst()
-                                ? "idemtx: %.1f%% of recent calls found their key taken, above the break-even of"
-                                        + " %.1f%%: calls read the key first until it falls under half of that"
-                                : "idemtx: %.1f%% of recent calls found their key taken, under half the break-even"
-                                        + " of %.1f%%: the work goes first again",
+                                ? "idemtx: %.1f%% of recent calls found their key taken, a third above the"
+                                        + " break-even of %.1f%%: calls read the key first until it falls a third"
+                                        + " under that"
+                                : "idemtx: %.1f%% of recent calls found their key taken, a third under the"
+                                        + " break-even of %.1f%%: the work goes first again",
                         event.takenShare() * 100,
                         event.breakEven() * 100));
         listeners.claimOrderChanged(event);
