@@ -1,8 +1,6 @@
 package io.github.idemtx.ledger.storm;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.github.idemtx.db.testing.FailoverCluster;
-import io.github.idemtx.db.testing.FailoverCluster.Replication;
 import io.github.idemtx.ledger.storm.StormClients.Intent;
 import io.github.idemtx.ledger.storm.StormTally.Answer;
 import java.util.ArrayList;
@@ -19,10 +17,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The storm's fault with {@code --failover}: the ledger's database is a primary and a standby of
- * the storm's own ({@link FailoverCluster}); under load the primary is SIGKILLed and the standby
- * promoted, {@code plan.failovers()} times. Afterwards it measures what the promoted primary lost
- * and sends every key once more.
+ * The storm's faults with {@code --failover}: the ledger's database is a cluster of the storm's
+ * own ({@link FailoverTarget}: a primary and a standby, or Patroni's three members); under load it
+ * fails over (and with Patroni switches over) as often as the plan says. Afterwards it measures
+ * what the new primary lost and sends every key once more.
  */
 final class FailoverDriver {
 
@@ -39,20 +37,18 @@ final class FailoverDriver {
             "every answer for a key was byte-identical",
             "the library's executed count");
 
-    private final FailoverCluster cluster;
-    private final Storm.FailoverPlan plan;
+    private final FailoverTarget cluster;
     private final Storm.Options options;
     private final StormClients clients;
     private final StormTally tally;
     private final SideDatabase db;
     private final String schema;
     private final java.io.PrintStream progress;
-    private final List<FailoverCluster.Failover> failovers = Collections.synchronizedList(new ArrayList<>());
+    private final List<StormReport.Fault> failovers = Collections.synchronizedList(new ArrayList<>());
     private volatile RuntimeException failoverError;
 
     FailoverDriver(
-            FailoverCluster cluster,
-            Storm.FailoverPlan plan,
+            FailoverTarget cluster,
             Storm.Options options,
             StormClients clients,
             StormTally tally,
@@ -60,7 +56,6 @@ final class FailoverDriver {
             String schema,
             java.io.PrintStream progress) {
         this.cluster = cluster;
-        this.plan = plan;
         this.options = options;
         this.clients = clients;
         this.tally = tally;
@@ -70,15 +65,15 @@ final class FailoverDriver {
     }
 
     /**
-     * Kills the primary and promotes the standby {@code plan.failovers()} times, evenly spread over
-     * the intents (when {@code done} reaches each share); copies a new standby from the promoted
-     * primary before the next one.
+     * Does the plan's faults, evenly spread over the intents (when {@code done} reaches each share),
+     * each once the cluster is ready for it.
      */
     void inject(AtomicBoolean running, AtomicInteger done) {
         boolean promoting = false;
         try {
-            for (int k = 1; k <= plan.failovers(); k++) {
-                int due = (int) ((long) options.intents() * k / (plan.failovers() + 1));
+            int planned = cluster.planned();
+            for (int k = 1; k <= planned; k++) {
+                int due = (int) ((long) options.intents() * k / (planned + 1));
                 while (done.get() < due && running.get()) {
                     Thread.sleep(2);
                 }
@@ -86,26 +81,24 @@ final class FailoverDriver {
                     return;
                 }
                 promoting = true;
-                FailoverCluster.Failover f = cluster.failover();
+                int at = done.get();
+                StormReport.Fault f = cluster.inject(k);
                 promoting = false;
                 failovers.add(f);
                 tally.faults.incrementAndGet();
                 progress.printf(
-                        "storm: failover %d/%d after %d intents: the primary on port %d SIGKILLed, the standby on %d"
-                                + " promoted in %d ms (%d bytes behind just before)%n",
+                        "storm: %s fault %d/%d after %d intents: %s; a new primary took writes after %d ms, ready for"
+                                + " the next fault after %d ms (replicas %d bytes behind just before)%n",
+                        java.time.LocalTime.now()
+                                .minusNanos(f.readyMillis() * 1_000_000)
+                                .truncatedTo(java.time.temporal.ChronoUnit.MILLIS),
                         k,
-                        plan.failovers(),
-                        done.get(),
-                        f.killedPort(),
-                        f.promotedPort(),
-                        f.promoteMillis(),
-                        f.standbyLagBytes());
-                if (k < plan.failovers()) {
-                    long t = System.nanoTime();
-                    cluster.attachStandby();
-                    progress.printf(
-                            "storm: a new standby streams from it after %d ms%n", (System.nanoTime() - t) / 1_000_000);
-                }
+                        planned,
+                        at,
+                        f.what(),
+                        f.primaryMillis(),
+                        f.readyMillis(),
+                        f.lagBytes());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -178,8 +171,8 @@ final class FailoverDriver {
             CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).join();
         }
         return new StormReport.FailoverSummary(
-                cluster.description().replaceAll(", primary .*", ""),
-                plan.failovers(),
+                cluster.setUp(),
+                cluster.planned(),
                 List.copyOf(failovers),
                 (int) intents.stream()
                         .filter(i -> tally.finalAnswers.containsKey(i.index()))
@@ -190,8 +183,9 @@ final class FailoverDriver {
     }
 
     /**
-     * The failovers' own invariants added to {@code invariants}; with asynchronous replication the
-     * durability checks move to {@code measured}.
+     * The failovers' own invariants added to {@code invariants}; where the set-up does not promise
+     * that acknowledged commits survive (asynchronous replication) the durability checks move to
+     * {@code measured}.
      */
     void judge(
             StormReport.FailoverSummary failover,
@@ -199,8 +193,8 @@ final class FailoverDriver {
             Map<String, Boolean> invariants,
             Map<String, Boolean> measured) {
         invariants.put(
-                "every failover worked (" + failovers.size() + " of " + plan.failovers() + " planned"
-                        + (failovers.size() < plan.failovers()
+                "every failover worked (" + failovers.size() + " of " + cluster.planned() + " planned"
+                        + (failovers.size() < cluster.planned()
                                 ? ", the load ended before the rest: more --intents for more"
                                 : "")
                         + (failoverError == null ? "" : "; failed: " + failoverError) + ")",
@@ -212,7 +206,7 @@ final class FailoverDriver {
                 "every key sent again after the failovers got its first answer back ("
                         + failover.resent().getOrDefault(StormReport.SAME_ANSWER, 0) + " of " + intents.size() + ")",
                 failover.resent().getOrDefault(StormReport.SAME_ANSWER, 0) == intents.size());
-        if (plan.replication() == Replication.ASYNC) {
+        if (!cluster.keepsAcknowledgedCommits()) {
             for (String name : List.copyOf(invariants.keySet())) {
                 if (DURABILITY_CHECKS.stream().anyMatch(name::startsWith)) {
                     measured.put(name, invariants.remove(name));

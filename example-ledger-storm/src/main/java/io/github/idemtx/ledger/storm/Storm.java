@@ -3,6 +3,7 @@ package io.github.idemtx.ledger.storm;
 import io.github.idemtx.db.testing.FailoverCluster;
 import io.github.idemtx.db.testing.FailoverCluster.Replication;
 import io.github.idemtx.db.testing.LocalPostgres;
+import io.github.idemtx.db.testing.PatroniCluster;
 import io.github.idemtx.ledger.LedgerConfig;
 import io.github.idemtx.ledger.LedgerServer;
 import io.github.idemtx.ledger.storm.StormClients.Intent;
@@ -51,9 +52,30 @@ public final class Storm {
      * {@code --failover}: the ledger's database is a primary and a standby of the storm's own
      * ({@link FailoverCluster}), the ledger on pgjdbc's multi-host URL; {@code failovers} times during
      * the load the primary is SIGKILLed and the standby promoted (a new standby is copied from it
-     * before the next one). No connection kills then: the primary's death is the fault.
+     * before the next one). {@code --failover=patroni}: three members under Patroni over etcd
+     * ({@link io.github.idemtx.db.testing.PatroniCluster}, {@code synchronousMode}), and
+     * {@code failovers} leader kills (SIGKILL of its PostgreSQL and of its Patroni, alternately)
+     * interleaved with {@code switchovers} operator switchovers. No connection kills then: the
+     * faults of the cluster are the faults.
      */
-    public record FailoverPlan(Replication replication, String synchronousCommit, int failovers) {}
+    public record FailoverPlan(
+            boolean patroni,
+            Replication replication,
+            String synchronousCommit,
+            PatroniCluster.SynchronousMode synchronousMode,
+            int failovers,
+            int switchovers) {
+
+        /** The home-made pair. */
+        public FailoverPlan(Replication replication, String synchronousCommit, int failovers) {
+            this(false, replication, synchronousCommit, null, failovers, 0);
+        }
+
+        /** A Patroni cluster. */
+        public static FailoverPlan patroni(PatroniCluster.SynchronousMode mode, int failovers, int switchovers) {
+            return new FailoverPlan(true, null, null, mode, failovers, switchovers);
+        }
+    }
 
     /**
      * Starts a ledger (database as {@code LEDGER_*} and {@code --db-*} say, schema
@@ -134,14 +156,14 @@ public final class Storm {
     }
 
     /**
-     * Starts a primary and a standby of its own ({@link FailoverCluster}, as {@code plan} says) and a
-     * fresh ledger on them (pgjdbc's multi-host URL, {@code ledgerArgs} for the rest: schema, pool
-     * size), storms it while the primary is killed and the standby promoted {@code plan.failovers()}
-     * times, sends every key once more, checks, and removes both servers.
+     * Starts the servers {@code plan} names (a primary and a standby of its own, {@link
+     * FailoverCluster}, or a Patroni cluster) and a fresh ledger on them (pgjdbc's multi-host URL,
+     * {@code ledgerArgs} for the rest: schema, pool size), storms it while the faults the plan names
+     * happen, sends every key once more, checks, and removes the servers.
      */
     public static StormReport runWithFailover(
             String[] ledgerArgs, Options options, FailoverPlan plan, java.io.PrintStream progress) throws Exception {
-        try (FailoverCluster cluster = FailoverCluster.start(plan.replication(), plan.synchronousCommit())) {
+        try (FailoverTarget cluster = FailoverTarget.start(plan)) {
             progress.println("storm: " + cluster.description());
             List<String> args = new ArrayList<>(Arrays.asList(ledgerArgs));
             args.add("--db-url=" + cluster.url());
@@ -161,7 +183,7 @@ public final class Storm {
     private static StormReport runAgainstNewLedger(
             String[] ledgerArgs,
             Options options,
-            FailoverCluster cluster,
+            FailoverTarget cluster,
             FailoverPlan plan,
             java.io.PrintStream progress)
             throws Exception {
@@ -219,7 +241,7 @@ public final class Storm {
             URI base,
             SideDatabase db,
             String schema,
-            FailoverCluster cluster,
+            FailoverTarget cluster,
             FailoverPlan plan,
             Map<String, String> tokens,
             Options options,
@@ -229,9 +251,8 @@ public final class Storm {
         this.db = db;
         this.clients = new StormClients(base, tokens, options, tally, progress);
         this.checks = new StormChecks(clients, tally, db, schema, progress);
-        this.failovers = cluster == null
-                ? null
-                : new FailoverDriver(cluster, plan, options, clients, tally, db, schema, progress);
+        this.failovers =
+                cluster == null ? null : new FailoverDriver(cluster, options, clients, tally, db, schema, progress);
     }
 
     private StormReport run() throws Exception {

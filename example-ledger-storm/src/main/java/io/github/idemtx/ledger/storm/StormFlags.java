@@ -2,6 +2,7 @@ package io.github.idemtx.ledger.storm;
 
 import io.github.idemtx.db.testing.FailoverCluster;
 import io.github.idemtx.db.testing.FailoverCluster.Replication;
+import io.github.idemtx.db.testing.PatroniCluster;
 import io.github.idemtx.ledger.Flags;
 import java.time.Duration;
 import java.util.Arrays;
@@ -32,19 +33,21 @@ final class StormFlags {
     }
 
     private static final List<String> FAILOVER_FLAGS =
-            List.of("failover", "replication", "failovers", "synchronous-commit");
+            List.of("failover", "replication", "failovers", "synchronous-commit", "synchronous-mode", "switchovers");
 
     /** The {@code --failover} flags, or null without {@code --failover}; refused, naming the flag, when they do not fit. */
     static Storm.FailoverPlan parseFailover(String[] args) {
         Map<String, String> flags = flags(args);
         String on = flags.getOrDefault("failover", "false");
-        if (!on.equals("true") && !on.equals("false")) {
-            throw new IllegalArgumentException("--failover takes no value (or true or false), was '" + on + "'");
+        if (!on.equals("true") && !on.equals("false") && !on.equals("patroni")) {
+            throw new IllegalArgumentException(
+                    "--failover takes no value (or true or false), or patroni, was '" + on + "'");
         }
         if (on.equals("false")) {
             for (String name : FAILOVER_FLAGS.subList(1, FAILOVER_FLAGS.size())) {
                 if (flags.containsKey(name)) {
-                    throw new IllegalArgumentException("--" + name + " needs --failover");
+                    throw new IllegalArgumentException("--" + name + " needs --failover"
+                            + (name.equals("synchronous-mode") || name.equals("switchovers") ? "=patroni" : ""));
                 }
             }
             return null;
@@ -54,6 +57,27 @@ final class StormFlags {
                 throw new IllegalArgumentException(
                         "--failover runs a primary and a standby of its own and kills the primary:" + " --" + name
                                 + " cannot be given with it");
+            }
+        }
+        if (on.equals("patroni")) {
+            for (String name : List.of("replication", "synchronous-commit")) {
+                if (flags.containsKey(name)) {
+                    throw new IllegalArgumentException("--" + name + " is for --failover's own primary and standby;"
+                            + " with --failover=patroni say --synchronous-mode=on|strict|off");
+                }
+            }
+            PatroniCluster.SynchronousMode mode = PatroniCluster.SynchronousMode.parse(
+                    "--synchronous-mode", flags.getOrDefault("synchronous-mode", "on"));
+            int failovers = Flags.intFlag(flags, "failovers", 2, 0, 100);
+            int switchovers = Flags.intFlag(flags, "switchovers", 2, 0, 100);
+            if (failovers + switchovers == 0) {
+                throw new IllegalArgumentException("--failovers and --switchovers cannot both be 0");
+            }
+            return Storm.FailoverPlan.patroni(mode, failovers, switchovers);
+        }
+        for (String name : List.of("synchronous-mode", "switchovers")) {
+            if (flags.containsKey(name)) {
+                throw new IllegalArgumentException("--" + name + " needs --failover=patroni");
             }
         }
         Replication replication = Replication.parse("--replication", flags.getOrDefault("replication", "sync"));

@@ -1,6 +1,5 @@
 package io.github.idemtx.ledger.storm;
 
-import io.github.idemtx.db.testing.FailoverCluster;
 import java.util.List;
 import java.util.Map;
 
@@ -38,7 +37,7 @@ public record StormReport(
     public record FailoverSummary(
             String setUp,
             int planned,
-            List<FailoverCluster.Failover> failovers,
+            List<Fault> failovers,
             int finalAnswers,
             int lostExecuted,
             int lostOther,
@@ -51,6 +50,13 @@ public record StormReport(
             return resent.getOrDefault(EXECUTED_AGAIN, 0);
         }
     }
+
+    /**
+     * One fault of a failover storm: what was done, the replicas' largest lag just before (bytes, -1
+     * unknown), and how long from the fault until a new primary took writes and until the cluster
+     * was ready for the next fault.
+     */
+    public record Fault(String what, long lagBytes, long primaryMillis, long readyMillis) {}
 
     public boolean passed() {
         return allHold(invariants);
@@ -87,17 +93,23 @@ public record StormReport(
             out.append(String.format("  faults injected    %d connection kills%n", faults));
         } else {
             out.append(String.format(
-                    "  faults injected    %d of %d failovers (%s): the primary SIGKILLed, the standby promoted"
-                            + " in %s ms; the standby's lag sampled just before each kill: %s bytes%n",
+                    "  faults injected    %d of %d (%s); a new primary took writes after %s ms; the replicas'"
+                            + " lag sampled just before each: %s bytes%n",
                     failover.failovers().size(),
                     failover.planned(),
                     failover.setUp(),
                     failover.failovers().stream()
-                            .map(f -> Long.toString(f.promoteMillis()))
+                            .map(f -> Long.toString(f.primaryMillis()))
                             .toList(),
                     failover.failovers().stream()
-                            .map(f -> Long.toString(f.standbyLagBytes()))
+                            .map(f -> Long.toString(f.lagBytes()))
                             .toList()));
+            failover.failovers().stream()
+                    .collect(java.util.stream.Collectors.groupingBy(
+                            f -> f.what().replaceAll(" \\(.*", "").replaceAll(" on port .*", ""),
+                            java.util.TreeMap::new,
+                            java.util.stream.Collectors.counting()))
+                    .forEach((what, n) -> out.append(String.format("  %-18s %d x %s%n", "", n, what)));
             out.append(String.format(
                     "  answers lost       %d of %d final answers missing on the promoted primary (%d were 201s, %d others)%n",
                     failover.lost(), failover.finalAnswers(), failover.lostExecuted(), failover.lostOther()));
