@@ -67,7 +67,7 @@ final class StormFlags {
                 }
             }
             PatroniCluster.SynchronousMode mode = PatroniCluster.SynchronousMode.parse(
-                    "--synchronous-mode", flags.getOrDefault("synchronous-mode", "on"));
+                    "--synchronous-mode", flags.getOrDefault("synchronous-mode", "strict"));
             int failovers = Flags.intFlag(flags, "failovers", 2, 0, 100);
             int switchovers = Flags.intFlag(flags, "switchovers", 2, 0, 100);
             if (failovers + switchovers == 0) {

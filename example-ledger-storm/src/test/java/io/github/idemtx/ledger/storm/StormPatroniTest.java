@@ -12,24 +12,27 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code storm --failover=patroni}, short: the ledger on a Patroni cluster of three over etcd with
- * {@code synchronous_mode: on}; under load an operator's switchover, the leader's PostgreSQL
- * SIGKILLed and the leader's Patroni SIGKILLed. Every invariant holds, no final answer is lost, and
- * every key sent again gets its first answer back. Skipped with a hint where patroni or etcd is
- * missing; .ci/run installs them, and under CI it runs. The long runs (10 failovers and 10
- * switchovers per mode, and asynchronous replication's measured losses) are the command line's:
- * docs/reliability.md, "Failover under Patroni".
+ * {@code synchronous_mode: on} and {@code synchronous_mode_strict: on}; under load an operator's
+ * switchover, the leader's PostgreSQL SIGKILLed and the leader's Patroni SIGKILLed. Every invariant
+ * holds, no final answer is lost, and every key sent again gets its first answer back. Skipped with
+ * a hint where patroni or etcd is missing; .ci/run installs them, and under CI it runs. Not
+ * {@code synchronous_mode} without strict: it loses acknowledged answers when a killed Patroni comes
+ * back after the failover (Patroni 3.0 empties the old primary's {@code synchronous_standby_names}
+ * before it demotes it, and the commits waiting there are acknowledged). The long runs, 10
+ * failovers and 10 switchovers per mode, are the command line's: docs/reliability.md, "Failover
+ * under Patroni".
  */
 @DatabaseTest
 class StormPatroniTest {
 
     @Test
-    void aStormAcrossASwitchoverAndBothLeaderKillsUnderSynchronousModeLosesNoAnswer() throws Exception {
+    void aStormAcrossASwitchoverAndBothLeaderKillsUnderStrictSynchronousModeLosesNoAnswer() throws Exception {
         PatroniCluster.assumeInstalled();
         Storm.Options options = new Storm.Options(8, 12000, 0, 20, 0.3, Duration.ofMillis(1500), 7L);
         StormReport report = Storm.runWithFailover(
                 new String[] {"--schema=storm_patroni"},
                 options,
-                Storm.FailoverPlan.patroni(SynchronousMode.ON, 2, 1),
+                Storm.FailoverPlan.patroni(SynchronousMode.STRICT, 2, 1),
                 System.out);
         System.out.print(report.render());
 
