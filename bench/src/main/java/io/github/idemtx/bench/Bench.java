@@ -193,11 +193,11 @@ public final class Bench {
                             table.stats());
                 }
 
-                // the main comparison: rounds x thread counts x strategies, the order rotating per round
+                // the main comparison: rounds x thread counts x strategies, the order shuffled per round
                 for (int r = 1; o.phases().contains("main") && r <= o.rounds(); r++) {
                     for (int t : o.threads()) {
                         for (String name :
-                                rotate(o.strategies(), r - 1 + o.threads().indexOf(t))) {
+                                shuffled(o.strategies(), r, o.threads().indexOf(t))) {
                             SegmentResult s = driver.run(
                                     Strategies.create(name, ctx, o.purgeLimit()),
                                     t,
@@ -255,7 +255,7 @@ public final class Bench {
     /**
      * The retry-share phase: each round walks through the shares of {@code --retry-shares} in order,
      * and at each step the default mode, WORK_FIRST and READ_FIRST run the same traffic one after
-     * another (the order rotating). The default mode's instance serves this phase alone and keeps
+     * another (the order shuffled each round and step). The default mode's instance serves this phase alone and keeps
      * what it learned from step to step, as a service's would while its traffic changes; its
      * segments have no warm-up, so the switches it makes are inside the measured windows.
      */
@@ -283,7 +283,7 @@ public final class Bench {
                 ctx.retryShare = shares.get(step) / 100.0;
                 String phase = Report.RETRY_SHARE + ":" + step;
                 for (int t : o.retryShareThreads()) {
-                    for (String name : rotate(Options.MIXED_STRATEGIES, r - 1 + step)) {
+                    for (String name : shuffled(Options.MIXED_STRATEGIES, r, step)) {
                         SegmentResult s = driver.run(
                                 Strategies.create(name, ctx, o.purgeLimit()),
                                 t,
@@ -330,7 +330,7 @@ public final class Bench {
             String phase = Report.GROWTH + ":" + target;
             for (int r = 1; r <= o.growthRounds(); r++) {
                 for (int t : o.growthThreads()) {
-                    for (String name : rotate(names, r - 1 + o.growthThreads().indexOf(t))) {
+                    for (String name : shuffled(names, r, o.growthThreads().indexOf(t))) {
                         SegmentResult s = driver.run(
                                 Strategies.create(name, ctx, o.purgeLimit()),
                                 t,
@@ -405,6 +405,19 @@ public final class Bench {
                 s.roundTripsPerCall(),
                 Report.human(s.atStart().rows()),
                 s.errors() > 0 ? "  ERRORS " + s.errors() + ": " + s.firstError() : "");
+    }
+
+    /**
+     * {@code list} in an order of its own for round {@code round} of group {@code group}: shuffled
+     * with a seed of those two, so that a run repeats, and so that no strategy always runs right
+     * after the same one. (A rotation kept each strategy behind the same neighbour in every round,
+     * and whatever that neighbour left behind, dirty buffers, a checkpoint, autovacuum, fell on it
+     * every time: `claim` always ran after `bare`, `floor` after `three-tx`.)
+     */
+    static <T> List<T> shuffled(List<T> list, int round, int group) {
+        List<T> out = new ArrayList<>(list);
+        java.util.Collections.shuffle(out, new java.util.Random(1_000_003L * round + group));
+        return out;
     }
 
     static <T> List<T> rotate(List<T> list, int by) {
