@@ -5,6 +5,7 @@ import io.github.idemtx.db.testing.FailoverCluster.Replication;
 import io.github.idemtx.db.testing.PatroniCluster;
 import io.github.idemtx.db.testing.PatroniCluster.Fault;
 import io.github.idemtx.db.testing.PatroniCluster.SynchronousMode;
+import io.github.idemtx.db.testing.ReplicatedCluster;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -14,21 +15,10 @@ import java.util.List;
  * promote}) or a Patroni-managed cluster ({@link PatroniCluster}: switchovers, and SIGKILL of the
  * leader's PostgreSQL or of its Patroni).
  */
-interface FailoverTarget extends AutoCloseable {
-
-    /** pgjdbc's multi-host URL that reaches the primary. */
-    String url();
-
-    String user();
-
-    /** For the progress lines: the servers and the set-up. */
-    String description();
+interface FailoverTarget extends ReplicatedCluster {
 
     /** For the report: the set-up alone. */
     String setUp();
-
-    /** The servers' logs, for a failure's message. */
-    String logTail(int maxChars);
 
     /** How many faults the plan asks for. */
     int planned();
@@ -39,22 +29,19 @@ interface FailoverTarget extends AutoCloseable {
     /** Does fault {@code k} (from 1) and returns once a primary accepts writes and the next fault can follow. */
     StormReport.Fault inject(int k);
 
-    @Override
-    void close();
-
     /** Starts what {@code plan} names; returns once it serves. */
     static FailoverTarget start(Storm.FailoverPlan plan) {
         return plan.patroni() ? new Patroni(plan) : new Pair(plan);
     }
 
-    /** {@code --failover}: a primary and a standby; each fault kills the primary and promotes the standby. */
-    final class Pair implements FailoverTarget {
-        private final FailoverCluster cluster;
-        private final Storm.FailoverPlan plan;
+    /** What both set-ups answer alike, from their cluster. */
+    abstract class Of<C extends ReplicatedCluster> implements FailoverTarget {
+        final C cluster;
+        final Storm.FailoverPlan plan;
 
-        Pair(Storm.FailoverPlan plan) {
+        Of(C cluster, Storm.FailoverPlan plan) {
+            this.cluster = cluster;
             this.plan = plan;
-            this.cluster = FailoverCluster.start(plan.replication(), plan.synchronousCommit());
         }
 
         @Override
@@ -73,13 +60,26 @@ interface FailoverTarget extends AutoCloseable {
         }
 
         @Override
-        public String setUp() {
-            return cluster.description().replaceAll(", primary .*", "");
+        public String logTail(int maxChars) {
+            return cluster.logTail(maxChars);
         }
 
         @Override
-        public String logTail(int maxChars) {
-            return cluster.logTail(maxChars);
+        public void close() {
+            cluster.close();
+        }
+    }
+
+    /** {@code --failover}: a primary and a standby; each fault kills the primary and promotes the standby. */
+    final class Pair extends Of<FailoverCluster> {
+
+        Pair(Storm.FailoverPlan plan) {
+            super(FailoverCluster.start(plan.replication(), plan.synchronousCommit()), plan);
+        }
+
+        @Override
+        public String setUp() {
+            return cluster.description().replaceAll(", primary .*", "");
         }
 
         @Override
@@ -108,26 +108,18 @@ interface FailoverTarget extends AutoCloseable {
                     f.killMillis() + f.promoteMillis(),
                     f.killMillis() + ready);
         }
-
-        @Override
-        public void close() {
-            cluster.close();
-        }
     }
 
     /**
      * {@code --failover=patroni}: three members under Patroni; the faults alternate operator
      * switchovers with leader kills, the kills alternating SIGKILL of PostgreSQL and of Patroni.
      */
-    final class Patroni implements FailoverTarget {
-        private final PatroniCluster cluster;
-        private final Storm.FailoverPlan plan;
+    final class Patroni extends Of<PatroniCluster> {
         private final List<Fault> faults;
 
         Patroni(Storm.FailoverPlan plan) {
-            this.plan = plan;
+            super(PatroniCluster.start(plan.synchronousMode()), plan);
             this.faults = faults(plan.failovers(), plan.switchovers());
-            this.cluster = PatroniCluster.start(plan.synchronousMode());
         }
 
         /** Switchovers and kills interleaved as evenly as their counts allow; kills alternate PostgreSQL and Patroni. */
@@ -150,28 +142,8 @@ interface FailoverTarget extends AutoCloseable {
         }
 
         @Override
-        public String url() {
-            return cluster.url();
-        }
-
-        @Override
-        public String user() {
-            return cluster.user();
-        }
-
-        @Override
-        public String description() {
-            return cluster.description();
-        }
-
-        @Override
         public String setUp() {
             return cluster.description().replaceAll("; leader .*", "");
-        }
-
-        @Override
-        public String logTail(int maxChars) {
-            return cluster.logTail(maxChars);
         }
 
         @Override
@@ -192,11 +164,6 @@ interface FailoverTarget extends AutoCloseable {
                     c.lagBytes(),
                     c.newLeaderMillis(),
                     c.healthyMillis());
-        }
-
-        @Override
-        public void close() {
-            cluster.close();
         }
     }
 }

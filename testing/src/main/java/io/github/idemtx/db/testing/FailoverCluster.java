@@ -35,7 +35,7 @@ import java.util.Set;
  * <p>{@link #close()} kills both and deletes everything; a JVM shutdown hook does the same if a
  * test never gets to close it. Not thread-safe: one thread drives failovers; clients only connect.
  */
-public final class FailoverCluster implements AutoCloseable {
+public final class FailoverCluster implements ReplicatedCluster {
 
     /** How the primary replicates to the standby. */
     public enum Replication {
@@ -66,7 +66,7 @@ public final class FailoverCluster implements AutoCloseable {
     private final Replication replication;
     private final String synchronousCommit;
     private final int[] ports;
-    private final Thread cleanupHook;
+    private final Cleanup cleanup;
     private volatile LocalServer primary;
     private volatile LocalServer standby;
     private volatile boolean closed;
@@ -81,7 +81,7 @@ public final class FailoverCluster implements AutoCloseable {
             b = LocalServer.freePort();
         }
         this.ports = new int[] {a, b};
-        this.cleanupHook = new Thread(this::destroyQuietly, "failover-postgres-cleanup");
+        this.cleanup = new Cleanup("a throwaway primary and standby", this::destroy);
     }
 
     /**
@@ -129,7 +129,7 @@ public final class FailoverCluster implements AutoCloseable {
                         /usr/lib/postgresql/<version>/bin, or in the directory named by %s
                         (as root, a 'postgres' user and runuser are needed too: PostgreSQL refuses root).""".formatted(ThrowawayCluster.BIN_ENV)));
         FailoverCluster cluster = new FailoverCluster(bin, replication, synchronousCommit);
-        Runtime.getRuntime().addShutdownHook(cluster.cleanupHook);
+        cluster.cleanup.onExit();
         try {
             LocalServer first = new LocalServer(bin, "idemtx-pg-primary-", cluster.ports[0]);
             cluster.primary = first;
@@ -154,6 +154,7 @@ public final class FailoverCluster implements AutoCloseable {
     }
 
     /** pgjdbc's multi-host URL of the {@code postgres} database on both ports, always reaching the primary. */
+    @Override
     public String url() {
         // hostRecheckSeconds: how long pgjdbc trusts what it learnt of a host (down, or a standby)
         // before asking it again; 10 s by default, short here since a failover changes the roles
@@ -166,6 +167,7 @@ public final class FailoverCluster implements AutoCloseable {
         return primary.jdbcUrl();
     }
 
+    @Override
     public String user() {
         return ThrowawayCluster.USER;
     }
@@ -184,6 +186,7 @@ public final class FailoverCluster implements AutoCloseable {
     }
 
     /** For messages: both servers and the set-up. */
+    @Override
     public String description() {
         return replication.name().toLowerCase(Locale.ROOT) + " replication (synchronous_commit=" + synchronousCommit
                 + "), primary " + primary.description()
@@ -191,6 +194,7 @@ public final class FailoverCluster implements AutoCloseable {
     }
 
     /** The servers' logs so far (the last {@code maxChars} characters of each), for failure messages. */
+    @Override
     public String logTail(int maxChars) {
         StringBuilder out = new StringBuilder();
         for (LocalServer s : new LocalServer[] {primary, standby}) {
@@ -364,15 +368,7 @@ public final class FailoverCluster implements AutoCloseable {
             return;
         }
         closed = true;
-        try {
-            destroy();
-        } finally {
-            try {
-                Runtime.getRuntime().removeShutdownHook(cleanupHook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs anyway; destroying twice is harmless
-            }
-        }
+        cleanup.now();
     }
 
     private void destroy() {
@@ -393,14 +389,6 @@ public final class FailoverCluster implements AutoCloseable {
         }
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    private void destroyQuietly() {
-        try {
-            destroy();
-        } catch (RuntimeException e) {
-            System.err.println("could not clean up a throwaway primary and standby: " + e.getMessage());
         }
     }
 }

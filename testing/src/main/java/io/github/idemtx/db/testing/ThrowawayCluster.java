@@ -59,13 +59,13 @@ public final class ThrowawayCluster implements AutoCloseable {
     public static final String USER = "postgres";
 
     private final Backend backend;
-    private final Thread cleanupHook;
+    private final Cleanup cleanup;
     private boolean running;
     private boolean closed;
 
     private ThrowawayCluster(Backend backend) {
         this.backend = backend;
-        this.cleanupHook = new Thread(backend::destroyQuietly, "throwaway-postgres-cleanup");
+        this.cleanup = new Cleanup("a throwaway PostgreSQL", backend::destroy);
     }
 
     /** Initialises a new cluster and starts it; the caller closes it. */
@@ -82,7 +82,7 @@ public final class ThrowawayCluster implements AutoCloseable {
                       - a running Docker, for Testcontainers to run postgres:15-alpine.""".formatted(BIN_ENV));
         });
         ThrowawayCluster cluster = new ThrowawayCluster(backend);
-        Runtime.getRuntime().addShutdownHook(cluster.cleanupHook);
+        cluster.cleanup.onExit();
         try {
             backend.init();
             cluster.startAgain();
@@ -150,15 +150,7 @@ public final class ThrowawayCluster implements AutoCloseable {
         }
         closed = true;
         running = false;
-        try {
-            backend.destroy();
-        } finally {
-            try {
-                Runtime.getRuntime().removeShutdownHook(cleanupHook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs anyway; destroying twice is harmless
-            }
-        }
+        cleanup.now();
     }
 
     private void closeQuietly(Throwable cause) {
@@ -274,14 +266,6 @@ public final class ThrowawayCluster implements AutoCloseable {
 
         /** Stops the server if it runs and removes every trace of the cluster. */
         void destroy();
-
-        default void destroyQuietly() {
-            try {
-                destroy();
-            } catch (RuntimeException e) {
-                System.err.println("could not clean up a throwaway PostgreSQL: " + e.getMessage());
-            }
-        }
     }
 
     /** A cluster in a temporary directory, run with this machine's binaries. */
