@@ -39,6 +39,23 @@ final class Cleanup {
         }
     }
 
+    /**
+     * Runs {@code start}; when it fails, removes what it left behind and throws its failure (with a
+     * failed removal suppressed in it).
+     */
+    void orRemove(Runnable start) {
+        try {
+            start.run();
+        } catch (RuntimeException e) {
+            try {
+                now();
+            } catch (RuntimeException notRemoved) {
+                e.addSuppressed(notRemoved);
+            }
+            throw e;
+        }
+    }
+
     private void quietly() {
         try {
             destroy.run();

@@ -130,7 +130,7 @@ public final class FailoverCluster implements ReplicatedCluster {
                         (as root, a 'postgres' user and runuser are needed too: PostgreSQL refuses root).""".formatted(ThrowawayCluster.BIN_ENV)));
         FailoverCluster cluster = new FailoverCluster(bin, replication, synchronousCommit);
         cluster.cleanup.onExit();
-        try {
+        cluster.cleanup.orRemove(() -> {
             LocalServer first = new LocalServer(bin, "idemtx-pg-primary-", cluster.ports[0]);
             cluster.primary = first;
             first.initdb("""
@@ -142,24 +142,14 @@ public final class FailoverCluster implements ReplicatedCluster {
                     """.formatted(synchronousCommit));
             first.pgCtl("start", "-w", "-t", "90");
             cluster.attachStandby();
-        } catch (RuntimeException e) {
-            try {
-                cluster.close();
-            } catch (RuntimeException notClosed) {
-                e.addSuppressed(notClosed);
-            }
-            throw e;
-        }
+        });
         return cluster;
     }
 
     /** pgjdbc's multi-host URL of the {@code postgres} database on both ports, always reaching the primary. */
     @Override
     public String url() {
-        // hostRecheckSeconds: how long pgjdbc trusts what it learnt of a host (down, or a standby)
-        // before asking it again; 10 s by default, short here since a failover changes the roles
-        return "jdbc:postgresql://127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1]
-                + "/postgres?targetServerType=primary&hostRecheckSeconds=1";
+        return ReplicatedCluster.multiHostUrl(java.util.Arrays.stream(ports));
     }
 
     /** The URL of the current primary alone. */

@@ -25,7 +25,6 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -199,29 +198,20 @@ public final class PatroniCluster implements ReplicatedCluster {
         });
         PatroniCluster cluster = new PatroniCluster(FailoverCluster.binaries().orElseThrow(), mode);
         cluster.cleanup.onExit();
-        try {
+        cluster.cleanup.orRemove(() -> {
             cluster.startEtcd();
             for (Member m : cluster.members) {
                 m.start();
             }
             cluster.awaitHealthy(null, System.nanoTime());
-        } catch (RuntimeException e) {
-            try {
-                cluster.close();
-            } catch (RuntimeException notClosed) {
-                e.addSuppressed(notClosed);
-            }
-            throw e;
-        }
+        });
         return cluster;
     }
 
     /** pgjdbc's multi-host URL of the {@code postgres} database on the three members, reaching the leader. */
     @Override
     public String url() {
-        return "jdbc:postgresql://"
-                + members.stream().map(m -> "127.0.0.1:" + m.pgPort).collect(Collectors.joining(","))
-                + "/postgres?targetServerType=primary&hostRecheckSeconds=1";
+        return ReplicatedCluster.multiHostUrl(members.stream().mapToInt(m -> m.pgPort));
     }
 
     @Override
