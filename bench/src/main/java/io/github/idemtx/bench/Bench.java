@@ -416,7 +416,7 @@ public final class Bench {
      */
     static <T> List<T> shuffled(List<T> list, int round, int group) {
         List<T> out = new ArrayList<>(list);
-        java.util.Collections.shuffle(out, new java.util.Random(1_000_003L * round + group));
+        java.util.Collections.shuffle(out, new java.util.SplittableRandom(1_000_003L * round + group));
         return out;
     }
 

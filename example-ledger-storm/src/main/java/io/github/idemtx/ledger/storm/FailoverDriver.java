@@ -62,52 +62,63 @@ final class FailoverDriver {
         this.db = db;
         this.schema = schema;
         this.progress = progress;
+        // the last share of the intents waits for the last fault, so that it always finds load
+        clients.holdFrom(due(cluster.planned()));
+    }
+
+    /** When fault {@code k} is due: once that share of the intents is done. */
+    private int due(int k) {
+        return (int) ((long) options.intents() * k / (cluster.planned() + 1));
     }
 
     /**
      * Does the plan's faults, evenly spread over the intents (when {@code done} reaches each share),
-     * each once the cluster is ready for it.
+     * each once the cluster is ready for it; the last share of the intents is held back until the
+     * last fault begins, so that every fault finds load however long the ones before took.
      */
     void inject(AtomicBoolean running, AtomicInteger done) {
         boolean promoting = false;
         try {
             int planned = cluster.planned();
             for (int k = 1; k <= planned; k++) {
-                int due = (int) ((long) options.intents() * k / (planned + 1));
-                while (done.get() < due && running.get()) {
+                while (done.get() < due(k) && running.get()) {
                     Thread.sleep(2);
                 }
                 if (!running.get()) {
                     return;
                 }
+                if (k == planned) {
+                    clients.release();
+                }
                 promoting = true;
                 int at = done.get();
+                java.time.LocalTime when = java.time.LocalTime.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
                 StormReport.Fault f = cluster.inject(k);
                 promoting = false;
                 failovers.add(f);
                 tally.faults.incrementAndGet();
                 progress.printf(
-                        "storm: %s fault %d/%d after %d intents: %s; a new primary took writes after %d ms, ready for"
-                                + " the next fault after %d ms (replicas %d bytes behind just before)%n",
-                        java.time.LocalTime.now()
-                                .minusNanos(f.readyMillis() * 1_000_000)
-                                .truncatedTo(java.time.temporal.ChronoUnit.MILLIS),
-                        k,
-                        planned,
-                        at,
-                        f.what(),
-                        f.primaryMillis(),
-                        f.readyMillis(),
-                        f.lagBytes());
+                        "storm: %s fault %d/%d after %d intents: %s; a new primary out of recovery after %d ms, the"
+                                + " cluster ready after %d ms (replicas %d bytes behind just before)%n",
+                        when, k, planned, at, f.what(), f.primaryMillis(), f.readyMillis(), f.lagBytes());
+                if (k < planned) {
+                    long t = System.nanoTime();
+                    if (cluster.prepareNext()) {
+                        progress.printf(
+                                "storm: ready for the next fault after %d ms more%n",
+                                (System.nanoTime() - t) / 1_000_000);
+                    }
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             failoverError = e;
-            tally.aborted =
-                    promoting; // no primary may be left; a standby that would not attach leaves the primary serving
-            progress.println("storm: a failover failed" + (promoting ? ", the clients stop: " : ": ") + e + "\n"
-                    + cluster.logTail(3000));
+            // no primary may be left mid-fault; a standby that would not attach leaves the primary serving
+            tally.aborted = promoting;
+            progress.println("storm: a failover failed" + (promoting ? ", the clients stop: " : ": ") + e);
+        } finally {
+            clients.release(); // the load goes on to its end whatever happened here
         }
     }
 

@@ -26,8 +26,16 @@ interface FailoverTarget extends ReplicatedCluster {
     /** Whether the set-up promises that an acknowledged commit survives every fault planned. */
     boolean keepsAcknowledgedCommits();
 
-    /** Does fault {@code k} (from 1) and returns once a primary accepts writes and the next fault can follow. */
+    /** Does fault {@code k} (from 1) and returns once a new primary is out of recovery. */
     StormReport.Fault inject(int k);
+
+    /**
+     * Makes the cluster ready for another fault, where a fault left it unable to take one; returns
+     * whether there was anything to do.
+     */
+    default boolean prepareNext() {
+        return false;
+    }
 
     /** Starts what {@code plan} names; returns once it serves. */
     static FailoverTarget start(Storm.FailoverPlan plan) {
@@ -95,18 +103,23 @@ interface FailoverTarget extends ReplicatedCluster {
         @Override
         public StormReport.Fault inject(int k) {
             FailoverCluster.Failover f = cluster.failover();
-            long ready = f.promoteMillis();
-            if (k < planned()) {
-                long t = System.nanoTime();
-                cluster.attachStandby(); // the next failover needs a standby again
-                ready += (System.nanoTime() - t) / 1_000_000;
-            }
             return new StormReport.Fault(
+                    "the primary SIGKILLed, the standby promoted",
                     "the primary on port " + f.killedPort() + " SIGKILLed, the standby on " + f.promotedPort()
                             + " promoted",
                     f.standbyLagBytes(),
                     f.killMillis() + f.promoteMillis(),
-                    f.killMillis() + ready);
+                    f.killMillis() + f.promoteMillis());
+        }
+
+        /** A new standby copied from the promoted primary: the next failover needs one. */
+        @Override
+        public boolean prepareNext() {
+            if (cluster.hasStandby()) {
+                return false;
+            }
+            cluster.attachStandby();
+            return true;
         }
     }
 
@@ -160,6 +173,7 @@ interface FailoverTarget extends ReplicatedCluster {
         public StormReport.Fault inject(int k) {
             PatroniCluster.Change c = cluster.inject(faults.get(k - 1));
             return new StormReport.Fault(
+                    c.fault().describe(),
                     c.fault().describe() + " (" + c.from() + "), " + c.to() + " leads",
                     c.lagBytes(),
                     c.newLeaderMillis(),

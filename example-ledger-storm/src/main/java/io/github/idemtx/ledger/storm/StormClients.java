@@ -141,6 +141,9 @@ final class StormClients {
                         () -> {
                             int i;
                             while ((i = next.getAndIncrement()) < intents.size()) {
+                                if (i >= heldFrom) {
+                                    awaitRelease();
+                                }
                                 perform(intents.get(i));
                                 done.incrementAndGet();
                             }
@@ -148,6 +151,32 @@ final class StormClients {
                         clients));
             }
             CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).join();
+        }
+    }
+
+    private volatile int heldFrom = Integer.MAX_VALUE;
+    private final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+
+    /**
+     * No intent from {@code index} on starts until {@link #release()}: a fault injector that needs
+     * load left for its last fault holds that share back until it begins it.
+     */
+    void holdFrom(int index) {
+        heldFrom = index;
+    }
+
+    /** Lets the intents held back by {@link #holdFrom} start. */
+    void release() {
+        release.countDown();
+    }
+
+    private void awaitRelease() {
+        try {
+            while (!release.await(100, java.util.concurrent.TimeUnit.MILLISECONDS) && !tally.aborted) {
+                // waiting for the fault injector
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

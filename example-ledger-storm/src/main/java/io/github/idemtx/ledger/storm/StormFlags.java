@@ -54,9 +54,10 @@ final class StormFlags {
         }
         for (String name : List.of("db-url", "db-user", "db-password", "faults", "base-url", "token")) {
             if (flags.containsKey(name)) {
-                throw new IllegalArgumentException(
-                        "--failover runs a primary and a standby of its own and kills the primary:" + " --" + name
-                                + " cannot be given with it");
+                throw new IllegalArgumentException((on.equals("patroni")
+                                ? "--failover=patroni runs a Patroni cluster of its own and fails it over:"
+                                : "--failover runs a primary and a standby of its own and kills the primary:")
+                        + " --" + name + " cannot be given with it");
             }
         }
         if (on.equals("patroni")) {

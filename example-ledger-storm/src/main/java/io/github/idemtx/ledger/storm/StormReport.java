@@ -52,11 +52,11 @@ public record StormReport(
     }
 
     /**
-     * One fault of a failover storm: what was done, the replicas' largest lag just before (bytes, -1
-     * unknown), and how long from the fault until a new primary took writes and until the cluster
-     * was ready for the next fault.
+     * One fault of a failover storm: its kind, what was done (with the servers), the replicas'
+     * largest lag just before (bytes, -1 unknown), and how long from the fault until a new primary
+     * was out of recovery and until the cluster was healthy again.
      */
-    public record Fault(String what, long lagBytes, long primaryMillis, long readyMillis) {}
+    public record Fault(String kind, String what, long lagBytes, long primaryMillis, long readyMillis) {}
 
     public boolean passed() {
         return allHold(invariants);
@@ -93,7 +93,7 @@ public record StormReport(
             out.append(String.format("  faults injected    %d connection kills%n", faults));
         } else {
             out.append(String.format(
-                    "  faults injected    %d of %d (%s); a new primary took writes after %s ms; the replicas'"
+                    "  faults injected    %d of %d (%s); a new primary out of recovery after %s ms; the replicas'"
                             + " lag sampled just before each: %s bytes%n",
                     failover.failovers().size(),
                     failover.planned(),
@@ -106,9 +106,7 @@ public record StormReport(
                             .toList()));
             failover.failovers().stream()
                     .collect(java.util.stream.Collectors.groupingBy(
-                            f -> f.what().replaceAll(" \\(.*", "").replaceAll(" on port .*", ""),
-                            java.util.TreeMap::new,
-                            java.util.stream.Collectors.counting()))
+                            Fault::kind, java.util.TreeMap::new, java.util.stream.Collectors.counting()))
                     .forEach((what, n) -> out.append(String.format("  %-18s %d x %s%n", "", n, what)));
             out.append(String.format(
                     "  answers lost       %d of %d final answers missing on the promoted primary (%d were 201s, %d others)%n",

@@ -47,9 +47,12 @@ import java.util.stream.Stream;
  * streaming from it, and with a synchronous mode one of them its synchronous standby.
  *
  * <p>{@link SynchronousMode#ON} is Patroni's {@code synchronous_mode: true}: a commit is
- * acknowledged once a synchronous standby has it, and only that standby may be promoted, so an
- * acknowledged commit survives a failover; with no healthy replica the leader commits alone.
- * {@link SynchronousMode#STRICT} adds {@code synchronous_mode_strict}: then commits wait instead.
+ * acknowledged once a synchronous standby has it, only that standby may be promoted, and with no
+ * healthy replica the leader commits alone. That last clause loses acknowledged commits here: a
+ * Patroni killed on the leader and started again after the failover empties its old primary's
+ * {@code synchronous_standby_names} before it demotes it, releasing the commits that waited there
+ * (docs/reliability.md, "Failover under Patroni"). {@link SynchronousMode#STRICT} adds
+ * {@code synchronous_mode_strict}: commits wait instead, and none acknowledged was lost.
  * {@link SynchronousMode#OFF}: asynchronous replication; a failover may lose what a replica had not
  * received, up to {@code maximum_lag_on_failover}, and a primary whose Patroni was killed keeps
  * acknowledging commits its successor never sees until it is demoted.
@@ -96,8 +99,9 @@ public final class PatroniCluster implements ReplicatedCluster {
 
     /**
      * What one {@link #inject} did: the leader before and after, the replicas' largest lag just
-     * before (bytes, from the leader's {@code pg_stat_replication}; -1 unknown), how long until the new leader accepted
-     * writes and until the cluster was healthy again, from the fault.
+     * before (bytes, from the leader's {@code pg_stat_replication}; -1 unknown), how long from the
+     * fault until the new leader was out of recovery (a switchover's includes Patroni's REST call,
+     * which polls once a second) and until the cluster was healthy again.
      */
     public record Change(
             Fault fault, String from, String to, int toPort, long lagBytes, long newLeaderMillis, long healthyMillis) {}
@@ -134,6 +138,7 @@ public final class PatroniCluster implements ReplicatedCluster {
     private final Cleanup cleanup;
     private volatile Process etcd;
     private volatile boolean closed;
+    private boolean destroyed; // guarded by this
 
     private PatroniCluster(Path bin, SynchronousMode mode) {
         this.bin = bin;
@@ -251,7 +256,13 @@ public final class PatroniCluster implements ReplicatedCluster {
         long t0 = System.nanoTime();
         switch (fault) {
             case SWITCHOVER -> m.switchover();
-            case KILL_POSTGRES -> m.server.kill();
+            case KILL_POSTGRES -> {
+                if (m.server.postmaster().isEmpty()) {
+                    throw new IllegalStateException("the leader " + leader + "'s PostgreSQL has no live postmaster"
+                            + " (postmaster.pid) to kill\n" + logTail(3000));
+                }
+                m.server.kill();
+            }
             case KILL_PATRONI -> m.killPatroni();
         }
         long newLeader = awaitNewLeader(leader, t0);
@@ -615,6 +626,15 @@ public final class PatroniCluster implements ReplicatedCluster {
         }
 
         void start() {
+            synchronized (PatroniCluster.this) {
+                if (destroyed) {
+                    throw new IllegalStateException("the cluster is closed");
+                }
+                launch();
+            }
+        }
+
+        private void launch() {
             List<String> command = new ArrayList<>();
             if (ThrowawayCluster.runningAsRoot()) {
                 command.addAll(List.of("runuser", "-u", ThrowawayCluster.USER, "--"));
@@ -690,12 +710,21 @@ public final class PatroniCluster implements ReplicatedCluster {
             }
         }
 
+        /** Patroni and everything it started still running (a pg_rewind, a pg_basebackup), then its PostgreSQL. */
         void destroy() {
-            Process p = process;
-            if (p != null && p.isAlive()) {
-                killPatroni();
+            try {
+                Process p = process;
+                if (p != null) {
+                    List<String> command = new ArrayList<>(List.of("kill", "-KILL"));
+                    p.toHandle().descendants().forEach(h -> command.add(Long.toString(h.pid())));
+                    command.add(Long.toString(p.pid()));
+                    if (p.isAlive() || command.size() > 3) {
+                        run(command);
+                    }
+                }
+            } finally {
+                server.destroy();
             }
-            server.destroy();
         }
     }
 
@@ -718,6 +747,10 @@ public final class PatroniCluster implements ReplicatedCluster {
     }
 
     private synchronized void destroy() {
+        if (destroyed) {
+            return; // by close() and the shutdown hook both
+        }
+        destroyed = true;
         keepLogs();
         RuntimeException failure = null;
         for (Member m : members) {

@@ -227,8 +227,8 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
             if (readFirst == toReadFirst) {
                 return; // another call turned it meanwhile, and told of it
             }
+            backUnder = breakEven * BACK_UNDER; // first: a call that sees the new order sees its way back
             readFirst = toReadFirst;
-            backUnder = breakEven * BACK_UNDER;
             changed.accept(
                     toReadFirst
                             ? ClaimOrderEvent.toReadFirst(share, breakEven)

@@ -165,7 +165,6 @@ class ClaimOrderTest {
         assertThat(fixed.workFirst()).isFalse();
     }
 
-    /** {@code calls} calls of which a deterministic {@code share} found their key taken. */
     @Test
     void aShareThatWandersNearTheBreakEvenMostlyKeepsTheCheaperOrder() {
         // break-even 12.5% (3 ms of work, 1 ms of claim); retries arrive at random, as they do
@@ -192,6 +191,7 @@ class ClaimOrderTest {
         return (double) workFirst / calls;
     }
 
+    /** {@code calls} calls of which a deterministic {@code share} found their key taken. */
     private static void feed(ClaimOrder order, int calls, double share, long work, long trip) {
         double owed = 0;
         for (int i = 0; i < calls; i++) {
