@@ -28,7 +28,7 @@ class StormPatroniTest {
     @Test
     void aStormAcrossASwitchoverAndBothLeaderKillsUnderStrictSynchronousModeLosesNoAnswer() throws Exception {
         PatroniCluster.assumeInstalled();
-        Storm.Options options = new Storm.Options(8, 16000, 0, 20, 0.3, Duration.ofMillis(1500), 7L);
+        Storm.Options options = new Storm.Options(8, 6000, 0, 20, 0.3, Duration.ofMillis(1500), 7L);
         StormReport report = Storm.runWithFailover(
                 new String[] {"--schema=storm_patroni"},
                 options,
