@@ -262,7 +262,8 @@ final class LocalServer {
         }
     }
 
-    private static void signal(String signal, List<ProcessHandle> processes) {
+    /** Sends {@code signal} to the processes with {@code kill}; only a failed SIGSTOP is an error. */
+    static void signal(String signal, List<ProcessHandle> processes) {
         List<String> command = new ArrayList<>(List.of("kill", "-" + signal));
         processes.forEach(p -> command.add(Long.toString(p.pid())));
         try {

@@ -104,7 +104,7 @@ public final class PatroniCluster implements ReplicatedCluster {
      * which polls once a second) and until the cluster was healthy again.
      */
     public record Change(
-            Fault fault, String from, String to, int toPort, long lagBytes, long newLeaderMillis, long healthyMillis) {}
+            Fault fault, String from, String to, long lagBytes, long newLeaderMillis, long healthyMillis) {}
 
     /** Members of the cluster. */
     static final int MEMBERS = 3;
@@ -271,14 +271,7 @@ public final class PatroniCluster implements ReplicatedCluster {
         }
         JsonNode after = awaitHealthy(leader, t0);
         String to = runningLeader(after).orElseThrow();
-        return new Change(
-                fault,
-                leader,
-                to,
-                member(to).pgPort,
-                lag,
-                (newLeader - t0) / 1_000_000,
-                (System.nanoTime() - t0) / 1_000_000);
+        return new Change(fault, leader, to, lag, (newLeader - t0) / 1_000_000, (System.nanoTime() - t0) / 1_000_000);
     }
 
     /** The members' Patroni logs (with their PostgreSQL's), the last {@code maxChars} characters of each. */
@@ -670,13 +663,10 @@ public final class PatroniCluster implements ReplicatedCluster {
         }
 
         void killPatroni() {
-            List<ProcessHandle> patroni = patroniProcesses();
-            List<String> command = new ArrayList<>(List.of("kill", "-KILL"));
+            List<ProcessHandle> patroni = new ArrayList<>(patroniProcesses());
             // the deepest first: runuser would otherwise pass its own SIGKILL to nobody
-            for (int i = patroni.size() - 1; i >= 0; i--) {
-                command.add(Long.toString(patroni.get(i).pid()));
-            }
-            run(command);
+            java.util.Collections.reverse(patroni);
+            LocalServer.signal("KILL", patroni);
             try {
                 if (!process.waitFor(30, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("Patroni of " + name + " outlived SIGKILL");
@@ -715,11 +705,12 @@ public final class PatroniCluster implements ReplicatedCluster {
             try {
                 Process p = process;
                 if (p != null) {
-                    List<String> command = new ArrayList<>(List.of("kill", "-KILL"));
-                    p.toHandle().descendants().forEach(h -> command.add(Long.toString(h.pid())));
-                    command.add(Long.toString(p.pid()));
-                    if (p.isAlive() || command.size() > 3) {
-                        run(command);
+                    List<ProcessHandle> all =
+                            new ArrayList<>(p.toHandle().descendants().toList());
+                    all.add(p.toHandle());
+                    all.removeIf(h -> !h.isAlive());
+                    if (!all.isEmpty()) {
+                        LocalServer.signal("KILL", all);
                     }
                 }
             } finally {
@@ -840,20 +831,6 @@ public final class PatroniCluster implements ReplicatedCluster {
             return Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
         } catch (IOException e) {
             return "(unreadable: " + e + ")";
-        }
-    }
-
-    private static void run(List<String> command) {
-        try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            p.getOutputStream().close();
-            p.getInputStream().readAllBytes();
-            p.waitFor(30, TimeUnit.SECONDS);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run " + String.join(" ", command), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while running " + String.join(" ", command), e);
         }
     }
 
