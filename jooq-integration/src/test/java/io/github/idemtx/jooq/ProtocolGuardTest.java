@@ -22,7 +22,9 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -487,42 +489,103 @@ class ProtocolGuardTest {
 
     // ------------------------------------------------------------------ one bound for every wait
 
-    static Stream<Arguments> modePairs() {
-        return pairs(ClaimMode.values(), ClaimMode.values()); // the holder's mode, the duplicate's
+    /** A case of a check that sleeps in its holder's COMMIT: named, so a failure says which. */
+    @FunctionalInterface
+    interface SlowCase {
+        void run() throws Exception;
+    }
+
+    /**
+     * Runs the cases side by side (each one's holder sleeps 3 s in its COMMIT; one after the other
+     * they took most of this class's time) and fails naming every case that failed. Each case has
+     * its own scope and key, holder and duplicate. Through PgBouncer two at a time: its pool of 6
+     * server connections would queue a duplicate behind the sleeping holders, a wait no bound covers.
+     */
+    private static void sideBySide(Map<String, SlowCase> cases) throws Exception {
+        int parallel = Db.DATABASE.throughPgBouncer() ? 2 : cases.size();
+        ExecutorService runner = Executors.newFixedThreadPool(parallel);
+        try {
+            Map<String, Future<?>> running = new LinkedHashMap<>();
+            cases.forEach((name, check) -> running.put(name, runner.submit(() -> {
+                check.run();
+                return null;
+            })));
+            AssertionError failed = new AssertionError("failed cases (each one's error is suppressed below)");
+            List<String> names = new ArrayList<>();
+            for (Map.Entry<String, Future<?>> e : running.entrySet()) {
+                try {
+                    e.getValue().get(5, TimeUnit.MINUTES);
+                } catch (java.util.concurrent.ExecutionException x) {
+                    names.add(e.getKey());
+                    failed.addSuppressed(new AssertionError(e.getKey() + ": " + x.getCause(), x.getCause()));
+                }
+            }
+            if (!names.isEmpty()) {
+                AssertionError named = new AssertionError("failed: " + names);
+                for (Throwable t : failed.getSuppressed()) {
+                    named.addSuppressed(t);
+                }
+                throw named;
+            }
+        } finally {
+            runner.shutdownNow();
+        }
     }
 
     /**
      * The holder's COMMIT sleeps 3 s (a deferred trigger); the duplicate may wait 300 ms. Bounded,
-     * it answers InProgress; had it waited past its bound it would have replayed.
+     * it answers InProgress; had it waited past its bound it would have replayed. Every pair of the
+     * holder's mode and the duplicate's.
      */
-    @ParameterizedTest(name = "holder {0}, duplicate {1}")
-    @MethodSource("modePairs")
-    void aDuplicateBehindASlowCommitAnswersInProgressAtItsBoundWhateverEachMode(
-            ClaimMode holderMode, ClaimMode duplicateMode) throws Exception {
-        assertBoundedBehindSlowCommit(holderMode, idem(Db.dsl(), duplicateMode, Duration.ofMillis(300)));
+    @Test
+    void aDuplicateBehindASlowCommitAnswersInProgressAtItsBoundWhateverEachMode() throws Exception {
+        Map<String, SlowCase> cases = new LinkedHashMap<>();
+        for (ClaimMode holderMode : ClaimMode.values()) {
+            for (ClaimMode duplicateMode : ClaimMode.values()) {
+                cases.put(
+                        "holder " + holderMode + ", duplicate " + duplicateMode,
+                        () -> assertBoundedBehindSlowCommit(
+                                holderMode, idem(Db.dsl(), duplicateMode, Duration.ofMillis(300))));
+            }
+        }
+        sideBySide(cases);
     }
 
     /** The same with the duplicate's pool setting a statement_timeout or lock_timeout shorter than its wait. */
-    @ParameterizedTest(name = "holder {0}, duplicate {1}")
-    @MethodSource("modePairs")
-    void aPoolsStatementTimeoutOrLockTimeoutGivesInProgressNotARawError(ClaimMode holderMode, ClaimMode duplicateMode)
-            throws Exception {
+    @Test
+    void aPoolsStatementTimeoutOrLockTimeoutGivesInProgressNotARawError() throws Exception {
         assumeFalse(
                 Db.DATABASE.throughPgBouncer(),
                 "PgBouncer refuses an options start-up parameter;"
                         + " aJoinedDuplicateUnderAStatementTimeoutAnswersInProgress covers the setting there");
+        Map<String, SlowCase> cases = new LinkedHashMap<>();
         for (String setting : List.of("statement_timeout", "lock_timeout")) {
-            try (HikariDataSource pool =
-                    Db.DATABASE.newPool(2, c -> c.addDataSourceProperty("options", "-c " + setting + "=300ms"))) {
-                assertBoundedBehindSlowCommit(
-                        holderMode, idem(DSL.using(pool, SQLDialect.POSTGRES), duplicateMode, Duration.ofSeconds(2)));
+            for (ClaimMode holderMode : ClaimMode.values()) {
+                for (ClaimMode duplicateMode : ClaimMode.values()) {
+                    cases.put(setting + ", holder " + holderMode + ", duplicate " + duplicateMode, () -> {
+                        try (HikariDataSource pool = Db.DATABASE.newPool(
+                                2, c -> c.addDataSourceProperty("options", "-c " + setting + "=300ms"))) {
+                            assertBoundedBehindSlowCommit(
+                                    holderMode,
+                                    idem(DSL.using(pool, SQLDialect.POSTGRES), duplicateMode, Duration.ofSeconds(2)));
+                        }
+                    });
+                }
             }
         }
+        sideBySide(cases);
     }
 
-    @ParameterizedTest
-    @EnumSource(ClaimMode.class)
-    void aJoinedDuplicateUnderAStatementTimeoutAnswersInProgress(ClaimMode holderMode) throws Exception {
+    @Test
+    void aJoinedDuplicateUnderAStatementTimeoutAnswersInProgress() throws Exception {
+        Map<String, SlowCase> cases = new LinkedHashMap<>();
+        for (ClaimMode holderMode : ClaimMode.values()) {
+            cases.put("holder " + holderMode, () -> joinedDuplicateUnderAStatementTimeout(holderMode));
+        }
+        sideBySide(cases);
+    }
+
+    private void joinedDuplicateUnderAStatementTimeout(ClaimMode holderMode) throws Exception {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
         ExecutorService holder = Executors.newSingleThreadExecutor();
