@@ -6,7 +6,8 @@
  */
 module io.github.idemtx.jooq {
     requires transitive io.github.idemtx.core;
-    requires io.github.idemtx.db;
+    // in the API: the builders take the claim table's partitions (ClaimPartitions)
+    requires transitive io.github.idemtx.db;
     requires static transitive org.jspecify;
     // in the API: the builders take a DSLContext, the SPIs a jOOQ Configuration
     requires transitive org.jooq;

@@ -7,6 +7,7 @@ import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.ClaimPartitions;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.internal.flow.Timings;
 import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
@@ -82,11 +83,13 @@ public final class ExternalEffect<R, T> {
     private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9_.-]{0,63}");
 
     private final String name;
+    private final @Nullable ClaimPartitions partitions;
     private final EffectFlow<R, T> flow;
     private final io.github.idemtx.core.internal.Listeners listeners;
 
     private ExternalEffect(Builder<R, T> b) {
         this.name = b.name;
+        this.partitions = b.partitions;
         this.listeners = new io.github.idemtx.core.internal.Listeners(b.listeners);
         this.flow = new EffectFlow<>(
                 b.dsl.configuration(),
@@ -176,6 +179,9 @@ public final class ExternalEffect<R, T> {
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(request, "request must not be null");
+        if (partitions != null) {
+            partitions.requireAccepted(key);
+        }
         Timings timings = Timings.of(listeners);
         timings.attempt(false); // the event carries the total only
         return timings.observe(listeners, "effect:" + name, scope, () -> flow.run(scope, key, fingerprint, request));
@@ -447,6 +453,7 @@ public final class ExternalEffect<R, T> {
         private final Remote<R, T> remote;
         private IdempotencyPolicy policy = IdempotencyPolicy.defaults();
         private String schema = IdempotencySchema.DEFAULT_SCHEMA;
+        private @Nullable ClaimPartitions partitions;
         private Duration lease = DEFAULT_LEASE;
         private List<Duration> lookupSchedule = DEFAULT_LOOKUP_SCHEDULE;
         private boolean readAfterWrite;
@@ -576,8 +583,34 @@ public final class ExternalEffect<R, T> {
             return this;
         }
 
-        /** {@return the effect} */
+        /**
+         * Uses a claim table partitioned by the day its keys carry ({@link ClaimPartitions}): each
+         * run first refuses a key outside the days the table accepts, with an
+         * {@link IllegalArgumentException} and before any SQL runs. Also sets the {@link #schema}
+         * to the partitions'. None by default: the plain table.
+         *
+         * @param partitions the partitions' configuration
+         * @return this builder
+         * @throws NullPointerException if {@code partitions} is null
+         */
+        public Builder<R, T> partitions(ClaimPartitions partitions) {
+            this.partitions = Objects.requireNonNull(partitions, "partitions must not be null");
+            this.schema = partitions.schema();
+            return this;
+        }
+
+        /**
+         * {@return the effect}
+         *
+         * @throws IllegalStateException if {@link #schema} named another schema than the
+         *     {@link #partitions}' after them
+         */
         public ExternalEffect<R, T> build() {
+            ClaimPartitions p = partitions;
+            if (p != null && !p.schema().equals(schema)) {
+                throw new IllegalStateException("the schema was set to " + schema + " after the partitions, whose claim"
+                        + " table is in " + p.schema() + ": name one schema");
+            }
             return new ExternalEffect<>(this);
         }
     }

@@ -16,6 +16,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.core.internal.Listeners;
+import io.github.idemtx.db.ClaimPartitions;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.internal.flow.Timings;
 import io.github.idemtx.jooq.internal.flow.claim.ClaimFlow;
@@ -138,6 +139,7 @@ public final class IdempotentTransaction<T> {
     private final Listeners listeners;
     private final long waitNanos;
     private final ClaimMode claimMode;
+    private final @Nullable ClaimPartitions partitions;
     private final Jdbc.ServerCheck serverCheck = new Jdbc.ServerCheck();
 
     private IdempotentTransaction(Builder<T> b) {
@@ -146,6 +148,7 @@ public final class IdempotentTransaction<T> {
         this.schema = b.schema;
         this.sql = new ClaimStatements(new ClaimTable(b.schema));
         this.claimMode = b.claimMode;
+        this.partitions = b.partitions;
         Listeners told = new Listeners(b.listeners);
         this.listeners = told;
         this.flow = new ClaimFlow<>(
@@ -251,6 +254,9 @@ public final class IdempotentTransaction<T> {
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(fingerprint, "fingerprint must not be null");
         Objects.requireNonNull(work, "work must not be null");
+        if (partitions != null) {
+            partitions.requireAccepted(key);
+        }
         Timings timings = Timings.of(listeners);
         Outcome<T> outcome = timings.observe(
                 listeners,
@@ -338,6 +344,19 @@ public final class IdempotentTransaction<T> {
 
     private int purge(Connection connection, int limit) {
         try {
+            List<String> tables = partitions == null ? List.of() : partitions.tables(connection);
+            if (!tables.isEmpty()) {
+                // one partition after the other, oldest day first (docs/scaling.md: the statement on
+                // the parent can read every expired row of every partition to find its batch)
+                int deleted = 0;
+                for (String table : tables) {
+                    deleted += sql.purgeIn(connection, table, limit - deleted);
+                    if (deleted >= limit) {
+                        break;
+                    }
+                }
+                return deleted;
+            }
             return sql.purge(connection, limit);
         } catch (SQLException e) {
             throw SqlStates.storeFailure("the purge of expired claims failed", e, schema);
@@ -399,6 +418,7 @@ public final class IdempotentTransaction<T> {
         private String schema = IdempotencySchema.DEFAULT_SCHEMA;
         private TransactionMode mode = TransactionMode.DETECT;
         private ClaimMode claimMode = DEFAULT_CLAIM_MODE;
+        private @Nullable ClaimPartitions partitions;
         private final List<TransactionDetector> detectors = new ArrayList<>();
         private @Nullable FailureTranslator translator;
         private final List<IdempotencyListener<?>> listeners = new ArrayList<>();
@@ -501,8 +521,35 @@ public final class IdempotentTransaction<T> {
             return this;
         }
 
-        /** {@return the instance; immutable, whatever is done with this builder afterwards} */
+        /**
+         * Uses a claim table partitioned by the day its keys carry ({@link ClaimPartitions}): each
+         * call first refuses a key outside the days the table accepts, with an
+         * {@link IllegalArgumentException} and before any SQL runs, and {@link #purgeExpired} purges
+         * partition by partition. Also sets the {@link #schema} to the partitions'. None by default:
+         * the plain table.
+         *
+         * @param partitions the partitions' configuration
+         * @return this builder
+         * @throws NullPointerException if {@code partitions} is null
+         */
+        public Builder<T> partitions(ClaimPartitions partitions) {
+            this.partitions = Objects.requireNonNull(partitions, "partitions must not be null");
+            this.schema = partitions.schema();
+            return this;
+        }
+
+        /**
+         * {@return the instance; immutable, whatever is done with this builder afterwards}
+         *
+         * @throws IllegalStateException if {@link #schema} named another schema than the
+         *     {@link #partitions}' after them
+         */
         public IdempotentTransaction<T> build() {
+            ClaimPartitions p = partitions;
+            if (p != null && !p.schema().equals(schema)) {
+                throw new IllegalStateException("the schema was set to " + schema + " after the partitions, whose claim"
+                        + " table is in " + p.schema() + ": name one schema");
+            }
             return new IdempotentTransaction<>(this);
         }
     }

@@ -4,13 +4,16 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.ClaimPartitions;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.internal.store.StatementKind;
+import java.time.Instant;
 import java.util.UUID;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 
 /** The shared database of this module's tests: one pool, the claim table, and a table of effects. */
 final class Db {
@@ -20,11 +23,26 @@ final class Db {
     static final HikariDataSource POOL = DATABASE.newPool(48);
     static final DSLContext DSL_CONTEXT = DSL.using(POOL, SQLDialect.POSTGRES);
 
+    /**
+     * Whether this run's claim table is partitioned by key day ({@link ClaimPartitions};
+     * {@code idemtx.test.layout=partitioned}, jooq-integration/pom.xml runs the suite on both layouts).
+     * Then {@link #freshKey} carries today's day and the builders here are given {@link #PARTITIONS}.
+     */
+    static final boolean PARTITIONED = "partitioned".equals(System.getProperty("idemtx.test.layout", ""));
+
+    /** The partitions of a partitioned run, else null. */
+    static final @Nullable ClaimPartitions PARTITIONS =
+            PARTITIONED ? ClaimPartitions.byKeyDay(POOL).schema(SCHEMA).build() : null;
+
     static {
         // migrations go straight to the server, as docs/poolers.md advises: behind a transaction-mode
         // pooler Flyway's session-level search path can stay on a shared server connection
         try (HikariDataSource direct = DATABASE.newServerPool(2)) {
-            IdempotencySchema.migrate(direct, SCHEMA);
+            if (PARTITIONED) {
+                ClaimPartitions.byKeyDay(direct).schema(SCHEMA).build().migrate();
+            } else {
+                IdempotencySchema.migrate(direct, SCHEMA);
+            }
         }
         DSL_CONTEXT.execute("CREATE TABLE IF NOT EXISTS " + SCHEMA + ".effect ("
                 + " id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL, note text)");
@@ -46,7 +64,7 @@ final class Db {
 
     /** {@link IdempotentTransaction#builder} in this run's claim mode. */
     static <T> IdempotentTransaction.Builder<T> builder(DSLContext dsl, io.github.idemtx.core.ResultCodec<T> codec) {
-        return IdempotentTransaction.builder(dsl, codec).claimMode(CLAIM_MODE);
+        return layout(IdempotentTransaction.builder(dsl, codec).claimMode(CLAIM_MODE));
     }
 
     /**
@@ -59,8 +77,8 @@ final class Db {
      */
     static <T> IdempotentTransaction.Builder<T> pinnedBuilder(
             DSLContext dsl, io.github.idemtx.core.ResultCodec<T> codec) {
-        return IdempotentTransaction.builder(dsl, codec)
-                .claimMode(CLAIM_MODE == ClaimMode.ADAPTIVE ? ClaimMode.WORK_FIRST : CLAIM_MODE);
+        return layout(IdempotentTransaction.builder(dsl, codec)
+                .claimMode(CLAIM_MODE == ClaimMode.ADAPTIVE ? ClaimMode.WORK_FIRST : CLAIM_MODE));
     }
 
     /**
@@ -69,7 +87,7 @@ final class Db {
      * {@link ClaimMode#WORK_FIRST} does not have; WorkFirstTest covers that mode's waits.
      */
     static <T> IdempotentTransaction.Builder<T> readFirst(DSLContext dsl, io.github.idemtx.core.ResultCodec<T> codec) {
-        return IdempotentTransaction.builder(dsl, codec).claimMode(ClaimMode.READ_FIRST);
+        return layout(IdempotentTransaction.builder(dsl, codec).claimMode(ClaimMode.READ_FIRST));
     }
 
     /** {@link IdempotentTransaction#create} in this run's claim mode. */
@@ -99,7 +117,51 @@ final class Db {
     }
 
     static IdempotencyKey freshKey() {
-        return IdempotencyKey.random();
+        return PARTITIONED
+                ? ClaimPartitions.key(Instant.now(), UUID.randomUUID().toString())
+                : IdempotencyKey.random();
+    }
+
+    /** A key of {@code text}, preceded by today's day in a partitioned run (where keys must carry it). */
+    static IdempotencyKey key(String text) {
+        return IdempotencyKey.of(keyText(text));
+    }
+
+    /** {@code text} as a key's text in this run's layout: preceded by today's day in a partitioned run. */
+    static String keyText(String text) {
+        return PARTITIONED ? ClaimPartitions.prefix(Instant.now()) + text : text;
+    }
+
+    /**
+     * Migrates {@code schema} in this run's layout, for a test with a server or schema of its own;
+     * returns the partitions in a partitioned run, else null (for {@link #builderIn}).
+     */
+    static @Nullable ClaimPartitions migrate(javax.sql.DataSource dataSource, String schema) {
+        if (!PARTITIONED) {
+            IdempotencySchema.migrate(dataSource, schema);
+            return null;
+        }
+        ClaimPartitions partitions =
+                ClaimPartitions.byKeyDay(dataSource).schema(schema).build();
+        partitions.migrate();
+        return partitions;
+    }
+
+    /** {@link #builder} for a claim table {@link #migrate}d into {@code schema}. */
+    static <T> IdempotentTransaction.Builder<T> builderIn(
+            DSLContext dsl,
+            io.github.idemtx.core.ResultCodec<T> codec,
+            String schema,
+            @Nullable ClaimPartitions partitions) {
+        IdempotentTransaction.Builder<T> b =
+                IdempotentTransaction.builder(dsl, codec).claimMode(CLAIM_MODE).schema(schema);
+        return partitions == null ? b : b.partitions(partitions);
+    }
+
+    /** {@code builder} given this run's {@link #PARTITIONS}, if any. */
+    static <T> IdempotentTransaction.Builder<T> layout(IdempotentTransaction.Builder<T> builder) {
+        ClaimPartitions p = PARTITIONS;
+        return p == null ? builder : builder.partitions(p);
     }
 
     static Fingerprint fingerprint(String request) {

@@ -89,7 +89,7 @@ class HostileInputProperties {
         IdempotencyKey key;
         try {
             scope = Scope.of(RUN + scopeText);
-            key = IdempotencyKey.of(keyText);
+            key = Db.key(keyText);
         } catch (IllegalArgumentException | NullPointerException refused) {
             assertThat(refused.getMessage()).containsAnyOf("scope", "key");
             return;
@@ -101,7 +101,7 @@ class HostileInputProperties {
     void anyHeaderValueEitherWorksExactlyOnceOrIsRefusedWithAReason(@ForAll("hostile") String header) {
         IdempotencyKey key;
         try {
-            key = IdempotencyKeyHeader.parse(header);
+            key = IdempotencyKeyHeader.parse(Db.keyText(header));
         } catch (InvalidIdempotencyKeyException refused) {
             assertThat(refused.reason()).isNotNull();
             return;
@@ -160,7 +160,7 @@ class HostileInputProperties {
             @ForAll("hostile") String keyText, @ForAll boolean sameRequest) {
         IdempotencyKey key;
         try {
-            key = IdempotencyKey.of(keyText);
+            key = Db.key(keyText);
         } catch (IllegalArgumentException | NullPointerException refused) {
             return;
         }

@@ -9,7 +9,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.db.ClaimPartitions;
 import io.github.idemtx.db.testing.Concurrently;
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.ThrowawayCluster;
@@ -91,11 +91,11 @@ class ServerRestartTest {
         config.addDataSourceProperty("socketTimeout", "60"); // a guard against a hang, never reached when all is well
         config.addDataSourceProperty("tcpKeepAlive", "true");
         pool = new HikariDataSource(config);
-        IdempotencySchema.migrate(pool, SCHEMA);
+        ClaimPartitions partitions = Db.migrate(pool, SCHEMA);
         dsl = DSL.using(pool, SQLDialect.POSTGRES);
         dsl.execute(
                 "CREATE TABLE " + EFFECT + " (id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL)");
-        idem = Db.builder(dsl, ResultCodec.utf8()).schema(SCHEMA).build();
+        idem = Db.builderIn(dsl, ResultCodec.utf8(), SCHEMA, partitions).build();
     }
 
     @AfterEach
@@ -136,7 +136,7 @@ class ServerRestartTest {
             tasks.add(() -> {
                 int made = 0;
                 for (int i = next.getAndIncrement(); i < CALLS && !restarterFailed.get(); i = next.getAndIncrement()) {
-                    IdempotencyKey key = IdempotencyKey.of("call-" + i);
+                    IdempotencyKey key = Db.key("call-" + i);
                     int startedIn = epoch.get();
                     try {
                         calls.set(i, new Call(key, startedIn, call(key), null));
@@ -230,7 +230,7 @@ class ServerRestartTest {
                 .anySatisfy(c -> assertThat(c.outcome()).isNotNull());
         Map<IdempotencyKey, Outcome<String>> probes = new HashMap<>();
         for (int i = 0; i < PROBES; i++) {
-            IdempotencyKey key = IdempotencyKey.of("probe-" + i);
+            IdempotencyKey key = Db.key("probe-" + i);
             probes.put(key, call(key));
         }
         assertThat(probes.values()).allSatisfy(o -> assertThat(o).isInstanceOf(Outcome.Executed.class));

@@ -37,8 +37,10 @@ class UnsupportedDatabaseTest {
                 + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         Db.DATABASE.execute("CREATE SCHEMA " + empty);
         try {
-            IdempotentTransaction<String> idem =
-                    Db.builder(Db.dsl(), ResultCodec.utf8()).schema(empty).build();
+            IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+                    .claimMode(Db.CLAIM_MODE)
+                    .schema(empty)
+                    .build();
             AtomicInteger runs = new AtomicInteger();
 
             assertThatThrownBy(() -> idem.run(scope, key, Db.fingerprint("a"), tx -> {
@@ -62,7 +64,8 @@ class UnsupportedDatabaseTest {
 
     @Test
     void aSchemaThatDoesNotExistIsReportedTheSameWay() {
-        IdempotentTransaction<String> idem = Db.builder(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(Db.dsl(), ResultCodec.utf8())
+                .claimMode(Db.CLAIM_MODE)
                 .schema("idemtx_no_such_schema")
                 .build();
 

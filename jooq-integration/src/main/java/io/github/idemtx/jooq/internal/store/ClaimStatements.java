@@ -38,6 +38,7 @@ public final class ClaimStatements {
     private final String rereadSql;
     private final String upsertSql;
     private final String purgeSql;
+    private final String claimsName;
     private final String schema;
 
     /** The schema holding the claim table. */
@@ -46,6 +47,8 @@ public final class ClaimStatements {
     }
 
     public ClaimStatements(ClaimTable t) {
+        this.claimsName = t.sql(StatementKind.PURGE, "{claims}")
+                .substring(StatementKind.PURGE.tag().length());
         this.schema = t.schema();
         // Step 1, sent with BEGIN: the row if it is live (then nothing is locked), else the key's
         // lock without waiting. clock_timestamp() in the subquery's select list keeps it from being
@@ -401,13 +404,29 @@ public final class ClaimStatements {
         }
     }
 
+    /**
+     * {@link #purge} aimed at one partition of the claim table, {@code table} (qualified): on a
+     * partitioned table the statement on the parent can read every expired row of every partition
+     * to find its batch (docs/scaling.md).
+     *
+     * @throws SQLException as the driver reports it
+     */
+    public int purgeIn(Connection connection, String table, int limit) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement(purgeSql.replace(claimsName, table))) {
+            ps.setInt(1, limit);
+            return ps.executeUpdate();
+        }
+    }
+
     private static boolean isDuplicateClaim(SQLException e) {
         if (!SqlStates.UNIQUE_VIOLATION.equals(e.getSQLState())) {
             return false;
         }
         if (e instanceof PSQLException p && p.getServerErrorMessage() != null) {
             ServerErrorMessage m = p.getServerErrorMessage();
-            return PRIMARY_KEY.equals(m.getConstraint());
+            String constraint = m.getConstraint();
+            // on the table partitioned by key day each partition's key is named idempotency_claim_pk_<day>
+            return constraint != null && (constraint.equals(PRIMARY_KEY) || constraint.startsWith(PRIMARY_KEY + "_"));
         }
         return String.valueOf(e.getMessage()).contains(PRIMARY_KEY);
     }

@@ -138,6 +138,9 @@ public final class SqlStates {
         if (isNotMigrated(e)) {
             return notMigrated(e, schema);
         }
+        if (isNoPartition(e)) {
+            return noPartition(e, schema);
+        }
         return new org.jooq.exception.DataAccessException(what + " (SQLSTATE " + e.getSQLState() + ")", e);
     }
 
@@ -150,6 +153,27 @@ public final class SqlStates {
                         + serverMessage(e) + "). Apply the migrations with IdempotencySchema.migrate(dataSource, \""
                         + schema + "\") before the first call, or point the builder's schema(...) at the schema"
                         + " that holds them; nothing was written",
+                e);
+    }
+
+    /**
+     * Whether {@code e} says a row found no partition of a partitioned table (23514, as a CHECK
+     * violation, but named by the server's message): on the claim table partitioned by key day, a
+     * key that carries no day or one whose partition does not exist.
+     */
+    public static boolean isNoPartition(SQLException e) {
+        return "23514".equals(e.getSQLState()) && serverMessage(e).startsWith("no partition of relation");
+    }
+
+    /** The error for {@link #isNoPartition}: what the key lacks and what makes a partition. */
+    public static RuntimeException noPartition(SQLException e, String schema) {
+        return new org.jooq.exception.DataAccessException(
+                "the claim table " + schema + "." + io.github.idemtx.db.IdempotencySchema.CLAIM_TABLE
+                        + " is partitioned and has no partition for this key (" + serverMessage(e)
+                        + "): on the table partitioned by key day a key must begin with its intent's day (yyyyMMdd,"
+                        + " UTC; ClaimPartitions.key builds one) and that day's partition must exist"
+                        + " (ClaimPartitions.createAhead, run by its migrate()); give the builder partitions(...) to"
+                        + " refuse such keys before any SQL. Nothing was written",
                 e);
     }
 

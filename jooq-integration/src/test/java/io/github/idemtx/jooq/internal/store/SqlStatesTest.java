@@ -200,6 +200,27 @@ class SqlStatesTest {
     }
 
     @Test
+    void aRowWithNoPartitionIsNamedAsSuchOtherCheckViolationsAreNot() {
+        PSQLException noPartition =
+                server("ERROR", "23514", "no partition of relation \"idempotency_claim\" found for row", null);
+        assertThat(SqlStates.isNoPartition(noPartition)).isTrue();
+        assertThat(SqlStates.isNoPartition(server("ERROR", "23514", "new row violates check constraint", null)))
+                .isFalse();
+        assertThat(SqlStates.isNoPartition(server("ERROR", "23505", "no partition of relation x", null)))
+                .isFalse();
+        RuntimeException named = SqlStates.storeFailure("the claim failed", noPartition, "billing");
+        assertThat(named)
+                .isInstanceOf(DataAccessException.class)
+                .hasMessageContaining("billing.idempotency_claim is partitioned and has no partition for this key")
+                .hasMessageContaining("no partition of relation \"idempotency_claim\" found for row")
+                .hasMessageContaining("ClaimPartitions.createAhead")
+                .hasCause(noPartition);
+        assertThat(SqlStates.storeFailure(
+                        "the claim failed", server("ERROR", "23514", "violates check", null), "billing"))
+                .hasMessage("the claim failed (SQLSTATE 23514)");
+    }
+
+    @Test
     void aMissingTableColumnFunctionOrSchemaMeansTheClaimTableIsNotMigrated() {
         for (String state : new String[] {"42P01", "42703", "42883", "3F000"}) {
             assertThat(SqlStates.isNotMigrated(new SQLException("missing", state)))

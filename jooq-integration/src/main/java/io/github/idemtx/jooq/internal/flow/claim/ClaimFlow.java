@@ -164,6 +164,9 @@ public final class ClaimFlow<T> {
             if (SqlStates.isNotMigrated(e)) {
                 throw SqlStates.notMigrated(e, sql.schema());
             }
+            if (SqlStates.isNoPartition(e)) {
+                throw SqlStates.noPartition(e, sql.schema());
+            }
             DataAccessException failed = new DataAccessException(
                     "recording the outcome of the idempotency key failed" + " (SQLSTATE " + e.getSQLState() + ")", e);
             return answeredOrThrow(
