@@ -163,6 +163,29 @@ class PartitionedClaimTableTest {
     }
 
     @Test
+    void aJoinedCallsRowIsCompletedByTheTriggerOnItsPartitionAtTheCallersCommit() {
+        Scope scope = Db.freshScope();
+        IdempotencyKey key =
+                ClaimPartitions.key(Instant.now(), UUID.randomUUID().toString());
+        Outcome<String> joined =
+                dsl.transactionResult(caller -> IdempotentTransaction.builder(caller.dsl(), ResultCodec.utf8())
+                        .transactionMode(TransactionMode.JOIN)
+                        .partitions(partitions)
+                        .build()
+                        .run(scope, key, Db.fingerprint("a"), tx -> "joined"));
+        assertThat(joined).isInstanceOf(Outcome.Executed.class);
+        // written with a pending state; the deferred trigger, cloned onto the partition, completes it
+        assertThat(dsl.fetchValue(
+                        "SELECT state FROM " + SCHEMA + ".idempotency_claim WHERE scope = ? AND idem_key = ?",
+                        scope.value(),
+                        key.value()))
+                .isEqualTo((short) 1);
+        assertThat(idem().run(scope, key, Db.fingerprint("a"), tx -> "again"))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("joined"));
+    }
+
+    @Test
     void theSchemaNamedAfterThePartitionsMustBeTheirs() {
         assertThatThrownBy(() -> IdempotentTransaction.builder(dsl, ResultCodec.utf8())
                         .partitions(partitions)
