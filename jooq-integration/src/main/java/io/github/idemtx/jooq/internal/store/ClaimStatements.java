@@ -264,6 +264,7 @@ public final class ClaimStatements {
             try (PreparedStatement ps = connection.prepareStatement(insertAndCommitSql)) {
                 bind(ps, 1, scope, key, fingerprint, state, result, ttlMs);
                 ps.executeUpdate();
+                SqlStates.requireReplicated(ps.getWarnings());
                 return null;
             } catch (SQLException e) {
                 throw isDuplicateClaim(e) && !SqlStates.isConnectionLoss(e) ? committedFirst(e) : e;
@@ -307,6 +308,7 @@ public final class ClaimStatements {
             bind(ps, 1, scope, key, fingerprint, ClaimState.SUCCEEDED.code(), result, ttlMs);
             ps.setLong(7, Digests.lockId(scope, key));
             ps.executeUpdate(); // the insert, then the COMMIT
+            SqlStates.requireReplicated(ps.getWarnings());
             return RecordedFirst.COMMITTED;
         } catch (SQLException e) {
             if (SqlStates.isConnectionLoss(e)) {

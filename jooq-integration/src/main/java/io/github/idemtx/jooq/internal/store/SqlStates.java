@@ -2,9 +2,11 @@ package io.github.idemtx.jooq.internal.store;
 
 import io.github.idemtx.core.UnsupportedDatabaseException;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.util.IdentityHashMap;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.util.PSQLException;
+import org.postgresql.util.PSQLWarning;
 
 /** Finds the SQLSTATE behind an exception, however the work or jOOQ wrapped it. */
 public final class SqlStates {
@@ -16,6 +18,11 @@ public final class SqlStates {
     public static final String CARDINALITY_VIOLATION = "21000";
     /** invalid_savepoint_specification: e.g. RELEASE of a savepoint its transaction no longer has. */
     public static final String NO_SUCH_SAVEPOINT = "3B001";
+    /**
+     * transaction_resolution_unknown: what {@link #requireReplicated} reports, a class-08 state, so
+     * that every path that answers a commit lost in flight answers this one the same way.
+     */
+    public static final String RESOLUTION_UNKNOWN = "08007";
 
     private SqlStates() {}
 
@@ -175,6 +182,42 @@ public final class SqlStates {
                         + " (ClaimPartitions.createAhead, run by its migrate()); give the builder partitions(...) to"
                         + " refuse such keys before any SQL. Nothing was written",
                 e);
+    }
+
+    /**
+     * Throws when {@code warnings} (of a statement that carried a COMMIT, or of the connection after
+     * {@code commit()}) say the server committed without its synchronous standby's confirmation: a
+     * cancel request (an operator's {@code pg_cancel_backend}, a driver's query timeout) ended the
+     * COMMIT's wait for the standby, and PostgreSQL then reports success with the WARNING
+     * "canceling wait for synchronous replication ... committed locally, but might not have been
+     * replicated to the standby". The row is visible, and a failover now could lose it: reported as
+     * {@value #RESOLUTION_UNKNOWN}, which the flows answer as a commit of unknown outcome (the retry
+     * replays, or runs once if the failover lost it). Recognised by the server's routine
+     * {@code SyncRepWaitForLSN}, the same in every language, else by its English message.
+     *
+     * @throws SQLException with {@value #RESOLUTION_UNKNOWN} and the warning as its cause
+     */
+    public static void requireReplicated(@Nullable SQLWarning warnings) throws SQLException {
+        for (SQLWarning w = warnings; w != null; w = w.getNextWarning()) {
+            if (isUnreplicatedCommit(w)) {
+                throw new SQLException(
+                        "the COMMIT returned before the synchronous standby confirmed it (" + w.getMessage()
+                                + "): committed on this server only",
+                        RESOLUTION_UNKNOWN,
+                        w);
+            }
+        }
+    }
+
+    private static boolean isUnreplicatedCommit(SQLWarning w) {
+        if (w instanceof PSQLWarning p && p.getServerErrorMessage() != null) {
+            String routine = p.getServerErrorMessage().getRoutine();
+            if (routine != null) {
+                return routine.equals("SyncRepWaitForLSN");
+            }
+        }
+        return "01000".equals(w.getSQLState())
+                && String.valueOf(w.getMessage()).contains("wait for synchronous replication");
     }
 
     /** The server's own words for {@code e}, without the driver's position and hint lines. */

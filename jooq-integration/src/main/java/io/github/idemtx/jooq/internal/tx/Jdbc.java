@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq.internal.tx;
 
+import io.github.idemtx.jooq.internal.store.SqlStates;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -85,7 +86,9 @@ public final class Jdbc {
 
     public static void commit(Connection connection) {
         try {
+            connection.clearWarnings(); // local: the warnings read below are the COMMIT's own
             connection.commit();
+            SqlStates.requireReplicated(connection.getWarnings());
         } catch (SQLException e) {
             throw new DataAccessException("commit failed", e);
         }

@@ -1,11 +1,14 @@
 package io.github.idemtx.jooq.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import org.jooq.exception.DataAccessException;
 import org.junit.jupiter.api.Test;
 import org.postgresql.util.PSQLException;
+import org.postgresql.util.PSQLWarning;
 import org.postgresql.util.ServerErrorMessage;
 
 class SqlStatesTest {
@@ -197,6 +200,46 @@ class SqlStatesTest {
                 .isFalse();
         assertThat(SqlStates.isStatementTimeout(new SQLException("statement timeout", "55P03")))
                 .isFalse();
+    }
+
+    private static PSQLWarning warning(String state, String message, String routine) {
+        StringBuilder fields = new StringBuilder()
+                .append("SWARNING\0")
+                .append('C')
+                .append(state)
+                .append('\0')
+                .append('M')
+                .append(message)
+                .append('\0');
+        if (routine != null) {
+            fields.append('R').append(routine).append('\0');
+        }
+        return new PSQLWarning(new ServerErrorMessage(fields.toString()));
+    }
+
+    @Test
+    void aCommitTheSynchronousStandbyNeverConfirmedIsReportedAsResolutionUnknown() throws Exception {
+        SqlStates.requireReplicated(null);
+        SqlStates.requireReplicated(warning("01000", "a trigger's own warning", "exec_stmt_raise"));
+        SqlStates.requireReplicated(new SQLWarning("a client-side warning", "01000"));
+        // recognised by the routine in any language, else by the English message
+        PSQLWarning german = warning("01000", "breche Warten auf synchrone Replikation ab", "SyncRepWaitForLSN");
+        SQLWarning english = new SQLWarning("canceling wait for synchronous replication due to user request", "01000");
+        SQLWarning chain = new SQLWarning("first, unrelated", "01000");
+        chain.setNextWarning(warning("01000", "x", "SyncRepWaitForLSN"));
+        for (SQLWarning w : new SQLWarning[] {german, english, chain}) {
+            assertThatThrownBy(() -> SqlStates.requireReplicated(w))
+                    .isInstanceOfSatisfying(SQLException.class, e -> {
+                        assertThat(e.getSQLState()).isEqualTo(SqlStates.RESOLUTION_UNKNOWN);
+                        assertThat(SqlStates.isConnectionLoss(e)).isTrue();
+                    })
+                    .hasMessageContaining("before the synchronous standby confirmed it");
+        }
+        // a routine that is not the wait's decides, whatever the message says
+        SqlStates.requireReplicated(
+                warning("01000", "canceling wait for synchronous replication", "some_other_routine"));
+        SqlStates.requireReplicated(
+                new SQLWarning("canceling wait for synchronous replication due to user request", "01001"));
     }
 
     @Test

@@ -159,7 +159,7 @@ public final class ClaimFlow<T> {
                                     + ") and then the connection was lost; nothing of this call was committed",
                             e);
                 }
-                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+                throw commitUnknown(call, e);
             }
             if (SqlStates.isNotMigrated(e)) {
                 throw SqlStates.notMigrated(e, sql.schema());
@@ -345,7 +345,7 @@ public final class ClaimFlow<T> {
             record(connection, call, held, ClaimState.SUCCEEDED, encoded, commitInRecord, boundary.joined());
         } catch (DataAccessException e) {
             if (commitInRecord && SqlStates.isConnectionLoss(e)) {
-                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+                throw commitUnknown(call, e);
             }
             Outcome<T> answered = joinedRaceAnswer(connection, call, boundary, e);
             if (answered != null) {
@@ -418,6 +418,23 @@ public final class ClaimFlow<T> {
         }
     }
 
+    /**
+     * The commit's outcome is unknown: its connection was lost in flight, or the server committed
+     * without its synchronous standby's confirmation ({@link SqlStates#requireReplicated}).
+     */
+    private static CommitOutcomeUnknownException commitUnknown(Call call, Exception e) {
+        if (SqlStates.has(e, SqlStates.RESOLUTION_UNKNOWN)) {
+            return new CommitOutcomeUnknownException(
+                    call.scope(),
+                    call.key(),
+                    "the COMMIT returned before the synchronous standby confirmed it (a cancel request ended its"
+                            + " wait): it committed on the primary, but a failover now could lose it; retry with the"
+                            + " same key, which replays or runs exactly once",
+                    e);
+        }
+        return new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+    }
+
     /** Ends the boundary keeping its writes; a connection lost while a COMMIT was in flight is reported as such. */
     private static void keep(Boundary boundary, Call call) {
         try {
@@ -433,7 +450,7 @@ public final class ClaimFlow<T> {
                         e);
             }
             if (!boundary.joined() && SqlStates.isConnectionLoss(e)) {
-                throw new CommitOutcomeUnknownException(call.scope(), call.key(), e);
+                throw commitUnknown(call, e);
             }
             throw e;
         }

@@ -1,0 +1,164 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.core.CommitOutcomeUnknownException;
+import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.ResultCodec;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.IdempotencySchema;
+import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.db.testing.ThrowawayCluster;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A COMMIT that waits for a synchronous standby and is ended by a cancel request (an operator's
+ * {@code pg_cancel_backend} when the standby is gone, a driver's query timeout) returns success
+ * with a WARNING: committed locally, maybe not replicated. A failover can still lose it, so the
+ * call must not answer {@code Executed}: it answers that the commit's outcome is unknown, and the
+ * retry with the same key replays (here, where no failover came). A server of its own, whose
+ * {@code synchronous_standby_names} names a standby that never connects: every writing COMMIT
+ * waits. Each of the three ways the library commits its own transaction.
+ */
+@DatabaseTest
+class UnreplicatedCommitTest {
+
+    private static final String SCHEMA = "idemtx_sync";
+
+    /** Where the COMMIT is: the record's statement in each order, or commit() after an expired row's upsert. */
+    enum Commit {
+        READ_FIRST_RECORD,
+        WORK_FIRST_RECORD,
+        AFTER_TAKING_OVER_AN_EXPIRED_ROW
+    }
+
+    private static ThrowawayCluster server;
+    private static HikariDataSource pool;
+    private static DSLContext dsl;
+
+    @BeforeAll
+    static void serverWaitingForAStandby() throws Exception {
+        server = ThrowawayCluster.start();
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(server.jdbcUrl());
+        config.setUsername(server.user());
+        config.setMaximumPoolSize(4);
+        config.setPoolName("unreplicated-commit-test");
+        pool = new HikariDataSource(config);
+        IdempotencySchema.migrate(pool, SCHEMA);
+        dsl = DSL.using(pool, SQLDialect.POSTGRES);
+        dsl.execute("CREATE TABLE " + SCHEMA + ".effect (id bigserial PRIMARY KEY, note text)");
+        dsl.execute("ALTER SYSTEM SET synchronous_standby_names = 'a_standby_that_never_connects'");
+        dsl.execute("SELECT pg_reload_conf()");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!"a_standby_that_never_connects"
+                .equals(dsl.fetchValue("SHOW synchronous_standby_names", String.class))) {
+            assertThat(System.nanoTime()).as("the server reloaded its settings").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        if (pool != null) {
+            pool.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Commit.class)
+    void aCommitEndedByACancelBeforeTheStandbyConfirmedIsUnknownAndTheRetryReplays(Commit commit) throws Exception {
+        Scope scope = Scope.of("tenant-sync");
+        IdempotencyKey key = IdempotencyKey.random();
+        Fingerprint fingerprint = Fingerprint.sha256("pay 10");
+        if (commit == Commit.AFTER_TAKING_OVER_AN_EXPIRED_ROW) {
+            // written in a transaction of its own that waits too: cancelled the same way first
+            cancelWhenWaiting(() -> {
+                dsl.execute(
+                        "INSERT INTO " + SCHEMA + ".idempotency_claim (scope, idem_key, fingerprint, state, created_at,"
+                                + " completed_at, expires_at) VALUES (?, ?, ?, 1, now(), now(), now() - interval '1 s')",
+                        scope.value(),
+                        key.value(),
+                        fingerprint.bytes());
+                return null;
+            });
+        }
+        IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
+                .schema(SCHEMA)
+                .claimMode(commit == Commit.WORK_FIRST_RECORD ? ClaimMode.WORK_FIRST : ClaimMode.READ_FIRST)
+                .build();
+        AtomicInteger runs = new AtomicInteger();
+        assertThatThrownBy(() -> cancelWhenWaiting(() -> idem.run(scope, key, fingerprint, tx -> {
+                    tx.execute("INSERT INTO " + SCHEMA + ".effect (note) VALUES (?)", key.value());
+                    return "paid once, run " + runs.incrementAndGet();
+                })))
+                .isInstanceOf(CommitOutcomeUnknownException.class)
+                .hasMessageContaining("before the synchronous standby confirmed it")
+                .hasMessageContaining("retry with the same key");
+
+        // committed on this server (no failover came): the retry replays it, nothing runs again
+        assertThat(idem.run(scope, key, fingerprint, tx -> "paid twice"))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("paid once, run 1"));
+        assertThat(runs).hasValue(1);
+        assertThat(dsl.fetchCount(
+                        DSL.table(DSL.name(SCHEMA, "effect")), DSL.field("note").eq(key.value())))
+                .isEqualTo(1);
+    }
+
+    /** Runs {@code call}, cancels its session's wait for the standby, and returns what it returned or threw. */
+    private static <T> T cancelWhenWaiting(java.util.concurrent.Callable<T> call) throws Exception {
+        ExecutorService runner = Executors.newSingleThreadExecutor();
+        try {
+            Future<T> running = runner.submit(call);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            Integer waiting = null;
+            while (waiting == null) {
+                assertThat(running.isDone())
+                        .as("the COMMIT waits for the standby")
+                        .isFalse();
+                assertThat(System.nanoTime())
+                        .as("a COMMIT waiting for the standby")
+                        .isLessThan(deadline);
+                waiting = dsl.fetchOptional(
+                                "SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = current_database()")
+                        .map(r -> r.get(0, Integer.class))
+                        .orElse(null);
+                if (waiting == null) {
+                    Thread.sleep(10);
+                }
+            }
+            assertThat(dsl.fetchValue("SELECT pg_cancel_backend(?)", waiting)).isEqualTo(true);
+            try {
+                return running.get(60, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof Exception cause) {
+                    throw cause;
+                }
+                throw e;
+            }
+        } finally {
+            runner.shutdownNow();
+        }
+    }
+}
