@@ -13,21 +13,20 @@ import org.postgresql.util.ServerErrorMessage;
 
 class SqlStatesTest {
 
-    private static PSQLException server(String severity, String state, String message, String where) {
-        StringBuilder fields = new StringBuilder()
-                .append('S')
-                .append(severity)
-                .append('\0')
-                .append('C')
-                .append(state)
-                .append('\0')
-                .append('M')
-                .append(message)
-                .append('\0');
-        if (where != null) {
-            fields.append('W').append(where).append('\0');
+    /** A server message's fields as the protocol carries them; {@code extra} holds e.g. {@code 'W'} or {@code 'R'}. */
+    private static ServerErrorMessage message(String severity, String state, String text, char extra, String value) {
+        StringBuilder fields = new StringBuilder();
+        fields.append('S').append(severity).append('\0');
+        fields.append('C').append(state).append('\0');
+        fields.append('M').append(text).append('\0');
+        if (value != null) {
+            fields.append(extra).append(value).append('\0');
         }
-        return new PSQLException(new ServerErrorMessage(fields.toString()));
+        return new ServerErrorMessage(fields.toString());
+    }
+
+    private static PSQLException server(String severity, String state, String message, String where) {
+        return new PSQLException(message(severity, state, message, 'W', where));
     }
 
     @Test
@@ -203,18 +202,7 @@ class SqlStatesTest {
     }
 
     private static PSQLWarning warning(String state, String message, String routine) {
-        StringBuilder fields = new StringBuilder()
-                .append("SWARNING\0")
-                .append('C')
-                .append(state)
-                .append('\0')
-                .append('M')
-                .append(message)
-                .append('\0');
-        if (routine != null) {
-            fields.append('R').append(routine).append('\0');
-        }
-        return new PSQLWarning(new ServerErrorMessage(fields.toString()));
+        return new PSQLWarning(message("WARNING", state, message, 'R', routine));
     }
 
     @Test
