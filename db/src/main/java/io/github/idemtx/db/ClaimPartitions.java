@@ -57,12 +57,18 @@ import javax.sql.DataSource;
  * claims, and it waits for every transaction that could still write to it), checked again, and only
  * then dropped; a row that arrived in between puts it back.
  *
- * <p>Thread-safe; every method takes a connection from the data source and returns it.
+ * <p>Thread-safe. {@link #createAhead} and {@link #dropBehind} hold a session advisory lock per
+ * schema while they work, so instances that run the same scheduled job at once take turns; they
+ * use two connections of the data source at a time (give them one straight to the server, not
+ * through a transaction-mode pooler, as for migrations).
  */
 public final class ClaimPartitions {
 
     private static final DateTimeFormatter DAY =
             DateTimeFormatter.ofPattern("uuuuMMdd", Locale.ROOT).withResolverStyle(ResolverStyle.STRICT);
+
+    /** The first key of the maintenance lock's two-key advisory lock ({@link #exclusively}). */
+    private static final int MAINTENANCE_LOCK = 0x1de7a11;
 
     /** How many characters of a key name its day. */
     public static final int PREFIX_LENGTH = 8;
@@ -245,6 +251,10 @@ public final class ClaimPartitions {
      *     not had within the lock timeout
      */
     public List<LocalDate> createAhead() {
+        return exclusively(this::createAheadAlone);
+    }
+
+    private List<LocalDate> createAheadAlone() {
         Instant now = clock.instant();
         LocalDate last = today(now).plusDays(ahead);
         List<LocalDate> created = new ArrayList<>();
@@ -306,6 +316,10 @@ public final class ClaimPartitions {
         if (ttl.isNegative()) {
             throw new IllegalArgumentException("ttl must not be negative, was " + ttl);
         }
+        return exclusively(() -> dropBehindAlone(ttl));
+    }
+
+    private Retention dropBehindAlone(Duration ttl) {
         Instant now = clock.instant();
         Instant endedBefore = now.minus(acceptFor).minus(longestTransaction).minus(ttl);
         List<LocalDate> dropped = new ArrayList<>();
@@ -464,6 +478,32 @@ public final class ClaimPartitions {
 
     private String partition(LocalDate day) {
         return "\"" + schema + "\"." + IdempotencySchema.CLAIM_TABLE + "_" + DAY.format(day);
+    }
+
+    /**
+     * Runs {@code body} while this schema's maintenance lock is held: a session advisory lock (the
+     * two-key form, apart from the claims' one-key locks) on a connection of its own, so that two
+     * instances running the same job one after the other never race over one partition. Waits for
+     * it at most the lock timeout.
+     */
+    private <R> R exclusively(java.util.function.Supplier<R> body) {
+        try (Connection c = dataSource.getConnection()) {
+            boolean auto = c.getAutoCommit();
+            c.setAutoCommit(true);
+            try (Statement s = c.createStatement()) {
+                s.execute("SET lock_timeout = '" + lockTimeout.toMillis() + "ms'");
+                s.execute("SELECT pg_advisory_lock(" + MAINTENANCE_LOCK + ", " + schema.hashCode() + ")");
+                try {
+                    return body.get();
+                } finally {
+                    s.execute("SELECT pg_advisory_unlock(" + MAINTENANCE_LOCK + ", " + schema.hashCode() + ")");
+                    s.execute("RESET lock_timeout");
+                    c.setAutoCommit(auto);
+                }
+            }
+        } catch (SQLException e) {
+            throw failed(e);
+        }
     }
 
     @FunctionalInterface

@@ -224,6 +224,46 @@ class ClaimPartitionsTest {
     }
 
     @Test
+    void instancesRunningTheJobsAtOnceTakeTurns() throws Exception {
+        partitions(NOW).migrate();
+        Instant later = NOW.plus(Duration.ofDays(10));
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            List<java.util.concurrent.Future<List<LocalDate>>> made = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                made.add(two.submit(() -> {
+                    go.await();
+                    return partitions(later).createAhead();
+                }));
+            }
+            go.countDown();
+            List<LocalDate> all = new ArrayList<>(made.get(0).get());
+            all.addAll(made.get(1).get());
+            // each missing day made once, by one of the two; neither failed
+            // the days accepted then through 3 ahead: none of them existed
+            long days = java.time.temporal.ChronoUnit.DAYS.between(
+                            day(later.minus(Duration.ofDays(2))), day(later).plusDays(3))
+                    + 1;
+            assertThat(all).doesNotHaveDuplicates().hasSize((int) days);
+            List<java.util.concurrent.Future<ClaimPartitions.Retention>> dropped = new ArrayList<>();
+            java.util.concurrent.CountDownLatch again = new java.util.concurrent.CountDownLatch(1);
+            for (int i = 0; i < 2; i++) {
+                dropped.add(two.submit(() -> {
+                    again.await();
+                    return partitions(later.plus(Duration.ofDays(3))).dropBehind(Duration.ofHours(24));
+                }));
+            }
+            again.countDown();
+            List<LocalDate> gone = new ArrayList<>(dropped.get(0).get().dropped());
+            gone.addAll(dropped.get(1).get().dropped());
+            assertThat(gone).doesNotHaveDuplicates().isNotEmpty();
+        } finally {
+            two.shutdownNow();
+        }
+    }
+
+    @Test
     void badSettingsAreRefusedByName() {
         assertThatThrownBy(() -> ClaimPartitions.byKeyDay(ds).acceptFor(Duration.ofDays(-1)))
                 .hasMessageContaining("acceptFor");
