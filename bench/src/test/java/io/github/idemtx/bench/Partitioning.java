@@ -136,7 +136,8 @@ public final class Partitioning {
             return flags;
         }
 
-        private static List<Long> longs(String text) {
+        /** Comma-separated numbers, {@code _} allowed inside them (also DayPartitioning's). */
+        static List<Long> longs(String text) {
             List<Long> out = new ArrayList<>();
             for (String s : text.split(",")) {
                 if (!s.isBlank()) {
