@@ -212,12 +212,20 @@ public final class ClaimPartitions {
      */
     public List<LocalDate> migrate() {
         IdempotencySchema.migrate(dataSource, schema);
+        // partitioned already (every start-up after the first): no lock that would stop the claims
+        if (!inTransaction(this::partitioned)) {
+            convert();
+        }
+        return createAhead();
+    }
+
+    private void convert() {
         inTransaction(c -> {
             try (Statement s = c.createStatement()) {
                 s.execute("LOCK TABLE " + table() + " IN ACCESS EXCLUSIVE MODE");
             }
             if (partitioned(c)) {
-                return false;
+                return false; // another instance converted it meanwhile
             }
             try (Statement s = c.createStatement();
                     ResultSet r = s.executeQuery("SELECT count(*) FROM (SELECT 1 FROM " + table() + " LIMIT 1001) x")) {
@@ -238,7 +246,6 @@ public final class ClaimPartitions {
             }
             return true;
         });
-        return createAhead();
     }
 
     /**
@@ -251,7 +258,7 @@ public final class ClaimPartitions {
      *     not had within the lock timeout
      */
     public List<LocalDate> createAhead() {
-        return exclusively(this::createAheadAlone);
+        return exclusively(List.of(), this::createAheadAlone);
     }
 
     private List<LocalDate> createAheadAlone() {
@@ -295,7 +302,7 @@ public final class ClaimPartitions {
         /** Copies the collections. */
         public Retention {
             dropped = List.copyOf(dropped);
-            kept = Map.copyOf(kept);
+            kept = java.util.Collections.unmodifiableMap(new TreeMap<>(kept)); // oldest day first
         }
     }
 
@@ -316,7 +323,7 @@ public final class ClaimPartitions {
         if (ttl.isNegative()) {
             throw new IllegalArgumentException("ttl must not be negative, was " + ttl);
         }
-        return exclusively(() -> dropBehindAlone(ttl));
+        return exclusively(new Retention(List.of(), Map.of()), () -> dropBehindAlone(ttl));
     }
 
     private Retention dropBehindAlone(Duration ttl) {
@@ -336,7 +343,7 @@ public final class ClaimPartitions {
         });
         // a detach an earlier call began and did not finish (its connection lost in the second step)
         for (Map.Entry<LocalDate, String> e : pendingDetaches().entrySet()) {
-            autoCommit("ALTER TABLE " + table() + " DETACH PARTITION " + e.getValue() + " FINALIZE");
+            detach("ALTER TABLE " + table() + " DETACH PARTITION " + e.getValue() + " FINALIZE");
             settleDetached(e.getKey(), e.getValue(), dropped, kept);
         }
         for (Map.Entry<LocalDate, String> e : candidates.entrySet()) {
@@ -347,7 +354,7 @@ public final class ClaimPartitions {
                 continue;
             }
             // CONCURRENTLY: no lock that stops the claims; it waits for every transaction that could write here
-            autoCommit("ALTER TABLE " + table() + " DETACH PARTITION " + partition + " CONCURRENTLY");
+            detach("ALTER TABLE " + table() + " DETACH PARTITION " + partition + " CONCURRENTLY");
             settleDetached(e.getKey(), partition, dropped, kept);
         }
         return new Retention(dropped, kept);
@@ -359,11 +366,12 @@ public final class ClaimPartitions {
      *
      * @param connection an open connection to the claim table's database; left open, its transaction
      *     state untouched but for this one query
-     * @return the partitions' qualified names; empty if the table is not partitioned
+     * @return the partitions' qualified names; empty if the table is not partitioned; unmodifiable
      * @throws SQLException if the query fails
+     * @throws IllegalStateException if a partition is not named by its day (not one this class made)
      */
     public List<String> tables(Connection connection) throws SQLException {
-        return new ArrayList<>(partitions(connection).values());
+        return List.copyOf(partitions(connection).values());
     }
 
     /** Why {@code partition} may not go yet: the rows that can still answer; empty if none. */
@@ -430,7 +438,7 @@ public final class ClaimPartitions {
             try (ResultSet r = ps.executeQuery()) {
                 while (r.next()) {
                     String name = r.getString(1);
-                    String suffix = name.substring(name.length() - PREFIX_LENGTH);
+                    String suffix = name.substring(Math.max(0, name.length() - PREFIX_LENGTH));
                     try {
                         byDay.put(LocalDate.parse(suffix, DAY), r.getString(2));
                     } catch (DateTimeParseException e) {
@@ -483,26 +491,43 @@ public final class ClaimPartitions {
     /**
      * Runs {@code body} while this schema's maintenance lock is held: a session advisory lock (the
      * two-key form, apart from the claims' one-key locks) on a connection of its own, so that two
-     * instances running the same job one after the other never race over one partition. Waits for
-     * it at most the lock timeout.
+     * instances running the same job at once never race over one partition. When another instance
+     * holds it, returns {@code whenBusy} at once: that one is doing the work.
      */
-    private <R> R exclusively(java.util.function.Supplier<R> body) {
+    private <R> R exclusively(R whenBusy, java.util.function.Supplier<R> body) {
         try (Connection c = dataSource.getConnection()) {
-            boolean auto = c.getAutoCommit();
-            c.setAutoCommit(true);
-            try (Statement s = c.createStatement()) {
-                s.execute("SET lock_timeout = '" + lockTimeout.toMillis() + "ms'");
-                s.execute("SELECT pg_advisory_lock(" + MAINTENANCE_LOCK + ", " + schema.hashCode() + ")");
-                try {
-                    return body.get();
-                } finally {
-                    s.execute("SELECT pg_advisory_unlock(" + MAINTENANCE_LOCK + ", " + schema.hashCode() + ")");
-                    s.execute("RESET lock_timeout");
-                    c.setAutoCommit(auto);
-                }
+            boolean locked;
+            try (Statement s = c.createStatement();
+                    ResultSet r = s.executeQuery(
+                            "SELECT pg_try_advisory_lock(" + MAINTENANCE_LOCK + ", " + schema.hashCode() + ")")) {
+                locked = r.next() && r.getBoolean(1);
             }
+            if (!locked) {
+                return whenBusy; // another instance is at it now
+            }
+            R result;
+            boolean unlocked = false;
+            try {
+                result = body.get();
+            } finally {
+                unlocked = unlock(c);
+            }
+            if (!unlocked) {
+                throw new IllegalStateException("the maintenance lock of " + table() + " was not held at its end:"
+                        + " the data source hands out connections through a transaction-mode pooler; give"
+                        + " ClaimPartitions one straight to the server");
+            }
+            return result;
         } catch (SQLException e) {
             throw failed(e);
+        }
+    }
+
+    private boolean unlock(Connection c) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet r = s.executeQuery(
+                        "SELECT pg_advisory_unlock(" + MAINTENANCE_LOCK + ", " + schema.hashCode() + ")")) {
+            return r.next() && r.getBoolean(1);
         }
     }
 
@@ -533,19 +558,27 @@ public final class ClaimPartitions {
         }
     }
 
-    private void autoCommit(String sql) {
+    /**
+     * A detach, which cannot run in a transaction block. It waits for every transaction that has
+     * used the claim table (those of other days too) but stops no claim: bounded by the longest
+     * transaction, not the lock timeout. Left pending when that runs out; the next call finishes it.
+     */
+    private void detach(String sql) {
+        long bound = Math.max(lockTimeout.toMillis(), longestTransaction.toMillis());
         try (Connection c = dataSource.getConnection()) {
             boolean auto = c.getAutoCommit();
-            c.setAutoCommit(true);
             try (Statement s = c.createStatement()) {
-                s.execute("SET lock_timeout = '" + lockTimeout.toMillis() + "ms'");
+                c.setAutoCommit(true);
+                s.execute("SET lock_timeout = '" + bound + "ms'");
                 try {
                     s.execute(sql);
                 } finally {
-                    s.execute("RESET lock_timeout");
+                    try {
+                        s.execute("RESET lock_timeout");
+                    } finally {
+                        c.setAutoCommit(auto);
+                    }
                 }
-            } finally {
-                c.setAutoCommit(auto);
             }
         } catch (SQLException e) {
             throw failed(e);

@@ -224,7 +224,7 @@ class ClaimPartitionsTest {
     }
 
     @Test
-    void instancesRunningTheJobsAtOnceTakeTurns() throws Exception {
+    void instancesRunningTheJobsAtOnceNeverRaceOverADay() throws Exception {
         partitions(NOW).migrate();
         Instant later = NOW.plus(Duration.ofDays(10));
         java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
@@ -240,7 +240,8 @@ class ClaimPartitionsTest {
             go.countDown();
             List<LocalDate> all = new ArrayList<>(made.get(0).get());
             all.addAll(made.get(1).get());
-            // each missing day made once, by one of the two; neither failed
+            // each missing day made once, by one of the two (the other found it at work and
+            // returned); neither failed
             // the days accepted then through 3 ahead: none of them existed
             long days = java.time.temporal.ChronoUnit.DAYS.between(
                             day(later.minus(Duration.ofDays(2))), day(later).plusDays(3))

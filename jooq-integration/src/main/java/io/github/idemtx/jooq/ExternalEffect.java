@@ -171,6 +171,8 @@ public final class ExternalEffect<R, T> {
      * @param request what to send; stored with the in-flight claim
      * @return never null; {@code Executed}, {@code Replayed} and {@code Rejected} are committed
      * @throws NullPointerException if an argument is null, before any SQL runs
+     * @throws IllegalArgumentException with {@link Builder#partitions}, if the key carries no day or
+     *     one outside the days the table accepts; before any SQL runs
      * @throws io.github.idemtx.core.TransactionOwnershipException inside a caller's transaction
      * @throws RuntimeException what {@link Remote.Holding#before} threw (other than a Rejection): nothing is kept
      */

@@ -237,6 +237,8 @@ public final class IdempotentTransaction<T> {
      * @return the outcome; never null. Owning its transaction, {@code Executed}, {@code Replayed}
      *     and {@code Rejected} mean committed; joined, they commit or vanish with the caller's transaction
      * @throws NullPointerException if an argument is null, before any SQL runs
+     * @throws IllegalArgumentException with {@link Builder#partitions}, if the key carries no day or
+     *     one outside the days the table accepts; before any SQL runs
      * @throws TransactionOwnershipException if it cannot tell whether to own or join the
      *     transaction, or was told something that contradicts what it sees; before any SQL runs
      * @throws RuntimeException any unchecked exception the work threw that the policy does not call
@@ -245,7 +247,8 @@ public final class IdempotentTransaction<T> {
      * @throws ResultTooLargeException if the encoded result exceeds the policy's limit (rolled back)
      * @throws RetriesExhaustedException if serialization failures or deadlocks used up the attempts
      * @throws CommitOutcomeUnknownException if the connection was lost while the commit was in
-     *     flight: retry with the same key, which replays or runs exactly once
+     *     flight, or the server committed before its synchronous standby confirmed it (a cancel
+     *     ended the wait): retry with the same key, which replays or runs exactly once
      * @throws DataAccessException if the database fails otherwise (connection lost before the
      *     commit, ...); nothing was committed
      */
@@ -289,7 +292,8 @@ public final class IdempotentTransaction<T> {
     }
 
     /**
-     * Deletes up to {@code limit} claims whose TTL has passed, in one statement; call it
+     * Deletes up to {@code limit} claims whose TTL has passed, in one statement (one per partition,
+     * oldest day first, with {@link Builder#partitions}); call it
      * periodically (and again while it returns {@code limit}). Safe to run while calls are running:
      * it never deletes a live claim, skips rows another transaction has locked, and a call taking
      * over an expired claim that the purge deletes simply inserts it anew. Who owns the transaction
@@ -350,7 +354,17 @@ public final class IdempotentTransaction<T> {
                 // the parent can read every expired row of every partition to find its batch)
                 int deleted = 0;
                 for (String table : tables) {
-                    deleted += sql.purgeIn(connection, table, limit - deleted);
+                    try {
+                        deleted += sql.purgeIn(connection, table, limit - deleted);
+                    } catch (SQLException e) {
+                        if ("42P01".equals(e.getSQLState())) {
+                            throw new DataAccessException(
+                                    "the partition " + table + " was dropped while the purge ran (ClaimPartitions."
+                                            + "dropBehind); nothing of this batch was deleted: run the purge again",
+                                    e);
+                        }
+                        throw e;
+                    }
                     if (deleted >= limit) {
                         break;
                     }

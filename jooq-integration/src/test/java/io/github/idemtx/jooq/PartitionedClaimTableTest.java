@@ -13,6 +13,7 @@ import io.github.idemtx.db.ClaimPartitions;
 import io.github.idemtx.db.testing.DatabaseTest;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jooq.DSLContext;
@@ -128,38 +129,51 @@ class PartitionedClaimTableTest {
     }
 
     @Test
-    void thePurgeWorksPartitionByPartitionUpToItsLimit() {
+    void thePurgeWorksPartitionByPartitionOldestDayFirstUpToItsLimit() {
         Instant today = Instant.now();
         Instant yesterday = today.minus(Duration.ofDays(1));
         String run = UUID.randomUUID().toString();
-        for (Instant day : new Instant[] {today, yesterday}) {
-            for (int i = 0; i < 3; i++) {
-                dsl.execute(
-                        "INSERT INTO " + SCHEMA + ".idempotency_claim (scope, idem_key, fingerprint, state, created_at,"
-                                + " expires_at) VALUES ('purge', ?, decode(repeat('00', 32), 'hex'), 1, now(),"
-                                + " now() - interval '1 second')",
-                        ClaimPartitions.key(day, run + i).value());
-            }
+        // today's rows expired longer ago than yesterday's: the global statement (oldest expiry
+        // first) would take today's first; partition by partition takes yesterday's day first
+        for (int i = 0; i < 3; i++) {
+            expired(ClaimPartitions.key(today, run + "t" + i).value(), "2 hours");
+            expired(ClaimPartitions.key(yesterday, run + "y" + i).value(), "1 hour");
         }
+        dsl.execute(
+                "DELETE FROM " + SCHEMA + ".idempotency_claim WHERE scope = 'purge' AND idem_key NOT LIKE ?",
+                "%" + run + "%"); // rows of other runs of this test would take the batch
         String live = ClaimPartitions.key(today, run + "live").value();
         dsl.execute(
                 "INSERT INTO " + SCHEMA + ".idempotency_claim (scope, idem_key, fingerprint, state, created_at,"
                         + " expires_at) VALUES ('purge', ?, decode(repeat('00', 32), 'hex'), 1, now(), now() + interval '1 hour')",
                 live);
         IdempotentTransaction<String> idem = idem();
-        int first = idem.purgeExpired(4);
-        assertThat(first).as("a batch spans partitions, and stops at its limit").isEqualTo(4);
-        int rest = 0;
-        for (int n = idem.purgeExpired(100); n > 0; n = idem.purgeExpired(100)) {
-            rest += n;
-        }
-        assertThat(first + rest).isGreaterThanOrEqualTo(6);
-        assertThat(dsl.fetchCount(
-                        DSL.table(DSL.name(SCHEMA, "idempotency_claim")),
-                        DSL.field("scope").eq("purge").and(DSL.field("idem_key").like("%" + run + "%"))))
-                .as("only the live row is left")
-                .isEqualTo(1);
-        assertThat(claims(live)).isEqualTo(1);
+        assertThat(idem.purgeExpired(4))
+                .as("a batch spans partitions, and stops at its limit")
+                .isEqualTo(4);
+        assertThat(purgeKeys())
+                .as("yesterday's three went first, then one of today's")
+                .hasSize(3)
+                .contains(live)
+                .noneMatch(k -> k.contains(run + "y"));
+        assertThat(idem.purgeExpired(100)).isEqualTo(2);
+        assertThat(purgeKeys()).as("only the live row is left").containsExactly(live);
+    }
+
+    private static List<String> purgeKeys() {
+        return dsl
+                .fetchValues("SELECT idem_key FROM " + SCHEMA + ".idempotency_claim WHERE scope = 'purge' ORDER BY 1")
+                .stream()
+                .map(String::valueOf)
+                .toList();
+    }
+
+    private static void expired(String key, String ago) {
+        dsl.execute(
+                "INSERT INTO " + SCHEMA + ".idempotency_claim (scope, idem_key, fingerprint, state, created_at,"
+                        + " expires_at) VALUES ('purge', ?, decode(repeat('00', 32), 'hex'), 1, now(),"
+                        + " now() - interval '" + ago + "')",
+                key);
     }
 
     @Test

@@ -68,7 +68,7 @@ class ProtocolGuardTest {
         Db.dsl().execute("CREATE TABLE IF NOT EXISTS " + T + ".slow_commit (id bigserial PRIMARY KEY, note text)");
         Db.dsl()
                 .execute("CREATE OR REPLACE FUNCTION " + T + ".slow_commit_sleep() RETURNS trigger LANGUAGE plpgsql AS"
-                        + " $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$");
+                        + " $$ BEGIN PERFORM pg_sleep(4); RETURN NULL; END $$");
         Db.dsl().execute("DROP TRIGGER IF EXISTS slow_commit_sleep ON " + T + ".slow_commit");
         Db.dsl()
                 .execute("CREATE CONSTRAINT TRIGGER slow_commit_sleep AFTER INSERT ON " + T + ".slow_commit"
@@ -496,7 +496,7 @@ class ProtocolGuardTest {
     }
 
     /**
-     * Runs the cases side by side (each one's holder sleeps 3 s in its COMMIT; one after the other
+     * Runs the cases side by side (each one's holder sleeps 4 s in its COMMIT; one after the other
      * they took most of this class's time) and fails naming every case that failed. Each case has
      * its own scope and key, holder and duplicate. Through PgBouncer two at a time: its pool of 6
      * server connections would queue a duplicate behind the sleeping holders, a wait no bound covers.
@@ -533,7 +533,7 @@ class ProtocolGuardTest {
     }
 
     /**
-     * The holder's COMMIT sleeps 3 s (a deferred trigger); the duplicate may wait 300 ms. Bounded,
+     * The holder's COMMIT sleeps 4 s (a deferred trigger); the duplicate may wait 300 ms. Bounded,
      * it answers InProgress; had it waited past its bound it would have replayed. Every pair of the
      * holder's mode and the duplicate's.
      */

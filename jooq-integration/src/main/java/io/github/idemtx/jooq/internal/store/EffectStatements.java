@@ -218,6 +218,10 @@ public final class EffectStatements {
             if (!ps.execute()) {
                 throw new SQLException("the claim of the external effect returned no result");
             }
+            if (commit) {
+                // the in-flight row must survive a failover before the remote is called
+                SqlStates.requireReplicated(ps.getWarnings());
+            }
             try (ResultSet rs = ps.getResultSet()) { // the insert's; the COMMIT's update count follows it
                 return rs.next() ? new Claimed(rs.getLong(1), rs.getTimestamp(2).toInstant()) : null;
             }
@@ -281,6 +285,9 @@ public final class EffectStatements {
             ps.setLong(next++, fence);
             ps.setObject(next, at(claimedAt));
             ps.execute();
+            if (commit) {
+                SqlStates.requireReplicated(ps.getWarnings());
+            }
             try (ResultSet rs = ps.getResultSet()) { // the update's; a COMMIT's update count follows it
                 return rs != null && rs.next() ? rs.getTimestamp(1).toInstant() : null;
             }
@@ -472,6 +479,7 @@ public final class EffectStatements {
             if (!ps.execute()) {
                 throw new SQLException("the lease statement of the external effect returned no result");
             }
+            SqlStates.requireReplicated(ps.getWarnings()); // none unless a COMMIT was sent with it
             try (ResultSet rs = ps.getResultSet()) { // the update's; a COMMIT sent with it reports its count after
                 return rs.next() ? rs.getLong(1) : null;
             }
