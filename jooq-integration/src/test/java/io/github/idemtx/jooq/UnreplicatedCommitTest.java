@@ -9,11 +9,15 @@ import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
+import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.ThrowawayCluster;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,6 +29,7 @@ import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -35,7 +40,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * call must not answer {@code Executed}: it answers that the commit's outcome is unknown, and the
  * retry with the same key replays (here, where no failover came). A server of its own, whose
  * {@code synchronous_standby_names} names a standby that never connects: every writing COMMIT
- * waits. Each of the three ways the library commits its own transaction.
+ * waits. Each of the three ways the library commits its own transaction, and the external effect's
+ * COMMITs before and after its remote call.
  */
 @DatabaseTest
 class UnreplicatedCommitTest {
@@ -48,6 +54,18 @@ class UnreplicatedCommitTest {
         WORK_FIRST_RECORD,
         AFTER_TAKING_OVER_AN_EXPIRED_ROW
     }
+
+    /** Where the external effect's COMMIT is. */
+    enum EffectCommit {
+        /** the in-flight claim's, sent with its INSERT: nothing is called yet */
+        CLAIM,
+        /** the in-flight claim's after {@code before()}'s local writes */
+        CLAIM_AFTER_BEFORE,
+        /** the fenced record's, after the remote applied it and {@code after()} wrote */
+        RECORD
+    }
+
+    private static final String STANDBY = "a_standby_that_never_connects";
 
     private static ThrowawayCluster server;
     private static HikariDataSource pool;
@@ -65,11 +83,20 @@ class UnreplicatedCommitTest {
         IdempotencySchema.migrate(pool, SCHEMA);
         dsl = DSL.using(pool, SQLDialect.POSTGRES);
         dsl.execute("CREATE TABLE " + SCHEMA + ".effect (id bigserial PRIMARY KEY, note text)");
-        dsl.execute("ALTER SYSTEM SET synchronous_standby_names = 'a_standby_that_never_connects'");
+    }
+
+    /** Every writing COMMIT waits for the standby (an effect's case turns that off before its retry). */
+    @BeforeEach
+    void commitsWaitForAStandby() throws Exception {
+        synchronousStandby(STANDBY);
+    }
+
+    /** Sets {@code synchronous_standby_names} and waits until the server's sessions see it. */
+    private static void synchronousStandby(String names) throws Exception {
+        dsl.execute("ALTER SYSTEM SET synchronous_standby_names = '" + names + "'");
         dsl.execute("SELECT pg_reload_conf()");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!"a_standby_that_never_connects"
-                .equals(dsl.fetchValue("SHOW synchronous_standby_names", String.class))) {
+        while (!names.equals(dsl.fetchValue("SHOW synchronous_standby_names", String.class))) {
             assertThat(System.nanoTime()).as("the server reloaded its settings").isLessThan(deadline);
             Thread.sleep(20);
         }
@@ -126,8 +153,100 @@ class UnreplicatedCommitTest {
                 .isEqualTo(1);
     }
 
+    @ParameterizedTest
+    @EnumSource(EffectCommit.class)
+    void anEffectsCommitEndedByACancelIsUnknownAndTheRetryCallsTheRemoteOnce(EffectCommit commit) throws Exception {
+        Scope scope = Scope.of("tenant-sync-effect");
+        IdempotencyKey key = IdempotencyKey.random();
+        Fingerprint fingerprint = Fingerprint.sha256("charge 10");
+        AtomicInteger calls = new AtomicInteger();
+        AtomicInteger lookups = new AtomicInteger();
+        class Charges implements Remote<String, String> {
+            @Override
+            public Reply<String> call(Remote.Intent<String> intent, Instant deadline) throws Exception {
+                if (commit == EffectCommit.RECORD) {
+                    synchronousStandby(STANDBY); // the claim was confirmed; the record's COMMIT waits
+                }
+                return Reply.applied("charge-" + calls.incrementAndGet());
+            }
+
+            @Override
+            public Lookup<String> lookup(Remote.Intent<String> intent) {
+                lookups.incrementAndGet();
+                return calls.get() == 0 ? Lookup.absent() : Lookup.unknown("asked once only");
+            }
+
+            @Override
+            public void after(DSLContext tx, Remote.Intent<String> intent, String charge) {
+                tx.execute("INSERT INTO " + SCHEMA + ".effect (note) VALUES (?)", key.value() + " after");
+            }
+        }
+        class Holding extends Charges implements Remote.Holding<String, String> {
+            @Override
+            public void before(DSLContext tx, Remote.Intent<String> intent) {
+                tx.execute("INSERT INTO " + SCHEMA + ".effect (note) VALUES (?)", key.value() + " before");
+            }
+        }
+        ExternalEffect<String, String> charges = ExternalEffect.builder(
+                        dsl,
+                        "sync-charge",
+                        ResultCodec.utf8(),
+                        ResultCodec.utf8(),
+                        commit == EffectCommit.CLAIM_AFTER_BEFORE ? new Holding() : new Charges())
+                .schema(SCHEMA)
+                .lease(Duration.ofMillis(300))
+                .readAfterWrite(true)
+                .build();
+        if (commit == EffectCommit.RECORD) {
+            synchronousStandby(""); // until the remote is called
+        }
+        // a retry's statements wait for the standby too: with it, they would wait for ever
+        Callable<RemoteOutcome<String>> charge = () -> charges.run(scope, key, fingerprint, "10 EUR");
+
+        assertThatThrownBy(() -> cancelWhenWaiting(charge))
+                .isInstanceOf(CommitOutcomeUnknownException.class)
+                .hasMessageContaining("before the synchronous standby confirmed it")
+                .hasMessageContaining("retry with the same key");
+        assertThat(calls)
+                .as("a claim the standby never confirmed is not called")
+                .hasValue(commit == EffectCommit.RECORD ? 1 : 0);
+        assertThat(notes(key.value() + " before"))
+                .as("before() committed with the claim")
+                .isEqualTo(commit == EffectCommit.CLAIM_AFTER_BEFORE ? 1 : 0);
+        assertThat(notes(key.value() + " after"))
+                .as("after() committed with the record")
+                .isEqualTo(commit == EffectCommit.RECORD ? 1 : 0);
+
+        // the standby dropped from the list: commits go on, and the retry settles it (no failover came)
+        synchronousStandby("");
+        RemoteOutcome<String> retried = charge.call();
+        if (commit == EffectCommit.RECORD) {
+            assertThat(retried)
+                    .isInstanceOfSatisfying(
+                            Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("charge-1"));
+            assertThat(lookups).hasValue(0);
+        } else {
+            // past the lease it is taken over, looked up (absent) and sent once
+            assertThat(retried)
+                    .isInstanceOfSatisfying(
+                            Outcome.Executed.class, r -> assertThat(r.value()).isEqualTo("charge-1"));
+            assertThat(lookups).hasValue(1);
+        }
+        assertThat(calls).hasValue(1);
+        assertThat(notes(key.value() + " after")).isEqualTo(1);
+        assertThat(charge.call())
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("charge-1"));
+        assertThat(calls).hasValue(1);
+    }
+
+    private static int notes(String note) {
+        return dsl.fetchCount(
+                DSL.table(DSL.name(SCHEMA, "effect")), DSL.field("note").eq(note));
+    }
+
     /** Runs {@code call}, cancels its session's wait for the standby, and returns what it returned or threw. */
-    private static <T> T cancelWhenWaiting(java.util.concurrent.Callable<T> call) throws Exception {
+    private static <T> T cancelWhenWaiting(Callable<T> call) throws Exception {
         ExecutorService runner = Executors.newSingleThreadExecutor();
         try {
             Future<T> running = runner.submit(call);

@@ -1,5 +1,8 @@
 package io.github.idemtx.jooq.internal.store;
 
+import io.github.idemtx.core.CommitOutcomeUnknownException;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.UnsupportedDatabaseException;
 import java.sql.SQLException;
 import java.sql.SQLWarning;
@@ -207,6 +210,24 @@ public final class SqlStates {
                         w);
             }
         }
+    }
+
+    /**
+     * The answer for a COMMIT whose outcome is unknown: {@code e} says its connection was lost in
+     * flight, or, holding {@value #RESOLUTION_UNKNOWN}, that {@link #requireReplicated} found it
+     * committed on this server only.
+     */
+    public static CommitOutcomeUnknownException commitUnknown(Scope scope, IdempotencyKey key, Throwable e) {
+        if (has(e, RESOLUTION_UNKNOWN)) {
+            return new CommitOutcomeUnknownException(
+                    scope,
+                    key,
+                    "the COMMIT returned before the synchronous standby confirmed it (a cancel request ended its"
+                            + " wait): it committed on the primary, but a failover now could lose it; retry with the"
+                            + " same key, which replays or runs exactly once",
+                    e);
+        }
+        return new CommitOutcomeUnknownException(scope, key, e);
     }
 
     private static boolean isUnreplicatedCommit(SQLWarning w) {

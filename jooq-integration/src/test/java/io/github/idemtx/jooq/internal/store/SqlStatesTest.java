@@ -3,6 +3,9 @@ package io.github.idemtx.jooq.internal.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.idemtx.core.CommitOutcomeUnknownException;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
 import java.sql.SQLException;
 import java.sql.SQLWarning;
 import org.jooq.exception.DataAccessException;
@@ -228,6 +231,28 @@ class SqlStatesTest {
                 warning("01000", "canceling wait for synchronous replication", "some_other_routine"));
         SqlStates.requireReplicated(
                 new SQLWarning("canceling wait for synchronous replication due to user request", "01001"));
+    }
+
+    @Test
+    void aCommitNotReplicatedAndACommitLostInFlightAreBothUnknownEachSayingWhy() {
+        Scope scope = Scope.of("tenant");
+        IdempotencyKey key = IdempotencyKey.of("k-1");
+        DataAccessException unreplicated = new DataAccessException(
+                "commit failed", new SQLException("committed here only", SqlStates.RESOLUTION_UNKNOWN));
+        DataAccessException lost = new DataAccessException("commit failed", new SQLException("I/O error", "08006"));
+
+        CommitOutcomeUnknownException notConfirmed = SqlStates.commitUnknown(scope, key, unreplicated);
+        CommitOutcomeUnknownException inFlight = SqlStates.commitUnknown(scope, key, lost);
+
+        assertThat(notConfirmed)
+                .hasMessageContaining("before the synchronous standby confirmed it")
+                .hasMessageContaining("retry with the same key")
+                .hasCause(unreplicated);
+        assertThat(notConfirmed.scope()).isEqualTo(scope);
+        assertThat(notConfirmed.key()).isEqualTo(key);
+        assertThat(inFlight)
+                .hasMessageContaining("the connection was lost while the commit was in flight")
+                .hasCause(lost);
     }
 
     @Test

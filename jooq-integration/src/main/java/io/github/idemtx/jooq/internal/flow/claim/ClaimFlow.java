@@ -1,6 +1,5 @@
 package io.github.idemtx.jooq.internal.flow.claim;
 
-import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
@@ -159,7 +158,7 @@ public final class ClaimFlow<T> {
                                     + ") and then the connection was lost; nothing of this call was committed",
                             e);
                 }
-                throw commitUnknown(call, e);
+                throw SqlStates.commitUnknown(call.scope(), call.key(), e);
             }
             if (SqlStates.isNotMigrated(e)) {
                 throw SqlStates.notMigrated(e, sql.schema());
@@ -345,7 +344,7 @@ public final class ClaimFlow<T> {
             record(connection, call, held, ClaimState.SUCCEEDED, encoded, commitInRecord, boundary.joined());
         } catch (DataAccessException e) {
             if (commitInRecord && SqlStates.isConnectionLoss(e)) {
-                throw commitUnknown(call, e);
+                throw SqlStates.commitUnknown(call.scope(), call.key(), e);
             }
             Outcome<T> answered = joinedRaceAnswer(connection, call, boundary, e);
             if (answered != null) {
@@ -418,23 +417,6 @@ public final class ClaimFlow<T> {
         }
     }
 
-    /**
-     * The commit's outcome is unknown: its connection was lost in flight, or the server committed
-     * without its synchronous standby's confirmation ({@link SqlStates#requireReplicated}).
-     */
-    private static CommitOutcomeUnknownException commitUnknown(Call call, Exception e) {
-        if (SqlStates.has(e, SqlStates.RESOLUTION_UNKNOWN)) {
-            return new CommitOutcomeUnknownException(
-                    call.scope(),
-                    call.key(),
-                    "the COMMIT returned before the synchronous standby confirmed it (a cancel request ended its"
-                            + " wait): it committed on the primary, but a failover now could lose it; retry with the"
-                            + " same key, which replays or runs exactly once",
-                    e);
-        }
-        return new CommitOutcomeUnknownException(call.scope(), call.key(), e);
-    }
-
     /** Ends the boundary keeping its writes; a connection lost while a COMMIT was in flight is reported as such. */
     private static void keep(Boundary boundary, Call call) {
         try {
@@ -450,7 +432,7 @@ public final class ClaimFlow<T> {
                         e);
             }
             if (!boundary.joined() && SqlStates.isConnectionLoss(e)) {
-                throw commitUnknown(call, e);
+                throw SqlStates.commitUnknown(call.scope(), call.key(), e);
             }
             throw e;
         }

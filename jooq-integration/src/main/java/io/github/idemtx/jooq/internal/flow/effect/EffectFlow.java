@@ -1,6 +1,7 @@
 package io.github.idemtx.jooq.internal.flow.effect;
 
 import io.github.idemtx.core.ClaimEvent;
+import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyException;
@@ -624,6 +625,8 @@ public final class EffectFlow<R, T> {
                         return at == null ? null : new Recorded(at, late);
                     },
                     false);
+        } catch (CommitOutcomeUnknownException e) {
+            throw e; // recorded on this server only: releasing the claim would wait for the standby too
         } catch (RuntimeException e) {
             LOG.log(
                     System.Logger.Level.WARNING,
@@ -992,6 +995,24 @@ public final class EffectFlow<R, T> {
             @Nullable Scope scope, @Nullable IdempotencyKey key, SqlUnit<V> unit, boolean first) {
         // detected only for the first unit, which decides ownership
         TransactionOwnership.@Nullable Detected detected = first ? ownership.detect(configuration) : null;
+        try {
+            return onConnection(scope, key, unit, detected);
+        } catch (RuntimeException e) {
+            if (scope != null && key != null && SqlStates.has(e, SqlStates.RESOLUTION_UNKNOWN)) {
+                // committed on this server only (SqlStates.requireReplicated): before the call, the
+                // remote is not called on a claim a failover could lose; after it, the answer is not
+                // given as recorded. The claim's lease runs out; a retry or the recoverer takes it over
+                throw SqlStates.commitUnknown(scope, key, e);
+            }
+            throw e;
+        }
+    }
+
+    private <V extends @Nullable Object> V onConnection(
+            @Nullable Scope scope,
+            @Nullable IdempotencyKey key,
+            SqlUnit<V> unit,
+            TransactionOwnership.@Nullable Detected detected) {
         return Jdbc.onConnection(configuration, connection -> {
             serverCheck.check(connection);
             if (detected != null) {
