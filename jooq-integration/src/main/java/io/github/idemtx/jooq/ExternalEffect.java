@@ -608,11 +608,7 @@ public final class ExternalEffect<R, T> {
          *     {@link #partitions}' after them
          */
         public ExternalEffect<R, T> build() {
-            ClaimPartitions p = partitions;
-            if (p != null && !p.schema().equals(schema)) {
-                throw new IllegalStateException("the schema was set to " + schema + " after the partitions, whose claim"
-                        + " table is in " + p.schema() + ": name one schema");
-            }
+            PartitionsSchema.requireSame(partitions, schema);
             return new ExternalEffect<>(this);
         }
     }

@@ -559,11 +559,7 @@ public final class IdempotentTransaction<T> {
          *     {@link #partitions}' after them
          */
         public IdempotentTransaction<T> build() {
-            ClaimPartitions p = partitions;
-            if (p != null && !p.schema().equals(schema)) {
-                throw new IllegalStateException("the schema was set to " + schema + " after the partitions, whose claim"
-                        + " table is in " + p.schema() + ": name one schema");
-            }
+            PartitionsSchema.requireSame(partitions, schema);
             return new IdempotentTransaction<>(this);
         }
     }

@@ -207,5 +207,23 @@ class PartitionedClaimTableTest {
                         .build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("name one schema");
+        Remote<String, String> remote = new Remote<>() {
+            @Override
+            public Remote.Reply<String> call(Remote.Intent<String> intent, Instant deadline) {
+                throw new AssertionError("never called");
+            }
+
+            @Override
+            public Remote.Lookup<String> lookup(Remote.Intent<String> intent) {
+                throw new AssertionError("never called");
+            }
+        };
+        assertThatThrownBy(() -> ExternalEffect.builder(dsl, "charge", ResultCodec.utf8(), ResultCodec.utf8(), remote)
+                        .partitions(partitions)
+                        .schema(Db.SCHEMA)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("the schema was set to " + Db.SCHEMA + " after the partitions, whose claim table is in "
+                        + SCHEMA + ": name one schema");
     }
 }

@@ -148,9 +148,7 @@ class UnreplicatedCommitTest {
                 .isInstanceOfSatisfying(
                         Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("paid once, run 1"));
         assertThat(runs).hasValue(1);
-        assertThat(dsl.fetchCount(
-                        DSL.table(DSL.name(SCHEMA, "effect")), DSL.field("note").eq(key.value())))
-                .isEqualTo(1);
+        assertThat(notes(key.value())).isEqualTo(1);
     }
 
     @ParameterizedTest

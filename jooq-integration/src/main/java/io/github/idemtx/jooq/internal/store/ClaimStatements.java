@@ -47,8 +47,7 @@ public final class ClaimStatements {
     }
 
     public ClaimStatements(ClaimTable t) {
-        this.claimsName = t.sql(StatementKind.PURGE, "{claims}")
-                .substring(StatementKind.PURGE.tag().length());
+        this.claimsName = t.claims();
         this.schema = t.schema();
         // Step 1, sent with BEGIN: the row if it is live (then nothing is locked), else the key's
         // lock without waiting. clock_timestamp() in the subquery's select list keeps it from being

@@ -38,6 +38,7 @@ public final class ClaimTable {
     private static final Pattern PLACEHOLDER = Pattern.compile("\\{([A-Za-z_]+)}");
 
     private final String schema;
+    private final String claims;
     private final Map<String, String> names = new HashMap<>();
 
     /** @param schema the schema holding the claim table */
@@ -48,7 +49,8 @@ public final class ClaimTable {
                 new Settings()
                         .withRenderMapping(new RenderMapping()
                                 .withSchemata(new MappedSchema().withInput("").withOutput(schema))));
-        names.put("claims", render.render(IDEMPOTENCY_CLAIM));
+        claims = render.render(IDEMPOTENCY_CLAIM);
+        names.put("claims", claims);
         names.put("await", render.render(DSL.name(schema, "idempotency_await")));
         for (Field<?> column : IDEMPOTENCY_CLAIM.fields()) {
             names.put(column.getName(), render.render(DSL.name(column.getName())));
@@ -66,6 +68,11 @@ public final class ClaimTable {
     /** {@return the schema holding the claim table} */
     public String schema() {
         return schema;
+    }
+
+    /** {@return the claim table's name as the statements render it, qualified by the schema} */
+    public String claims() {
+        return claims;
     }
 
     /**

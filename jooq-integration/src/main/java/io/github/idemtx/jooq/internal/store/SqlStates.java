@@ -169,10 +169,19 @@ public final class SqlStates {
     /**
      * Whether {@code e} says a row found no partition of a partitioned table (23514, as a CHECK
      * violation, but named by the server's message): on the claim table partitioned by key day, a
-     * key that carries no day or one whose partition does not exist.
+     * key that carries no day or one whose partition does not exist. Recognised by the server's
+     * routine {@code ExecFindPartition}, the same in every language, else by its English message.
      */
     public static boolean isNoPartition(SQLException e) {
-        return "23514".equals(e.getSQLState()) && serverMessage(e).startsWith("no partition of relation");
+        if (!"23514".equals(e.getSQLState())) {
+            return false;
+        }
+        if (e instanceof PSQLException p
+                && p.getServerErrorMessage() != null
+                && p.getServerErrorMessage().getRoutine() != null) {
+            return "ExecFindPartition".equals(p.getServerErrorMessage().getRoutine());
+        }
+        return serverMessage(e).startsWith("no partition of relation");
     }
 
     /** The error for {@link #isNoPartition}: what the key lacks and what makes a partition. */

@@ -12,6 +12,7 @@ class ClaimTableTest {
     @Test
     void aStatementIsItsTagAndItsTemplateWithEveryNameRenderedForTheSchema() {
         assertThat(table.schema()).isEqualTo("billing");
+        assertThat(table.claims()).isEqualTo("\"billing\".\"idempotency_claim\"");
         assertThat(table.sql(StatementKind.EFFECT_READ, """
                 select {state}, {lease_until}
                 from {claims} where {idem_key} = ? and {state} in ({IN_FLIGHT}, {NEEDS_RECONCILIATION})

@@ -264,6 +264,13 @@ class SqlStatesTest {
                 .isFalse();
         assertThat(SqlStates.isNoPartition(server("ERROR", "23505", "no partition of relation x", null)))
                 .isFalse();
+        // the server's routine decides where it is given, in any language
+        assertThat(SqlStates.isNoPartition(new PSQLException(
+                        message("ERROR", "23514", "keine Partition von Relation gefunden", 'R', "ExecFindPartition"))))
+                .isTrue();
+        assertThat(SqlStates.isNoPartition(new PSQLException(
+                        message("ERROR", "23514", "no partition of relation x", 'R', "ExecConstraints"))))
+                .isFalse();
         RuntimeException named = SqlStates.storeFailure("the claim failed", noPartition, "billing");
         assertThat(named)
                 .isInstanceOf(DataAccessException.class)
