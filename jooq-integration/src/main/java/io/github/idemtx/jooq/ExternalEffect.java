@@ -174,6 +174,10 @@ public final class ExternalEffect<R, T> {
      * @throws IllegalArgumentException with {@link Builder#partitions}, if the key carries no day or
      *     one outside the days the table accepts; before any SQL runs
      * @throws io.github.idemtx.core.TransactionOwnershipException inside a caller's transaction
+     * @throws io.github.idemtx.core.CommitOutcomeUnknownException when a COMMIT of the claim or of the
+     *     record returned before the synchronous standby confirmed it (a cancel request ended its wait):
+     *     the remote is not called on such a claim; a retry with the same key replays what is recorded,
+     *     or takes an in-flight claim over once its lease runs out and looks it up first
      * @throws RuntimeException what {@link Remote.Holding#before} threw (other than a Rejection): nothing is kept
      */
     public RemoteOutcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request) {
@@ -350,7 +354,9 @@ public final class ExternalEffect<R, T> {
      * @throws NullPointerException if {@code scope} or {@code key} is null
      * @throws RuntimeException what {@link Remote#after} threw, a {@link io.github.idemtx.core.Rejection}
      *     as it is, or {@link org.jooq.exception.DataAccessException} when the database failed: nothing
-     *     is recorded, the claim still needs reconciliation, and the resolution can be tried again
+     *     is recorded, the claim still needs reconciliation, and the resolution can be tried again; or
+     *     {@link io.github.idemtx.core.CommitOutcomeUnknownException} when its COMMIT returned before
+     *     the synchronous standby confirmed it: recorded on the primary, where it is no longer unsettled
      * @see ClaimAdmin#resolveApplied ClaimAdmin, which also records who resolved it and why
      */
     public boolean resolveApplied(Scope scope, IdempotencyKey key, @Nullable T result) {
@@ -371,7 +377,9 @@ public final class ExternalEffect<R, T> {
      * @throws NullPointerException if an argument is null
      * @throws RuntimeException what {@link Remote#refused} threw, a {@link io.github.idemtx.core.Rejection}
      *     as it is, or {@link org.jooq.exception.DataAccessException} when the database failed: nothing
-     *     is recorded, the claim still needs reconciliation, and the resolution can be tried again
+     *     is recorded, the claim still needs reconciliation, and the resolution can be tried again; or
+     *     {@link io.github.idemtx.core.CommitOutcomeUnknownException} when its COMMIT returned before
+     *     the synchronous standby confirmed it: recorded on the primary, where it is no longer unsettled
      * @see ClaimAdmin#resolveRefused ClaimAdmin, which also records who resolved it and why
      */
     public boolean resolveRefused(Scope scope, IdempotencyKey key, Failure failure) {

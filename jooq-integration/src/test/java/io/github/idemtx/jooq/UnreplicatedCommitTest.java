@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -66,6 +67,8 @@ class UnreplicatedCommitTest {
     }
 
     private static final String STANDBY = "a_standby_that_never_connects";
+    /** The application name of the probes that tell whether COMMITs wait. */
+    private static final String PROBE = "idemtx-sync-probe";
 
     private static ThrowawayCluster server;
     private static HikariDataSource pool;
@@ -91,15 +94,59 @@ class UnreplicatedCommitTest {
         synchronousStandby(STANDBY);
     }
 
-    /** Sets {@code synchronous_standby_names} and waits until the server's sessions see it. */
+    /**
+     * Sets {@code synchronous_standby_names} and returns once writing COMMITs wait for the standby
+     * (a name) or no longer do (empty). SHOW tells what a session sees; whether a COMMIT waits is
+     * the server's shared flag, which its checkpointer sets on its own reload: a probe tells.
+     */
     private static void synchronousStandby(String names) throws Exception {
         dsl.execute("ALTER SYSTEM SET synchronous_standby_names = '" + names + "'");
         dsl.execute("SELECT pg_reload_conf()");
+        boolean waits = !names.isEmpty();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!names.equals(dsl.fetchValue("SHOW synchronous_standby_names", String.class))) {
-            assertThat(System.nanoTime()).as("the server reloaded its settings").isLessThan(deadline);
+        while (probeWaits() != waits) {
+            assertThat(System.nanoTime())
+                    .as("COMMITs %s for the standby", waits ? "wait" : "no longer wait")
+                    .isLessThan(deadline);
             Thread.sleep(20);
         }
+    }
+
+    /** Whether a probe's writing COMMIT waits for the standby; one that does is cancelled (its row stays). */
+    private static boolean probeWaits() throws Exception {
+        ExecutorService runner = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> probe = runner.submit(() -> dsl.transaction(c -> {
+                c.dsl().execute("SET LOCAL application_name = '" + PROBE + "'"); // kept through its COMMIT's wait
+                c.dsl().execute("INSERT INTO " + SCHEMA + ".effect (note) VALUES ('probe')");
+            }));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!probe.isDone()) {
+                Integer waiting = waitingFor("= '" + PROBE + "'");
+                if (waiting != null) {
+                    assertThat(dsl.fetchValue("SELECT pg_cancel_backend(?)", waiting))
+                            .isEqualTo(true);
+                    probe.get(60, TimeUnit.SECONDS);
+                    return true;
+                }
+                assertThat(System.nanoTime())
+                        .as("a probe COMMIT returns or waits")
+                        .isLessThan(deadline);
+                Thread.sleep(5);
+            }
+            probe.get();
+            return false;
+        } finally {
+            runner.shutdownNow();
+        }
+    }
+
+    /** The pid of a session of this database whose COMMIT waits for the standby, by application name, or null. */
+    private static @Nullable Integer waitingFor(String applicationName) {
+        return dsl.fetchOptional("SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep'"
+                        + " AND datname = current_database() AND application_name " + applicationName)
+                .map(r -> r.get(0, Integer.class))
+                .orElse(null);
     }
 
     @AfterAll
@@ -192,7 +239,7 @@ class UnreplicatedCommitTest {
                         ResultCodec.utf8(),
                         commit == EffectCommit.CLAIM_AFTER_BEFORE ? new Holding() : new Charges())
                 .schema(SCHEMA)
-                .lease(Duration.ofMillis(300))
+                .lease(Duration.ofSeconds(2)) // past it, within the retry's duplicateWait (5 s)
                 .readAfterWrite(true)
                 .build();
         if (commit == EffectCommit.RECORD) {
@@ -224,7 +271,7 @@ class UnreplicatedCommitTest {
                             Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("charge-1"));
             assertThat(lookups).hasValue(0);
         } else {
-            // past the lease it is taken over, looked up (absent) and sent once
+            // past the lease (2 s) it is taken over, looked up (absent) and sent once
             assertThat(retried)
                     .isInstanceOfSatisfying(
                             Outcome.Executed.class, r -> assertThat(r.value()).isEqualTo("charge-1"));
@@ -257,10 +304,7 @@ class UnreplicatedCommitTest {
                 assertThat(System.nanoTime())
                         .as("a COMMIT waiting for the standby")
                         .isLessThan(deadline);
-                waiting = dsl.fetchOptional(
-                                "SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = current_database()")
-                        .map(r -> r.get(0, Integer.class))
-                        .orElse(null);
+                waiting = waitingFor("<> '" + PROBE + "'"); // the probes the remote's call() sends are not it
                 if (waiting == null) {
                     Thread.sleep(10);
                 }

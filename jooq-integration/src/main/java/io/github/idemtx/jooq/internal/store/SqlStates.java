@@ -168,7 +168,7 @@ public final class SqlStates {
 
     /**
      * Whether {@code e} says a row found no partition of a partitioned table (23514, as a CHECK
-     * violation, but named by the server's message): on the claim table partitioned by key day, a
+     * violation, but from the routine that routes rows to partitions): on the claim table partitioned by key day, a
      * key that carries no day or one whose partition does not exist. Recognised by the server's
      * routine {@code ExecFindPartition}, the same in every language, else by its English message.
      */
@@ -212,7 +212,7 @@ public final class SqlStates {
     public static void requireReplicated(@Nullable SQLWarning warnings) throws SQLException {
         for (SQLWarning w = warnings; w != null; w = w.getNextWarning()) {
             if (isUnreplicatedCommit(w)) {
-                throw new SQLException(
+                throw new UnreplicatedCommit(
                         "the COMMIT returned before the synchronous standby confirmed it (" + w.getMessage()
                                 + "): committed on this server only",
                         RESOLUTION_UNKNOWN,
@@ -222,12 +222,29 @@ public final class SqlStates {
     }
 
     /**
+     * What {@link #requireReplicated} throws: told apart from an 08007 of a driver or a wrapper
+     * (one that reports a failover, where nothing committed) by its type.
+     */
+    private static final class UnreplicatedCommit extends SQLException {
+        private static final long serialVersionUID = 1L;
+
+        UnreplicatedCommit(String message, String state, SQLWarning cause) {
+            super(message, state, cause);
+        }
+    }
+
+    /** Whether the cause chain holds what {@link #requireReplicated} throws: committed on this server only. */
+    public static boolean isUnreplicatedCommit(Throwable t) {
+        return anyException(t, s -> s instanceof UnreplicatedCommit);
+    }
+
+    /**
      * The answer for a COMMIT whose outcome is unknown: {@code e} says its connection was lost in
-     * flight, or, holding {@value #RESOLUTION_UNKNOWN}, that {@link #requireReplicated} found it
-     * committed on this server only.
+     * flight, or ({@link #isUnreplicatedCommit}) that {@link #requireReplicated} found it committed
+     * on this server only.
      */
     public static CommitOutcomeUnknownException commitUnknown(Scope scope, IdempotencyKey key, Throwable e) {
-        if (has(e, RESOLUTION_UNKNOWN)) {
+        if (isUnreplicatedCommit(e)) {
             return new CommitOutcomeUnknownException(
                     scope,
                     key,

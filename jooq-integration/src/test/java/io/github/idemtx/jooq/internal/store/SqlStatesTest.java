@@ -2,6 +2,7 @@ package io.github.idemtx.jooq.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.IdempotencyKey;
@@ -237,9 +238,19 @@ class SqlStatesTest {
     void aCommitNotReplicatedAndACommitLostInFlightAreBothUnknownEachSayingWhy() {
         Scope scope = Scope.of("tenant");
         IdempotencyKey key = IdempotencyKey.of("k-1");
-        DataAccessException unreplicated = new DataAccessException(
-                "commit failed", new SQLException("committed here only", SqlStates.RESOLUTION_UNKNOWN));
+        SQLException refused = catchThrowableOfType(
+                SQLException.class,
+                () -> SqlStates.requireReplicated(warning("01000", "canceling wait", "SyncRepWaitForLSN")));
+        DataAccessException unreplicated = new DataAccessException("commit failed", refused);
         DataAccessException lost = new DataAccessException("commit failed", new SQLException("I/O error", "08006"));
+        // a driver's or a failover wrapper's own 08007 (nothing committed) is not the library's finding
+        DataAccessException foreign = new DataAccessException(
+                "failover", new SQLException("transaction resolution unknown", SqlStates.RESOLUTION_UNKNOWN));
+        assertThat(SqlStates.isUnreplicatedCommit(unreplicated)).isTrue();
+        assertThat(SqlStates.isUnreplicatedCommit(foreign)).isFalse();
+        assertThat(SqlStates.isUnreplicatedCommit(lost)).isFalse();
+        assertThat(SqlStates.commitUnknown(scope, key, foreign))
+                .hasMessageContaining("the connection was lost while the commit was in flight");
 
         CommitOutcomeUnknownException notConfirmed = SqlStates.commitUnknown(scope, key, unreplicated);
         CommitOutcomeUnknownException inFlight = SqlStates.commitUnknown(scope, key, lost);

@@ -998,10 +998,10 @@ public final class EffectFlow<R, T> {
         try {
             return onConnection(scope, key, unit, detected);
         } catch (RuntimeException e) {
-            if (scope != null && key != null && SqlStates.has(e, SqlStates.RESOLUTION_UNKNOWN)) {
-                // committed on this server only (SqlStates.requireReplicated): before the call, the
-                // remote is not called on a claim a failover could lose; after it, the answer is not
-                // given as recorded. The claim's lease runs out; a retry or the recoverer takes it over
+            if (scope != null && key != null && SqlStates.isUnreplicatedCommit(e)) {
+                // committed on this server only (SqlStates.requireReplicated): the remote is not called
+                // on a claim a failover could lose, nor is an answer given as recorded; a retry replays
+                // what is recorded, or takes an in-flight claim over once its lease runs out
                 throw SqlStates.commitUnknown(scope, key, e);
             }
             throw e;
