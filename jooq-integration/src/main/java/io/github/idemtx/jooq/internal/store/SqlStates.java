@@ -10,6 +10,7 @@ import java.util.IdentityHashMap;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.PSQLWarning;
+import org.postgresql.util.ServerErrorMessage;
 
 /** Finds the SQLSTATE behind an exception, however the work or jOOQ wrapped it. */
 public final class SqlStates {
@@ -173,15 +174,21 @@ public final class SqlStates {
      * routine {@code ExecFindPartition}, the same in every language, else by its English message.
      */
     public static boolean isNoPartition(SQLException e) {
-        if (!"23514".equals(e.getSQLState())) {
-            return false;
-        }
-        if (e instanceof PSQLException p
-                && p.getServerErrorMessage() != null
-                && p.getServerErrorMessage().getRoutine() != null) {
-            return "ExecFindPartition".equals(p.getServerErrorMessage().getRoutine());
-        }
-        return serverMessage(e).startsWith("no partition of relation");
+        return "23514".equals(e.getSQLState())
+                && fromRoutine(
+                        e instanceof PSQLException p ? p.getServerErrorMessage() : null,
+                        "ExecFindPartition",
+                        serverMessage(e).startsWith("no partition of relation"));
+    }
+
+    /**
+     * Whether the server's report {@code server} comes from its C function {@code routine}, the same
+     * in every language; where it names none (not from a PostgreSQL server), {@code english}: what
+     * the English message says.
+     */
+    private static boolean fromRoutine(@Nullable ServerErrorMessage server, String routine, boolean english) {
+        String named = server == null ? null : server.getRoutine();
+        return named != null ? named.equals(routine) : english;
     }
 
     /** The error for {@link #isNoPartition}: what the key lacks and what makes a partition. */
@@ -257,14 +264,11 @@ public final class SqlStates {
     }
 
     private static boolean isUnreplicatedCommit(SQLWarning w) {
-        if (w instanceof PSQLWarning p && p.getServerErrorMessage() != null) {
-            String routine = p.getServerErrorMessage().getRoutine();
-            if (routine != null) {
-                return routine.equals("SyncRepWaitForLSN");
-            }
-        }
-        return "01000".equals(w.getSQLState())
-                && String.valueOf(w.getMessage()).contains("wait for synchronous replication");
+        return fromRoutine(
+                w instanceof PSQLWarning p ? p.getServerErrorMessage() : null,
+                "SyncRepWaitForLSN",
+                "01000".equals(w.getSQLState())
+                        && String.valueOf(w.getMessage()).contains("wait for synchronous replication"));
     }
 
     /** The server's own words for {@code e}, without the driver's position and hint lines. */
