@@ -174,10 +174,12 @@ public final class ExternalEffect<R, T> {
      * @throws IllegalArgumentException with {@link Builder#partitions}, if the key carries no day or
      *     one outside the days the table accepts; before any SQL runs
      * @throws io.github.idemtx.core.TransactionOwnershipException inside a caller's transaction
-     * @throws io.github.idemtx.core.CommitOutcomeUnknownException when a COMMIT of the claim or of the
-     *     record returned before the synchronous standby confirmed it (a cancel request ended its wait):
-     *     the remote is not called on such a claim; a retry with the same key replays what is recorded,
-     *     or takes an in-flight claim over once its lease runs out and looks it up first
+     * @throws io.github.idemtx.core.CommitOutcomeUnknownException when the connection was lost while a
+     *     COMMIT of the claim or of a takeover was in flight (a record's is sent again on another
+     *     connection first), or a COMMIT of the claim or of the record returned before the
+     *     synchronous standby confirmed it (a cancel request ended its wait): the remote is not called
+     *     on such a claim; a retry with the same key replays what is recorded, or takes an in-flight
+     *     claim over once its lease runs out and looks it up first
      * @throws RuntimeException what {@link Remote.Holding#before} threw (other than a Rejection): nothing is kept
      */
     public RemoteOutcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request) {
@@ -356,7 +358,9 @@ public final class ExternalEffect<R, T> {
      *     as it is, or {@link org.jooq.exception.DataAccessException} when the database failed: nothing
      *     is recorded, the claim still needs reconciliation, and the resolution can be tried again; or
      *     {@link io.github.idemtx.core.CommitOutcomeUnknownException} when its COMMIT returned before
-     *     the synchronous standby confirmed it: recorded on the primary, where it is no longer unsettled
+     *     the synchronous standby confirmed it (recorded on the primary, where it is no longer
+     *     unsettled), or the connection was lost while it was in flight (resolving again returns
+     *     false if it was recorded)
      * @see ClaimAdmin#resolveApplied ClaimAdmin, which also records who resolved it and why
      */
     public boolean resolveApplied(Scope scope, IdempotencyKey key, @Nullable T result) {
@@ -379,7 +383,9 @@ public final class ExternalEffect<R, T> {
      *     as it is, or {@link org.jooq.exception.DataAccessException} when the database failed: nothing
      *     is recorded, the claim still needs reconciliation, and the resolution can be tried again; or
      *     {@link io.github.idemtx.core.CommitOutcomeUnknownException} when its COMMIT returned before
-     *     the synchronous standby confirmed it: recorded on the primary, where it is no longer unsettled
+     *     the synchronous standby confirmed it (recorded on the primary, where it is no longer
+     *     unsettled), or the connection was lost while it was in flight (resolving again returns
+     *     false if it was recorded)
      * @see ClaimAdmin#resolveRefused ClaimAdmin, which also records who resolved it and why
      */
     public boolean resolveRefused(Scope scope, IdempotencyKey key, Failure failure) {

@@ -10,7 +10,6 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.DatabaseTest;
 import java.util.Map;
-import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jooq.SQLDialect;
@@ -18,14 +17,13 @@ import org.jooq.impl.DSL;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.postgresql.Driver;
-import org.postgresql.PGProperty;
 
 /**
  * The ambiguous commit, made on purpose: a proxy between pgjdbc and PostgreSQL forwards the COMMIT
  * that the completion carries and cuts the connection before the answer reaches the client. The
  * client sees a connection error; the retry with the same key replays the committed result. And
  * the mirror case: the proxy cuts before the COMMIT reaches the server; the retry executes, once.
+ * {@link ExternalEffectAmbiguousCommitTest} does both at each COMMIT of an external effect.
  */
 @DatabaseTest
 class AmbiguousCommitTest {
@@ -41,19 +39,8 @@ class AmbiguousCommitTest {
 
     @BeforeAll
     static void startProxy() throws Exception {
-        Properties url = Driver.parseURL(Db.DATABASE.url(), null);
-        String host = PGProperty.PG_HOST.getOrDefault(url).split(",")[0];
-        int port = Integer.parseInt(PGProperty.PG_PORT.getOrDefault(url).split(",")[0]);
-        String database = PGProperty.PG_DBNAME.getOrDefault(url);
-        proxy = new CuttingProxy(host, port);
-        pool = Db.DATABASE.newPool(2, config -> {
-            config.setJdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + "/" + database);
-            config.setPoolName("through-cutting-proxy");
-            // the proxy must read the SQL: no TLS, no GSS encryption, and the text in every Parse
-            config.addDataSourceProperty("sslmode", "disable");
-            config.addDataSourceProperty("gssEncMode", "disable");
-            config.addDataSourceProperty("prepareThreshold", "0");
-        });
+        proxy = CuttingProxy.toTestDatabase();
+        pool = proxy.newPool("through-cutting-proxy");
         idem = Db.pinnedBuilder(DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
                 .schema(Db.SCHEMA)
                 .build();
@@ -61,11 +48,8 @@ class AmbiguousCommitTest {
 
     @AfterAll
     static void stopProxy() throws Exception {
-        if (pool != null) {
-            pool.close();
-        }
         if (proxy != null) {
-            proxy.close();
+            proxy.close(); // and its pool
         }
     }
 

@@ -1,5 +1,6 @@
 package io.github.idemtx.jooq;
 
+import com.zaxxer.hikari.HikariDataSource;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -12,11 +13,17 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Locale;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
+import org.postgresql.Driver;
+import org.postgresql.PGProperty;
 
 /**
  * A TCP proxy on loopback between pgjdbc and PostgreSQL that reads the wire protocol's message
@@ -32,8 +39,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * The client must connect with {@code sslmode=disable} (the bytes must be readable), and pgjdbc
  * splits {@code insert ...; commit} into one Parse per statement, so the COMMIT is recognised as
- * a Parse of {@code commit} that follows a Parse of the record's {@code insert} into the claim table
- * in the same batch (a single Parse ending in {@code ; commit} is recognised too). One cut per arming.
+ * a Parse of {@code commit} whose statement before it on the connection (in the same batch or the
+ * one before, as {@code Connection.commit()} sends it) is the armed one: by default the record of
+ * {@link IdempotentTransaction} (a single Parse ending in {@code ; commit} is recognised too). One
+ * cut per arming.
  */
 final class CuttingProxy implements AutoCloseable {
 
@@ -44,14 +53,29 @@ final class CuttingProxy implements AutoCloseable {
 
     private final ServerSocket listener;
     private final InetSocketAddress target;
-    private final AtomicReference<Cut> armed = new AtomicReference<>();
+    private final AtomicReference<Arming> armed = new AtomicReference<>();
     private final AtomicInteger cuts = new AtomicInteger();
     private final AtomicInteger connections = new AtomicInteger();
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
+    private final String database;
+    private final List<HikariDataSource> pools = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
-    CuttingProxy(String targetHost, int targetPort) throws IOException {
+    /** A proxy in front of the test database ({@link Db#DATABASE}). */
+    static CuttingProxy toTestDatabase() throws IOException {
+        Properties url = Driver.parseURL(Db.DATABASE.url(), null);
+        if (url == null) {
+            throw new IOException("not a PostgreSQL URL: " + Db.DATABASE.url());
+        }
+        return new CuttingProxy(
+                PGProperty.PG_HOST.getOrDefault(url).split(",")[0],
+                Integer.parseInt(PGProperty.PG_PORT.getOrDefault(url).split(",")[0]),
+                PGProperty.PG_DBNAME.getOrDefault(url));
+    }
+
+    CuttingProxy(String targetHost, int targetPort, String database) throws IOException {
+        this.database = database;
         this.target = new InetSocketAddress(targetHost, targetPort);
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         this.acceptor = new Thread(this::accept, "proxy-accept-" + port());
@@ -63,9 +87,33 @@ final class CuttingProxy implements AutoCloseable {
         return listener.getLocalPort();
     }
 
+    /**
+     * A pool of two connections to the database through this proxy, closed with it: no TLS, no GSS
+     * encryption, and the SQL in every Parse, so the proxy can read it.
+     */
+    HikariDataSource newPool(String name) {
+        HikariDataSource pool = Db.DATABASE.newPool(2, config -> {
+            config.setJdbcUrl("jdbc:postgresql://127.0.0.1:" + port() + "/" + database);
+            config.setPoolName(name);
+            config.addDataSourceProperty("sslmode", "disable");
+            config.addDataSourceProperty("gssEncMode", "disable");
+            config.addDataSourceProperty("prepareThreshold", "0");
+        });
+        pools.add(pool);
+        return pool;
+    }
+
+    /** What to cut, and after which statement. */
+    private record Arming(Cut cut, Predicate<String> after) {}
+
     /** Cuts the next connection that sends the completion and COMMIT, in the way given. */
     void arm(Cut cut) {
-        armed.set(cut);
+        arm(cut, Faults::isRecord);
+    }
+
+    /** Cuts the next connection that sends a COMMIT after a statement {@code after} accepts, in the way given. */
+    void arm(Cut cut, Predicate<String> after) {
+        armed.set(new Arming(cut, after));
     }
 
     /** Whether an arming is still waiting for its COMMIT. */
@@ -132,7 +180,7 @@ final class CuttingProxy implements AutoCloseable {
                 out.write(intBytes(length));
                 copy(in, out, length - 4);
                 out.flush();
-                boolean completionInBatch = false;
+                String previous = null; // the statement parsed last on this connection, since its last COMMIT
                 while (true) {
                     int type = in.read();
                     if (type < 0) {
@@ -144,13 +192,19 @@ final class CuttingProxy implements AutoCloseable {
                     Cut cut = null;
                     if (type == 'P') {
                         String query = parsedQuery(payload);
-                        boolean commit = query.equals("commit") || query.endsWith("; commit");
-                        if (commit && (completionInBatch || Faults.isRecord(query))) {
-                            cut = armed.getAndSet(null);
+                        if (query.equals("commit") || query.endsWith("; commit")) {
+                            Arming arming = armed.get();
+                            if (arming != null
+                                    && (arming.after().test(query)
+                                            || previous != null
+                                                    && arming.after().test(previous))
+                                    && armed.compareAndSet(arming, null)) {
+                                cut = arming.cut();
+                            }
+                            previous = null;
+                        } else {
+                            previous = query;
                         }
-                        completionInBatch = Faults.isRecord(query);
-                    } else if (type == 'S') {
-                        completionInBatch = false;
                     }
                     if (cut == Cut.BEFORE_COMMIT) {
                         out.flush(); // what came before the COMMIT reaches the server; the COMMIT never does
@@ -259,6 +313,7 @@ final class CuttingProxy implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        pools.forEach(HikariDataSource::close);
         closed = true;
         listener.close();
         for (Socket s : open) {

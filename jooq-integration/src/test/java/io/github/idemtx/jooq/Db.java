@@ -186,6 +186,15 @@ final class Db {
                 key.value());
     }
 
+    /** The effect rows of the key that carry {@code note}. */
+    static int effects(Scope scope, IdempotencyKey key, String note) {
+        return count(
+                "SELECT count(*)::int FROM " + SCHEMA + ".effect WHERE scope = ? AND idem_key = ? AND note = ?",
+                scope.value(),
+                key.value(),
+                note);
+    }
+
     static int effects(Scope scope) {
         return count("SELECT count(*)::int FROM " + SCHEMA + ".effect WHERE scope = ?", scope.value());
     }

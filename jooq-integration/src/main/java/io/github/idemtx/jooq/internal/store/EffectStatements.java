@@ -194,7 +194,8 @@ public final class EffectStatements {
      * that, SQLSTATE 55P03 (lock not available), the transaction aborted.
      *
      * @param commit send the COMMIT with the insert (one round trip): the transaction ends either way
-     *     (nothing is committed when a live row is there), so nothing else may be in it
+     *     (nothing is committed when a live row is there), so nothing else may be in it; a connection
+     *     lost in flight is then marked by {@link SqlStates#inCommit}
      */
     public @Nullable Claimed claim(
             Connection c,
@@ -225,6 +226,8 @@ public final class EffectStatements {
             try (ResultSet rs = ps.getResultSet()) { // the insert's; the COMMIT's update count follows it
                 return rs.next() ? new Claimed(rs.getLong(1), rs.getTimestamp(2).toInstant()) : null;
             }
+        } catch (SQLException e) {
+            throw commit ? SqlStates.inCommit(e) : e;
         }
     }
 
@@ -266,8 +269,8 @@ public final class EffectStatements {
      * with it ran in the transaction open on {@code c}; a lost fence then fails the statement, so
      * nothing committed and the transaction is aborted: roll it back.
      *
-     * @throws SQLException as the driver reports it (with {@code commit}, a lost connection leaves
-     *     the commit's outcome unknown)
+     * @throws SQLException as the driver reports it; with {@code commit}, a connection lost in flight
+     *     marked by {@link SqlStates#inCommit}
      */
     public @Nullable Instant record(
             Connection c,
@@ -292,8 +295,11 @@ public final class EffectStatements {
                 return rs != null && rs.next() ? rs.getTimestamp(1).toInstant() : null;
             }
         } catch (SQLException e) {
-            if (!commit || SqlStates.isConnectionLoss(e) || !SqlStates.isRefusedByStatement(e)) {
-                throw e; // e.g. a deferred constraint of the local writes, checked at the COMMIT
+            if (!commit) {
+                throw e;
+            }
+            if (SqlStates.isConnectionLoss(e) || !SqlStates.isRefusedByStatement(e)) {
+                throw SqlStates.inCommit(e); // or e.g. a deferred constraint of the local writes, checked at the COMMIT
             }
             return null;
         }
@@ -457,11 +463,18 @@ public final class EffectStatements {
     /**
      * Phase 1 with local writes: starts the lease of the claim this transaction inserted again, from
      * now, and sends the COMMIT with it (one round trip). The row is this transaction's, so it matches.
+     * A connection lost in flight is marked by {@link SqlStates#inCommit}.
      */
     public void leaseFromCommit(
             Connection c, Scope scope, IdempotencyKey key, long fence, Instant claimedAt, long leaseMillis)
             throws SQLException {
-        if (leased(c, leaseFromCommitSql, scope, key, fence, claimedAt, leaseMillis) == null) {
+        Long started;
+        try {
+            started = leased(c, leaseFromCommitSql, scope, key, fence, claimedAt, leaseMillis);
+        } catch (SQLException e) {
+            throw SqlStates.inCommit(e);
+        }
+        if (started == null) {
             throw new SQLException("the claim this transaction inserted is not there to start its lease");
         }
     }

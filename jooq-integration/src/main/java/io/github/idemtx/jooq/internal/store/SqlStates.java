@@ -246,6 +246,48 @@ public final class SqlStates {
     }
 
     /**
+     * What a statement that carried a COMMIT met: {@code e} marked ({@link #isCommitInDoubt}) when
+     * it says the connection was lost while the statement was in flight, so the server may have
+     * committed; as it is otherwise, and when the server failed the statement first (its SQLSTATE is
+     * then not a connection's), so nothing committed.
+     */
+    public static SQLException inCommit(SQLException e) {
+        if (e instanceof UnreplicatedCommit
+                || e instanceof LostInCommit
+                || !isConnectionLoss(e)
+                || !isConnectionLossState(e.getSQLState())) {
+            return e;
+        }
+        return new LostInCommit(e);
+    }
+
+    /** What {@link #inCommit} marks: the connection was lost while a COMMIT was in flight. */
+    private static final class LostInCommit extends SQLException {
+        private static final long serialVersionUID = 1L;
+
+        LostInCommit(SQLException cause) {
+            super(
+                    "the connection was lost while a COMMIT was in flight (" + cause.getMessage()
+                            + "): it may have committed",
+                    RESOLUTION_UNKNOWN,
+                    cause);
+        }
+    }
+
+    /**
+     * Whether the cause chain says a COMMIT's outcome is unknown: the connection was lost while it
+     * was in flight ({@link #inCommit}), or it committed on this server only ({@link #requireReplicated}).
+     */
+    public static boolean isCommitInDoubt(Throwable t) {
+        return anyException(t, s -> s instanceof UnreplicatedCommit || s instanceof LostInCommit);
+    }
+
+    /** Whether the cause chain says the connection was lost while a COMMIT was in flight ({@link #inCommit}). */
+    public static boolean isLostInCommit(Throwable t) {
+        return anyException(t, s -> s instanceof LostInCommit);
+    }
+
+    /**
      * The answer for a COMMIT whose outcome is unknown: {@code e} says its connection was lost in
      * flight, or ({@link #isUnreplicatedCommit}) that {@link #requireReplicated} found it committed
      * on this server only.

@@ -84,13 +84,18 @@ public final class Jdbc {
         }
     }
 
+    /**
+     * Commits the open transaction (nothing is sent when none is open). A connection lost while the
+     * COMMIT was in flight is marked by {@link SqlStates#inCommit}, a COMMIT the synchronous standby
+     * never confirmed by {@link SqlStates#requireReplicated}: either may have committed.
+     */
     public static void commit(Connection connection) {
         try {
             connection.clearWarnings(); // local: the warnings read below are the COMMIT's own
             connection.commit();
             SqlStates.requireReplicated(connection.getWarnings());
         } catch (SQLException e) {
-            throw new DataAccessException("commit failed", e);
+            throw new DataAccessException("commit failed", SqlStates.inCommit(e));
         }
     }
 

@@ -267,6 +267,48 @@ class SqlStatesTest {
     }
 
     @Test
+    void onlyAConnectionLostWithACommitInFlightIsMarkedInDoubt() throws Exception {
+        SQLException io = new SQLException("An I/O error occurred while sending to the backend", "08006");
+        SQLException terminated = new SQLException("terminating connection due to administrator command", "57P01");
+        SQLException marked = SqlStates.inCommit(io);
+        assertThat((Throwable) marked)
+                .isNotSameAs(io)
+                .hasCause(io)
+                .hasMessageContaining("while a COMMIT was in flight")
+                .hasMessageContaining("An I/O error occurred");
+        assertThat(marked.getSQLState()).isEqualTo(SqlStates.RESOLUTION_UNKNOWN);
+        assertThat(SqlStates.isConnectionLoss(marked)).isTrue();
+        assertThat((Throwable) SqlStates.inCommit(terminated)).hasCause(terminated);
+        // marked once: what is marked, or committed on the primary only, stays as it is
+        assertThat((Throwable) SqlStates.inCommit(marked)).isSameAs(marked);
+        SQLException unreplicated = catchThrowableOfType(
+                SQLException.class,
+                () -> SqlStates.requireReplicated(warning("01000", "canceling wait", "SyncRepWaitForLSN")));
+        assertThat((Throwable) SqlStates.inCommit(unreplicated)).isSameAs(unreplicated);
+        // the server failed the statement (its error came first, then the connection went): nothing committed
+        SQLException failedFirst = new SQLException("duplicate key", "23505", io);
+        assertThat((Throwable) SqlStates.inCommit(failedFirst)).isSameAs(failedFirst);
+        SQLException notLost = new SQLException("deadlock detected", "40P01");
+        assertThat((Throwable) SqlStates.inCommit(notLost)).isSameAs(notLost);
+
+        DataAccessException wrapped = new DataAccessException("the external effect's statement failed", marked);
+        assertThat(SqlStates.isLostInCommit(wrapped)).isTrue();
+        assertThat(SqlStates.isCommitInDoubt(wrapped)).isTrue();
+        assertThat(SqlStates.isUnreplicatedCommit(wrapped)).isFalse();
+        assertThat(SqlStates.isCommitInDoubt(new DataAccessException("commit failed", unreplicated)))
+                .isTrue();
+        assertThat(SqlStates.isLostInCommit(unreplicated)).isFalse();
+        // a connection lost outside a COMMIT, and a driver's own 08007, are not in doubt
+        assertThat(SqlStates.isCommitInDoubt(new DataAccessException("read failed", io)))
+                .isFalse();
+        assertThat(SqlStates.isCommitInDoubt(
+                        new SQLException("transaction resolution unknown", SqlStates.RESOLUTION_UNKNOWN)))
+                .isFalse();
+        assertThat(SqlStates.commitUnknown(Scope.of("t"), IdempotencyKey.of("k"), wrapped))
+                .hasMessageContaining("the connection was lost while the commit was in flight");
+    }
+
+    @Test
     void aRowWithNoPartitionIsNamedAsSuchOtherCheckViolationsAreNot() {
         PSQLException noPartition =
                 server("ERROR", "23514", "no partition of relation \"idempotency_claim\" found for row", null);

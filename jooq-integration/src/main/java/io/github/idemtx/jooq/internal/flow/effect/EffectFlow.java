@@ -575,10 +575,13 @@ public final class EffectFlow<R, T> {
     }
 
     /**
-     * Phase 3: the fenced record and the local writes that go with it, in one transaction. If it
-     * fails (the local writes throw, the connection is lost), the remote's answer is not lost: the
-     * claim stays in flight, the failure counts as an unanswered lookup, and after the schedule it
-     * waits for an operator; the caller gets {@code Unknown}.
+     * Phase 3: the fenced record and the local writes that go with it, in one transaction; once more
+     * on another connection when the connection was lost with its COMMIT in flight. If it fails (the
+     * local writes throw, the database is unreachable), the remote's answer is not lost: the claim
+     * stays in flight, the failure counts as an unanswered lookup, and after the schedule it waits
+     * for an operator; the caller gets {@code Unknown}. A COMMIT whose outcome is still unknown after
+     * that (or one the synchronous standby never confirmed) is thrown as
+     * {@link CommitOutcomeUnknownException}, the claim left as it is.
      */
     private Step<T> record(
             Hold<R> hold,
@@ -588,45 +591,59 @@ public final class EffectFlow<R, T> {
             Function<Instant, RemoteOutcome<T>> answer,
             Settled how) {
         Intent<R> intent = hold.intent();
+        SqlUnit<@Nullable Recorded> unit = c -> {
+            First first = localThenRecord(c, hold, state, stored, writes);
+            if (first.recorded() != null) {
+                return first.recorded();
+            }
+            // the older order: the record first, under the claim's row lock, then the local writes
+            Instant at = first.fenceLost()
+                    ? null // a lost fence does not come back
+                    : recordFenced(c, hold, state, stored, false);
+            boolean late = false;
+            if (at == null) {
+                // the fence was lost, the answer is still definite: the remote applied (or refused)
+                // this downstream key. While the claim is unsettled nobody has a better answer, and
+                // whoever holds it now can only record the same (the remote deduplicates the key)
+                // or learn this one: state 3/4 under the row lock lets exactly one record and its
+                // local writes commit
+                at = recordLate(c, hold, state, stored);
+                late = at != null;
+            }
+            if (at != null && !first.localWritesCommitted()) {
+                try {
+                    local(c, writes, intent.scope(), intent.key(), true);
+                } catch (RuntimeException e) {
+                    if (first.failure() != null) {
+                        e.addSuppressed(first.failure()); // what the first run met
+                    }
+                    throw e;
+                }
+            }
+            return at == null ? null : new Recorded(at, late);
+        };
         Recorded recorded;
         try {
-            recorded = inTransaction(
-                    intent.scope(),
-                    intent.key(),
-                    c -> {
-                        First first = localThenRecord(c, hold, state, stored, writes);
-                        if (first.recorded() != null) {
-                            return first.recorded();
-                        }
-                        // the older order: the record first, under the claim's row lock, then the local writes
-                        Instant at = first.fenceLost()
-                                ? null // a lost fence does not come back
-                                : recordFenced(c, hold, state, stored, false);
-                        boolean late = false;
-                        if (at == null) {
-                            // the fence was lost, the answer is still definite: the remote applied (or refused)
-                            // this downstream key. While the claim is unsettled nobody has a better answer, and
-                            // whoever holds it now can only record the same (the remote deduplicates the key)
-                            // or learn this one: state 3/4 under the row lock lets exactly one record and its
-                            // local writes commit
-                            at = recordLate(c, hold, state, stored);
-                            late = at != null;
-                        }
-                        if (at != null && !first.localWritesCommitted()) {
-                            try {
-                                local(c, writes, intent.scope(), intent.key(), true);
-                            } catch (RuntimeException e) {
-                                if (first.failure() != null) {
-                                    e.addSuppressed(first.failure()); // what the first run met
-                                }
-                                throw e;
-                            }
-                        }
-                        return at == null ? null : new Recorded(at, late);
-                    },
-                    false);
+            try {
+                recorded = inTransaction(intent.scope(), intent.key(), unit, false);
+            } catch (CommitOutcomeUnknownException e) {
+                if (!SqlStates.isLostInCommit(e)) {
+                    throw e;
+                }
+                // the connection was lost with the COMMIT in flight, and the answer is in hand: recorded
+                // again on another connection. If the first COMMIT landed, the fence no longer matches and
+                // the claim records this answer already (unrecorded() reads it, the local writes with it)
+                LOG.log(
+                        System.Logger.Level.DEBUG,
+                        () -> "idemtx: " + effect + " " + describe(intent)
+                                + ": the connection was lost with the record's COMMIT in flight; recording again",
+                        e);
+                recorded = inTransaction(intent.scope(), intent.key(), unit, false);
+            }
         } catch (CommitOutcomeUnknownException e) {
-            throw e; // recorded on this server only: releasing the claim would wait for the standby too
+            // recorded on this server only (releasing the claim would wait for the standby too), or the
+            // connection was lost again: the claim stays as it is, a retry replays it or takes it over
+            throw e;
         } catch (RuntimeException e) {
             LOG.log(
                     System.Logger.Level.WARNING,
@@ -998,10 +1015,11 @@ public final class EffectFlow<R, T> {
         try {
             return onConnection(scope, key, unit, detected);
         } catch (RuntimeException e) {
-            if (scope != null && key != null && SqlStates.isUnreplicatedCommit(e)) {
-                // committed on this server only (SqlStates.requireReplicated): the remote is not called
-                // on a claim a failover could lose, nor is an answer given as recorded; a retry replays
-                // what is recorded, or takes an in-flight claim over once its lease runs out
+            if (scope != null && key != null && SqlStates.isCommitInDoubt(e)) {
+                // committed on this server only (SqlStates.requireReplicated), or maybe not at all (the
+                // connection was lost with the COMMIT in flight): the remote is not called on a claim
+                // that may not be there or a failover could lose, nor is an answer given as recorded; a
+                // retry replays what is recorded, or takes an in-flight claim over once its lease runs out
                 throw SqlStates.commitUnknown(scope, key, e);
             }
             throw e;
@@ -1021,7 +1039,7 @@ public final class EffectFlow<R, T> {
             Function<Boundary, V> attempt = boundary -> {
                 try {
                     V v = unit.apply(connection);
-                    Jdbc.commit(connection);
+                    Jdbc.commit(connection); // none is sent after one that went with a statement
                     return v;
                 } catch (SQLException e) {
                     throw SqlStates.storeFailure("the external effect's statement failed", e, sql.schema());
