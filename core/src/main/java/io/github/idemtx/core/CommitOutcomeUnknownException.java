@@ -3,8 +3,8 @@ package io.github.idemtx.core;
 /**
  * The connection was lost while the commit of the call was in flight: the claim, the work and the
  * result either all committed or none did, and this process cannot tell which. Retry with the same
- * key: the retry replays the committed result, or runs the work exactly once. The cause is the
- * driver's connection error. Also thrown when the server committed but its synchronous standby had
+ * key: the retry replays the committed result, or runs the work exactly once. The cause chain holds
+ * the driver's connection error. Also thrown when the server committed but its synchronous standby had
  * not confirmed the commit (a cancel request ended the wait): a failover could still lose it.
  */
 public final class CommitOutcomeUnknownException extends IdempotencyException {
@@ -16,7 +16,7 @@ public final class CommitOutcomeUnknownException extends IdempotencyException {
      *
      * @param scope the call's scope
      * @param key the call's key
-     * @param cause the driver's connection error
+     * @param cause what reported the lost connection (the driver's error, or one that holds it)
      */
     public CommitOutcomeUnknownException(Scope scope, IdempotencyKey key, Throwable cause) {
         super(

@@ -196,6 +196,9 @@ public final class ClaimAdmin {
      * @throws NullPointerException if {@code scope}, {@code key} or {@code note} is null
      * @throws ClaimAdminException if there is no such claim, it does not need reconciliation, its
      *     effect is not known here, or the answer does not decode; nothing was written
+     * @throws io.github.idemtx.core.CommitOutcomeUnknownException if the connection was lost while its
+     *     COMMIT was in flight, or the synchronous standby never confirmed it: {@link #inspect} tells
+     *     whether it was recorded
      */
     public ClaimView resolveApplied(Scope scope, IdempotencyKey key, @Nullable String answer, Note note) {
         return resolve(scope, key, answer, null, note);
@@ -214,6 +217,9 @@ public final class ClaimAdmin {
      * @throws NullPointerException if an argument is null
      * @throws ClaimAdminException if there is no such claim, it does not need reconciliation or its
      *     effect is not known here; nothing was written
+     * @throws io.github.idemtx.core.CommitOutcomeUnknownException if the connection was lost while its
+     *     COMMIT was in flight, or the synchronous standby never confirmed it: {@link #inspect} tells
+     *     whether it was recorded
      */
     public ClaimView resolveRefused(Scope scope, IdempotencyKey key, Failure failure, Note note) {
         return resolve(scope, key, null, Objects.requireNonNull(failure, "failure must not be null"), note);

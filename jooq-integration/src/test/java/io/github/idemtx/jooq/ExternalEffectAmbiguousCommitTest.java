@@ -1,6 +1,7 @@
 package io.github.idemtx.jooq;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Fingerprint;
@@ -10,7 +11,9 @@ import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.jooq.internal.store.SqlStates;
 import io.github.idemtx.jooq.internal.store.StatementKind;
+import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,7 +29,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.postgresql.core.BaseConnection;
 
 /**
  * The ambiguous commit of {@link AmbiguousCommitTest} at each COMMIT of an {@link ExternalEffect}:
@@ -165,7 +170,8 @@ class ExternalEffectAmbiguousCommitTest {
             assertThat(failure)
                     .isInstanceOf(CommitOutcomeUnknownException.class)
                     .hasMessageContaining("retry with the same key")
-                    .matches(Faults::isConnectionError, "caused by the connection error");
+                    .matches(SqlStates::isLostInCommit, "says the connection was lost with the COMMIT in flight")
+                    .hasRootCauseInstanceOf(IOException.class); // the driver's error, below the marker
             assertThat(bank.calls)
                     .as("the remote is not called on a claim that may not be there")
                     .hasValue(calls);
@@ -201,5 +207,43 @@ class ExternalEffectAmbiguousCommitTest {
 
     private int notes(IdempotencyKey key, String note) {
         return Db.effects(scope, key, note);
+    }
+
+    /**
+     * {@code after()} that ends its own transaction past the guard has committed its writes without
+     * the answer, which is then recorded alone; when that record's COMMIT is lost, it is not recorded
+     * again on another connection, which would run {@code after()}, and commit its writes, again.
+     */
+    @ParameterizedTest
+    @EnumSource(CuttingProxy.Cut.class)
+    void localWritesThatCommittedByThemselvesAreNotRunAgainWhenTheRecordsCommitIsLost(CuttingProxy.Cut cut) {
+        IdempotencyKey key = Db.freshKey();
+        AtomicInteger afters = new AtomicInteger();
+        Bank bank = new Bank() {
+            @Override
+            public void after(DSLContext tx, Remote.Intent<String> intent, String charge) {
+                afters.incrementAndGet();
+                Db.writeEffect(tx, intent.scope(), intent.key(), "after " + charge);
+                tx.connection(c -> c.unwrap(BaseConnection.class).commit());
+            }
+        };
+        ExternalEffect<String, String> charges = ExternalEffect.builder(
+                        dsl, "cut-charge-after-commits", ResultCodec.utf8(), ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA)
+                .lease(Duration.ofSeconds(2))
+                .readAfterWrite(true)
+                .build();
+        proxy.arm(cut, sql -> StatementKind.of(sql) == StatementKind.EFFECT_RECORD);
+
+        assertThatThrownBy(() -> charges.run(scope, key, fingerprint, "10 EUR"))
+                .isInstanceOf(CommitOutcomeUnknownException.class);
+
+        assertThat(proxy.armed()).as("the proxy saw the record's COMMIT").isFalse();
+        assertThat(afters).as("not run again: its writes are committed").hasValue(1);
+        assertThat(notes(key, "after charge-1")).isEqualTo(1);
+        assertThat(bank.calls).hasValue(1);
+        RemoteOutcome<String> retried = charges.run(scope, key, fingerprint, "10 EUR");
+        assertThat(retried).isInstanceOfAny(Outcome.Executed.class, Outcome.Replayed.class);
+        assertThat(bank.calls).as("charged once").hasValue(1);
     }
 }

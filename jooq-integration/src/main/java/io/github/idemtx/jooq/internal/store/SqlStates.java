@@ -28,6 +28,9 @@ public final class SqlStates {
      */
     public static final String RESOLUTION_UNKNOWN = "08007";
 
+    /** SQLSTATE of pgjdbc's "This connection has been closed.": checked before anything is sent. */
+    public static final String CONNECTION_DOES_NOT_EXIST = "08003";
+
     private SqlStates() {}
 
     /** Whether the cause chain holds a serialization failure or a deadlock: the unit may run again. */
@@ -248,14 +251,16 @@ public final class SqlStates {
     /**
      * What a statement that carried a COMMIT met: {@code e} marked ({@link #isCommitInDoubt}) when
      * it says the connection was lost while the statement was in flight, so the server may have
-     * committed; as it is otherwise, and when the server failed the statement first (its SQLSTATE is
-     * then not a connection's), so nothing committed.
+     * committed; as it is otherwise: when the server failed the statement first (its SQLSTATE is
+     * then not a connection's), or the driver found the connection closed before it sent anything
+     * ({@value #CONNECTION_DOES_NOT_EXIST}), nothing committed.
      */
     public static SQLException inCommit(SQLException e) {
         if (e instanceof UnreplicatedCommit
                 || e instanceof LostInCommit
                 || !isConnectionLoss(e)
-                || !isConnectionLossState(e.getSQLState())) {
+                || !isConnectionLossState(e.getSQLState())
+                || CONNECTION_DOES_NOT_EXIST.equals(e.getSQLState())) {
             return e;
         }
         return new LostInCommit(e);

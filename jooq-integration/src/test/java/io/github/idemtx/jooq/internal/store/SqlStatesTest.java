@@ -288,6 +288,9 @@ class SqlStatesTest {
         // the server failed the statement (its error came first, then the connection went): nothing committed
         SQLException failedFirst = new SQLException("duplicate key", "23505", io);
         assertThat((Throwable) SqlStates.inCommit(failedFirst)).isSameAs(failedFirst);
+        // the driver found the connection closed before it sent the COMMIT
+        SQLException closed = new SQLException("This connection has been closed.", "08003");
+        assertThat((Throwable) SqlStates.inCommit(closed)).isSameAs(closed);
         SQLException notLost = new SQLException("deadlock detected", "40P01");
         assertThat((Throwable) SqlStates.inCommit(notLost)).isSameAs(notLost);
 

@@ -39,6 +39,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.jooq.Configuration;
@@ -255,6 +256,10 @@ public final class EffectFlow<R, T> {
                         if (fresh == null) {
                             // after a COMMIT sent with the claim, in a transaction of its own
                             ClaimRow row = sql.read(c, scope, key);
+                            // nothing of this call was written: a ROLLBACK ends it, whose loss leaves nothing
+                            // in doubt (a lost COMMIT would be a CommitOutcomeUnknownException); the unit's
+                            // COMMIT is then a no-op
+                            Jdbc.rollback(c);
                             return row == null ? new Found.Gone<>() : new Found.Existing<>(row);
                         }
                         Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
@@ -591,8 +596,12 @@ public final class EffectFlow<R, T> {
             Function<Instant, RemoteOutcome<T>> answer,
             Settled how) {
         Intent<R> intent = hold.intent();
+        AtomicBoolean localWritesCommitted = new AtomicBoolean();
         SqlUnit<@Nullable Recorded> unit = c -> {
             First first = localThenRecord(c, hold, state, stored, writes);
+            if (first.localWritesCommitted()) {
+                localWritesCommitted.set(true); // by themselves: never run again
+            }
             if (first.recorded() != null) {
                 return first.recorded();
             }
@@ -627,8 +636,8 @@ public final class EffectFlow<R, T> {
             try {
                 recorded = inTransaction(intent.scope(), intent.key(), unit, false);
             } catch (CommitOutcomeUnknownException e) {
-                if (!SqlStates.isLostInCommit(e)) {
-                    throw e;
+                if (!SqlStates.isLostInCommit(e) || localWritesCommitted.get()) {
+                    throw e; // local writes that committed by themselves would run, and commit, again
                 }
                 // the connection was lost with the COMMIT in flight, and the answer is in hand: recorded
                 // again on another connection. If the first COMMIT landed, the fence no longer matches and
@@ -638,7 +647,12 @@ public final class EffectFlow<R, T> {
                         () -> "idemtx: " + effect + " " + describe(intent)
                                 + ": the connection was lost with the record's COMMIT in flight; recording again",
                         e);
-                recorded = inTransaction(intent.scope(), intent.key(), unit, false);
+                try {
+                    recorded = inTransaction(intent.scope(), intent.key(), unit, false);
+                } catch (RuntimeException again) {
+                    again.addSuppressed(e); // the first loss
+                    throw again;
+                }
             }
         } catch (CommitOutcomeUnknownException e) {
             // recorded on this server only (releasing the claim would wait for the standby too), or the
