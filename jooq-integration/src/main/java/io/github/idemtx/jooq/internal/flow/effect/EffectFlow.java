@@ -255,11 +255,9 @@ public final class EffectFlow<R, T> {
                         }
                         if (fresh == null) {
                             // after a COMMIT sent with the claim, in a transaction of its own
-                            ClaimRow row = sql.read(c, scope, key);
-                            // nothing of this call was written: a ROLLBACK ends it, whose loss leaves nothing
-                            // in doubt (a lost COMMIT would be a CommitOutcomeUnknownException); the unit's
-                            // COMMIT is then a no-op
-                            Jdbc.rollback(c);
+                            // nothing of this call was written: read only, whose loss leaves nothing in doubt
+                            ClaimRow row =
+                                    readOnly(r -> sql.read(r, scope, key)).apply(c);
                             return row == null ? new Found.Gone<>() : new Found.Existing<>(row);
                         }
                         Intent<R> intent = intent(scope, key, request, fresh.fence(), fresh.createdAt());
@@ -632,6 +630,7 @@ public final class EffectFlow<R, T> {
             return at == null ? null : new Recorded(at, late);
         };
         Recorded recorded;
+        boolean again = false;
         try {
             try {
                 recorded = inTransaction(intent.scope(), intent.key(), unit, false);
@@ -647,11 +646,12 @@ public final class EffectFlow<R, T> {
                         () -> "idemtx: " + effect + " " + describe(intent)
                                 + ": the connection was lost with the record's COMMIT in flight; recording again",
                         e);
+                again = true;
                 try {
                     recorded = inTransaction(intent.scope(), intent.key(), unit, false);
-                } catch (RuntimeException again) {
-                    again.addSuppressed(e); // the first loss
-                    throw again;
+                } catch (RuntimeException second) {
+                    second.addSuppressed(e); // the first loss
+                    throw second;
                 }
             }
         } catch (CommitOutcomeUnknownException e) {
@@ -667,7 +667,7 @@ public final class EffectFlow<R, T> {
             return release(hold, "recording the answer failed: " + e, true, false);
         }
         if (recorded == null) {
-            return unrecorded(hold, state, stored);
+            return unrecorded(hold, state, stored, again);
         }
         if (recorded.late()) {
             LOG.log(
@@ -794,12 +794,26 @@ public final class EffectFlow<R, T> {
      * answer recorded is no news; any other is a contradiction an operator must look at, so it is
      * logged as an error with everything needed to find it at the remote.
      */
-    private Step<T> unrecorded(Hold<R> hold, ClaimState state, byte @Nullable [] stored) {
+    private Step<T> unrecorded(Hold<R> hold, ClaimState state, byte @Nullable [] stored, boolean afterLostCommit) {
         Intent<R> intent = hold.intent();
         ClaimRow row;
         try {
             row = readAfterLoss(intent);
         } catch (RuntimeException e) {
+            if (afterLostCommit) {
+                // most likely settled by this holder's own first COMMIT, whose answer the connection lost
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "idemtx: " + effect + " " + describe(intent) + ": the connection was lost with the"
+                                + " record's COMMIT in flight, the record sent again found the claim settled"
+                                + " (most likely by that COMMIT), and reading it failed; a retry replays it",
+                        e);
+                return new Step<>(
+                        new RemoteOutcome.Unknown<>(
+                                policy.retryAfter(),
+                                "the record's COMMIT was lost in flight and reading the claim after it failed: " + e),
+                        Settled.UNKNOWN);
+            }
             LOG.log(
                     System.Logger.Level.ERROR,
                     "idemtx: " + effect + " " + describe(intent) + ": the remote " + verdict(state)
@@ -923,7 +937,20 @@ public final class EffectFlow<R, T> {
 
     /** The claim's row, read after this holder lost it. */
     private @Nullable ClaimRow readAfterLoss(Intent<R> intent) {
-        return inTransaction(intent.scope(), intent.key(), c -> sql.read(c, intent.scope(), intent.key()), false);
+        return inTransaction(
+                intent.scope(), intent.key(), readOnly(c -> sql.read(c, intent.scope(), intent.key())), false);
+    }
+
+    /**
+     * {@code unit}, which only reads, ended by a ROLLBACK: a connection lost there is a failed read,
+     * never a commit of unknown outcome; the unit's COMMIT is then a no-op.
+     */
+    private static <V extends @Nullable Object> SqlUnit<V> readOnly(SqlUnit<V> unit) {
+        return c -> {
+            V v = unit.apply(c);
+            Jdbc.rollback(c);
+            return v;
+        };
     }
 
     /**
