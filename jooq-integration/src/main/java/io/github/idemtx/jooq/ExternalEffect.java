@@ -176,10 +176,11 @@ public final class ExternalEffect<R, T> {
      * @throws io.github.idemtx.core.TransactionOwnershipException inside a caller's transaction
      * @throws io.github.idemtx.core.CommitOutcomeUnknownException when the connection was lost while a
      *     COMMIT before the remote call (the claim's, a takeover's, a lease renewal's, a refusal's) was
-     *     in flight (a record's is sent again on another connection first), or a COMMIT of the claim or of the record returned before the
-     *     synchronous standby confirmed it (a cancel request ended its wait): the remote is not called
-     *     on such a claim; a retry with the same key replays what is recorded, or takes an in-flight
-     *     claim over once its lease runs out and looks it up first
+     *     in flight (a record's is sent again on another connection first), or a COMMIT of the claim
+     *     or of the record returned before the synchronous standby confirmed it (a cancel request
+     *     ended its wait): the remote is not called on such a claim; a retry with the same key replays
+     *     what is recorded, or takes an in-flight claim over once its lease runs out and looks it up
+     *     first
      * @throws RuntimeException what {@link Remote.Holding#before} threw (other than a Rejection): nothing is kept
      */
     public RemoteOutcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request) {
