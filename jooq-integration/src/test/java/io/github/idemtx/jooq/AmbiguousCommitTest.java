@@ -3,6 +3,7 @@ package io.github.idemtx.jooq;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Outcome;
@@ -78,7 +79,12 @@ class AmbiguousCommitTest {
         assertThat(outcome)
                 .as("iteration %d: the first call has no answer", iteration)
                 .isNull();
-        assertThat(failure).as("iteration %d", iteration).matches(Faults::isConnectionError, "is a connection error");
+        assertThat(failure)
+                .as("iteration %d: the COMMIT's outcome is reported unknown", iteration)
+                .isInstanceOfSatisfying(
+                        CommitOutcomeUnknownException.class,
+                        e -> assertThat(e.key()).isEqualTo(key))
+                .matches(Faults::isConnectionError, "is a connection error");
         return Faults.connectionErrorState(failure);
     }
 

@@ -253,6 +253,52 @@ class ClaimModeParityTest {
         }
     }
 
+    /**
+     * A work that meets a lost connection and goes on (it takes the statement for optional): the
+     * record then finds the connection closed before anything is sent, as pgjdbc's 08003 or, on a
+     * HikariCP pool, "Connection is closed" with no SQLSTATE. Nothing committed, and the call says
+     * so; it is not an outcome in doubt, which would send an operator after a commit that cannot
+     * have happened. The retry runs once.
+     */
+    @ParameterizedTest(name = "{0}, pooled {1}")
+    @org.junit.jupiter.params.provider.CsvSource({
+        "READ_FIRST, true",
+        "WORK_FIRST, true",
+        "ADAPTIVE, true",
+        "READ_FIRST, false",
+        "WORK_FIRST, false",
+        "ADAPTIVE, false"
+    })
+    void aWorkThatGoesOnAfterItsConnectionDiedIsToldNothingCommitted(ClaimMode mode, boolean pooled) throws Exception {
+        assumeThat(pooled || !Db.DATABASE.throughPgBouncer())
+                .as("the unpooled data source connects directly")
+                .isTrue();
+        try (HikariDataSource pool = Db.DATABASE.newPool(1)) {
+            DSLContext dsl =
+                    DSL.using(pooled ? pool : Faults.unpooled(Faults.applicationName("parity")), SQLDialect.POSTGRES);
+            IdempotentTransaction<String> idem = in(mode, dsl).build();
+
+            assertThatThrownBy(() -> idem.run(scope, key, fingerprint, tx -> {
+                        Db.writeEffect(tx, scope, key, "lost");
+                        try {
+                            tx.execute("select pg_terminate_backend(pg_backend_pid())");
+                        } catch (DataAccessException goesOn) {
+                            // the work takes the statement for optional
+                        }
+                        return "never recorded";
+                    }))
+                    .isInstanceOf(DataAccessException.class)
+                    .isNotInstanceOf(io.github.idemtx.core.CommitOutcomeUnknownException.class)
+                    .hasMessageContaining("the connection was already closed")
+                    .hasMessageContaining("nothing of this call was committed");
+            assertThat(Db.effects(scope, key)).isZero();
+            assertThat(Db.claims(scope, key)).isZero();
+            assertThat(idem.run(scope, key, fingerprint, tx -> "after-" + Db.writeEffect(tx, scope, key, "after")))
+                    .isInstanceOf(Outcome.Executed.class);
+            assertThat(Db.effects(scope, key)).isEqualTo(1);
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @EnumSource(ClaimMode.class)
     void aTakeoverOfAnExpiredKeyIsOneAttempt(ClaimMode mode) {

@@ -324,10 +324,14 @@ class WorkFirstTest {
      * The duplicate's insert fails on the key and the backend is terminated right after: pgjdbc
      * reports the 23505 with the 57P01 chained as its next exception (and HikariCP, which walks that
      * chain, closes the connection). That is a lost connection, not a taken key to read on it; and
-     * since the insert failed, nothing of the call committed: the error says so.
+     * since the insert failed, nothing of the call committed: the error says so. Reading first, the
+     * same at the record sent with the COMMIT.
      */
-    @Test
-    void anInsertThatMeetsTheKeyAndThenLosesItsConnectionSaysNothingCommitted() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(
+            value = ClaimMode.class,
+            names = {"WORK_FIRST", "READ_FIRST"})
+    void anInsertThatMeetsTheKeyAndThenLosesItsConnectionSaysNothingCommitted(ClaimMode mode) throws Exception {
         assumeThat(Db.DATABASE.throughPgBouncer()).as("kills a server backend").isFalse();
         try (io.github.idemtx.db.testing.Backends killer =
                 new io.github.idemtx.db.testing.Backends(Db.DATABASE.connect())) {
@@ -350,14 +354,14 @@ class WorkFirstTest {
             org.jooq.DSLContext dsl = SqlHook.around(Db.dsl(), duplicateThenKilled);
             IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
                     .schema(Db.SCHEMA)
-                    .claimMode(ClaimMode.WORK_FIRST)
+                    .claimMode(mode)
                     .build();
 
             org.assertj.core.api.Assertions.assertThatThrownBy(
                             () -> idem.run(scope, key, fingerprint, tx -> "x-" + Db.writeEffect(tx, scope, key, "x")))
                     .isInstanceOf(org.jooq.exception.DataAccessException.class)
                     .isNotInstanceOf(io.github.idemtx.core.CommitOutcomeUnknownException.class)
-                    .hasMessageContaining("connection was lost")
+                    .hasMessageContaining("failed (SQLSTATE 23505) and the connection is closed")
                     .hasMessageContaining("nothing of this call was committed")
                     .satisfies(e -> assertThat(Faults.isConnectionError(e))
                             .as("classified as a lost connection")

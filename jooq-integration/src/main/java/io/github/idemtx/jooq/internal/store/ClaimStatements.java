@@ -244,7 +244,8 @@ public final class ClaimStatements {
      * key after this one read it (possible in a narrow race, or under REPEATABLE READ), it fails
      * with SQLSTATE 40001 and nothing commits: the unit is retried, and replays.
      *
-     * @throws SQLException as the driver reports it
+     * @throws SQLException as the driver reports it; with {@code commit}, a connection lost in flight marked by
+     *     {@link SqlStates#inCommit}
      */
     public @Nullable Instant record(
             Connection connection,
@@ -266,7 +267,7 @@ public final class ClaimStatements {
                 SqlStates.requireReplicated(ps.getWarnings());
                 return null;
             } catch (SQLException e) {
-                throw isDuplicateClaim(e) && !SqlStates.isConnectionLoss(e) ? committedFirst(e) : e;
+                throw isDuplicateClaim(e) && !SqlStates.isConnectionLoss(e) ? committedFirst(e) : SqlStates.inCommit(e);
             }
         }
         try (PreparedStatement ps = connection.prepareStatement(upsertSql)) {
@@ -298,7 +299,7 @@ public final class ClaimStatements {
      * {@code lock_timeout} or {@code statement_timeout} ended a wait on a row written without the
      * lock (see the statement). After either the transaction is aborted and must be rolled back.
      *
-     * @throws SQLException as the driver reports it (a lost connection: the commit's outcome is unknown)
+     * @throws SQLException as the driver reports it; a connection lost in flight marked by {@link SqlStates#inCommit}
      */
     public RecordedFirst claimByRecord(
             Connection connection, String scope, String key, byte[] fingerprint, byte @Nullable [] result, long ttlMs)
@@ -311,7 +312,8 @@ public final class ClaimStatements {
             return RecordedFirst.COMMITTED;
         } catch (SQLException e) {
             if (SqlStates.isConnectionLoss(e)) {
-                throw e; // even after the insert's own error (its next exception): nothing more can run on it
+                // even after the insert's own error (its next exception): nothing more can run on it
+                throw SqlStates.inCommit(e);
             }
             if (isDuplicateClaim(e) || SqlStates.isRefusedByStatement(e)) {
                 return RecordedFirst.TAKEN;

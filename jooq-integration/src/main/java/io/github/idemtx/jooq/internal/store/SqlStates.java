@@ -47,20 +47,33 @@ public final class SqlStates {
     }
 
     /**
-     * Whether the cause chain holds a server error of severity FATAL: the server (or PgBouncer, e.g.
-     * its "invalid server parameter" when a server connection died while it was being set up) ends
-     * the session with it, whatever its SQLSTATE.
+     * Whether the cause chain holds a server error of severity FATAL or PANIC: the server (or
+     * PgBouncer, e.g. its "invalid server parameter" when a server connection died while it was being
+     * set up) ends the session with it, whatever its SQLSTATE; a PANIC ends every session.
      */
     private static boolean hasFatal(Throwable t) {
+        return hasSeverity(t, "FATAL") || hasPanic(t);
+    }
+
+    /**
+     * Whether the cause chain holds a server error of severity PANIC: the server is crashing, also
+     * on its way through a COMMIT (flushing its WAL, or after its commit record), which recovery may
+     * then keep.
+     */
+    private static boolean hasPanic(Throwable t) {
+        return hasSeverity(t, "PANIC");
+    }
+
+    private static boolean hasSeverity(Throwable t, String severity) {
         return anyException(
                 t,
                 s -> s instanceof PSQLException p
                         && p.getServerErrorMessage() != null
-                        && "FATAL".equals(p.getServerErrorMessage().getSeverity()));
+                        && severity.equals(p.getServerErrorMessage().getSeverity()));
     }
 
     /** Whether {@code state} (null: no) says the connection is gone, as {@link #isConnectionLoss} counts it. */
-    public static boolean isConnectionLossState(String state) {
+    public static boolean isConnectionLossState(@Nullable String state) {
         return state != null
                 && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03"));
     }
@@ -251,16 +264,19 @@ public final class SqlStates {
     /**
      * What a statement that carried a COMMIT met: {@code e} marked ({@link #isCommitInDoubt}) when
      * it says the connection was lost while the statement was in flight, so the server may have
-     * committed; as it is otherwise: when the server failed the statement first (its SQLSTATE is
-     * then not a connection's), or the driver found the connection closed before it sent anything
-     * ({@value #CONNECTION_DOES_NOT_EXIST}), nothing committed.
+     * committed: the first SQLSTATE of its chain ({@link #state}, which a wrapper without one
+     * passes on) is a connection's, or the server PANICked. As it is otherwise: when the server failed
+     * the statement with an ordinary error first (the first SQLSTATE is then not a connection's), the
+     * driver found the connection closed before it sent anything ({@value #CONNECTION_DOES_NOT_EXIST}),
+     * or the chain has no SQLSTATE at all (HikariCP's "Connection is closed", before anything is
+     * sent), nothing committed.
      */
     public static SQLException inCommit(SQLException e) {
-        if (e instanceof UnreplicatedCommit
-                || e instanceof LostInCommit
-                || !isConnectionLoss(e)
-                || !isConnectionLossState(e.getSQLState())
-                || CONNECTION_DOES_NOT_EXIST.equals(e.getSQLState())) {
+        if (e instanceof UnreplicatedCommit || e instanceof LostInCommit || !isConnectionLoss(e)) {
+            return e;
+        }
+        String first = state(e);
+        if (!hasPanic(e) && (!isConnectionLossState(first) || CONNECTION_DOES_NOT_EXIST.equals(first))) {
             return e;
         }
         return new LostInCommit(e);
@@ -326,6 +342,13 @@ public final class SqlStates {
             return p.getServerErrorMessage().getMessage();
         }
         return String.valueOf(e.getMessage());
+    }
+
+    /** The first SQLSTATE of the cause chain (suppressed exceptions aside), or null when none has one. */
+    public static @Nullable String state(Throwable t) {
+        String[] found = {null};
+        anyException(t, s -> (found[0] = s.getSQLState()) != null);
+        return found[0];
     }
 
     /** Whether the cause chain (suppressed exceptions aside) holds an SQLException with {@code state}. */

@@ -267,6 +267,42 @@ class SqlStatesTest {
     }
 
     @Test
+    void theStateIsTheFirstOfTheChainThatHasOne() {
+        SQLException closed = new SQLException("Connection is closed"); // HikariCP's, with no SQLSTATE
+        assertThat(SqlStates.state(new DataAccessException("recording failed", closed)))
+                .isNull();
+        SQLException next = new SQLException("duplicate key", "23505");
+        next.setNextException(new SQLException("terminating connection", "57P01"));
+        assertThat(SqlStates.state(new DataAccessException("failed", new SQLException("wrapper", null, next))))
+                .isEqualTo("23505");
+        assertThat(SqlStates.state(new SQLException("This connection has been closed.", "08003")))
+                .isEqualTo("08003");
+    }
+
+    @Test
+    void aPanicOrALossBehindAWrapperWithoutStateIsInDoubtAClosedConnectionWithoutStateIsNot() {
+        // the server crashing on its way through the COMMIT: recovery may keep it
+        PSQLException panic = server("PANIC", "XX000", "could not write to file", null);
+        assertThat(SqlStates.isConnectionLoss(panic)).isTrue();
+        assertThat(SqlStates.isCommitInDoubt(SqlStates.inCommit(panic))).isTrue();
+        SQLException failedThenPanic = new SQLException("cannot abort, already committed", "XX000", panic);
+        assertThat(SqlStates.isCommitInDoubt(SqlStates.inCommit(failedThenPanic)))
+                .isTrue();
+        // a proxy's wrapper that carries no SQLSTATE passes the driver's on
+        SQLException io = new SQLException("An I/O error occurred while sending to the backend", "08006");
+        assertThat(SqlStates.isCommitInDoubt(SqlStates.inCommit(new SQLException("proxy", null, io))))
+                .isTrue();
+        // an ordinary ERROR first, then the FATAL: the server failed it, nothing committed
+        SQLException failedFirst = server("ERROR", "23505", "duplicate key", null);
+        failedFirst.setNextException(server("FATAL", "57P01", "terminating connection", null));
+        assertThat(SqlStates.isConnectionLoss(failedFirst)).isTrue();
+        assertThat((Throwable) SqlStates.inCommit(failedFirst)).isSameAs(failedFirst);
+        // HikariCP's closed connection: no SQLSTATE, nothing sent, not a loss it can tell
+        SQLException closed = new SQLException("Connection is closed");
+        assertThat((Throwable) SqlStates.inCommit(closed)).isSameAs(closed);
+    }
+
+    @Test
     void onlyAConnectionLostWithACommitInFlightIsMarkedInDoubt() throws Exception {
         SQLException io = new SQLException("An I/O error occurred while sending to the backend", "08006");
         SQLException terminated = new SQLException("terminating connection due to administrator command", "57P01");

@@ -19,6 +19,7 @@ import io.github.idemtx.jooq.internal.store.FailureEncoding;
 import io.github.idemtx.jooq.internal.store.SqlStates;
 import io.github.idemtx.jooq.internal.store.StoredValues;
 import io.github.idemtx.jooq.internal.tx.Boundary;
+import io.github.idemtx.jooq.internal.tx.Jdbc;
 import io.github.idemtx.jooq.internal.tx.Units;
 import io.github.idemtx.jooq.internal.tx.WorkGuard;
 import java.sql.Connection;
@@ -150,15 +151,9 @@ public final class ClaimFlow<T> {
                     encode(call, value),
                     ttlMillis);
         } catch (SQLException e) {
-            if (SqlStates.isConnectionLoss(e)) {
-                if (!SqlStates.isConnectionLossState(e.getSQLState())) {
-                    // the server failed the insert or the COMMIT (its error comes first), then the connection died
-                    throw new DataAccessException(
-                            "the idempotency key's insert failed (SQLSTATE " + e.getSQLState()
-                                    + ") and then the connection was lost; nothing of this call was committed",
-                            e);
-                }
-                throw SqlStates.commitUnknown(call.scope(), call.key(), e);
+            RuntimeException lost = lostConnection(connection, call, e, "the idempotency key's insert");
+            if (lost != null) {
+                throw lost;
             }
             if (SqlStates.isNotMigrated(e)) {
                 throw SqlStates.notMigrated(e, sql.schema());
@@ -185,10 +180,9 @@ public final class ClaimFlow<T> {
             order.taken();
         }
         return switch (recorded) {
-            case COMMITTED -> {
-                keep(boundary, call); // a no-op: the insert carried the COMMIT
-                yield new Outcome.Executed<>(value);
-            }
+            // nothing to end: the insert carried the COMMIT (a keep() could only find the connection
+            // closed since, and would then wrongly say that nothing committed)
+            case COMMITTED -> new Outcome.Executed<>(value);
             case TIMED_OUT -> {
                 discard(boundary);
                 yield new Outcome.InProgress<>(policy.retryAfter());
@@ -343,8 +337,10 @@ public final class ClaimFlow<T> {
         try {
             record(connection, call, held, ClaimState.SUCCEEDED, encoded, commitInRecord, boundary.joined());
         } catch (DataAccessException e) {
-            if (commitInRecord && SqlStates.isConnectionLoss(e)) {
-                throw SqlStates.commitUnknown(call.scope(), call.key(), e);
+            RuntimeException lost =
+                    boundary.joined() ? null : lostConnection(connection, call, e, "the outcome's record");
+            if (lost != null) {
+                throw lost;
             }
             Outcome<T> answered = joinedRaceAnswer(connection, call, boundary, e);
             if (answered != null) {
@@ -352,7 +348,9 @@ public final class ClaimFlow<T> {
             }
             throw e;
         }
-        keep(boundary, call);
+        if (!commitInRecord) { // else the record carried the COMMIT: nothing to end
+            keep(connection, boundary, call);
+        }
         if (learns) {
             order.fresh(timed ? recordStart - workStart : -1, timed ? System.nanoTime() - recordStart : -1);
         }
@@ -394,7 +392,7 @@ public final class ClaimFlow<T> {
             return answered;
         }
         if (outcome instanceof Outcome.Rejected<T>) {
-            keep(boundary, call);
+            keep(connection, boundary, call);
         } else {
             discard(boundary); // a duplicate's outcome, or the bound ran out and aborted the claim
         }
@@ -418,7 +416,7 @@ public final class ClaimFlow<T> {
     }
 
     /** Ends the boundary keeping its writes; a connection lost while a COMMIT was in flight is reported as such. */
-    private static void keep(Boundary boundary, Call call) {
+    private static void keep(Connection connection, Boundary boundary, Call call) {
         try {
             boundary.keep();
         } catch (DataAccessException e) {
@@ -431,11 +429,41 @@ public final class ClaimFlow<T> {
                         true,
                         e);
             }
-            if (!boundary.joined() && SqlStates.isConnectionLoss(e)) {
-                throw SqlStates.commitUnknown(call.scope(), call.key(), e);
-            }
-            throw e;
+            RuntimeException lost = boundary.joined() ? null : lostConnection(connection, call, e, "the COMMIT");
+            throw lost != null ? lost : e;
         }
+    }
+
+    /**
+     * What a failed statement of a transaction of the call's own answers when its connection is
+     * gone: {@link io.github.idemtx.core.CommitOutcomeUnknownException} when a COMMIT was in flight
+     * ({@link SqlStates#isCommitInDoubt}: the retry replays or runs once); otherwise a
+     * DataAccessException saying that nothing of the call committed: the connection was found closed
+     * before {@code what} was sent (pgjdbc's 08003, or a pool's closed connection, which HikariCP
+     * reports with no SQLSTATE: lost under the work, which went on, or discarded by the pool), or the
+     * server failed {@code what} with an ordinary error first. Null when the connection is not lost.
+     * Never for a statement after a COMMIT that went out: it would say nothing committed.
+     */
+    private static @Nullable RuntimeException lostConnection(
+            Connection connection, Call call, Exception e, String what) {
+        if (SqlStates.isCommitInDoubt(e)) {
+            return SqlStates.commitUnknown(call.scope(), call.key(), e);
+        }
+        String state = SqlStates.state(e);
+        boolean closed = Jdbc.isClosed(connection);
+        if (SqlStates.CONNECTION_DOES_NOT_EXIST.equals(state) || (state == null && closed)) {
+            return new DataAccessException(
+                    "the connection was already closed when " + what + " was to be sent (lost under the work, which"
+                            + " went on, or discarded by the pool); nothing of this call was committed",
+                    e);
+        }
+        if (!closed && !SqlStates.isConnectionLoss(e)) {
+            return null;
+        }
+        return new DataAccessException(
+                what + " failed (SQLSTATE " + state + ") and the connection is closed (lost, or discarded by the"
+                        + " pool); nothing of this call was committed",
+                e);
     }
 
     /**
