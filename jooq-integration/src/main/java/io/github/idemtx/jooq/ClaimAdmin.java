@@ -237,6 +237,9 @@ public final class ClaimAdmin {
      * @return the claim as it was
      * @throws NullPointerException if an argument is null
      * @throws ClaimAdminException if there is no such claim or it is not settled; nothing was written
+     * @throws io.github.idemtx.core.CommitOutcomeUnknownException if the connection was lost while its
+     *     COMMIT was in flight, or the synchronous standby never confirmed it: {@link #inspect} tells
+     *     whether the claim is still there
      */
     public ClaimView forget(Scope scope, IdempotencyKey key, Note note) {
         Objects.requireNonNull(scope, "scope must not be null");
@@ -246,7 +249,12 @@ public final class ClaimAdmin {
         if (before.state() != ClaimView.State.COMPLETED && before.state() != ClaimView.State.FAILED) {
             throw refusedToForget(before);
         }
-        boolean gone = inTransaction(scope, key, c -> sql.forget(c, scope, key, note.operator(), note.reason()));
+        boolean gone;
+        try {
+            gone = inTransaction(scope, key, c -> sql.forget(c, scope, key, note.operator(), note.reason()));
+        } catch (RuntimeException e) {
+            throw SqlStates.commitUnknownOr(scope, key, e); // forgotten or not: inspect tells
+        }
         if (!gone) {
             // forgotten or purged by someone else between the read and the delete: explain from what it is now
             throw refusedToForget(existing(scope, key));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.idemtx.core.CallEvent;
 import io.github.idemtx.core.ClaimEvent;
+import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
@@ -18,6 +19,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.jooq.FakeBank.Fault;
+import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,9 +35,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The operators' API against every state a claim can be in, each refusal, the record of each
@@ -78,14 +86,32 @@ class ClaimAdminTest {
         }
     };
 
+    /** Cuts an operator's COMMIT on its way (AmbiguousCommitTest's proxy); a pool of its own through it. */
+    private static CuttingProxy proxy;
+
+    private static DSLContext throughProxy;
+
     @BeforeAll
-    static void tables() {
+    static void tables() throws Exception {
         FakeBank.createTables(Db.DSL_CONTEXT, Db.SCHEMA);
+        proxy = CuttingProxy.toTestDatabase();
+        throughProxy = DSL.using(proxy.newPool("admin-through-cutting-proxy"), SQLDialect.POSTGRES);
+    }
+
+    @AfterAll
+    static void stopProxy() throws Exception {
+        if (proxy != null) {
+            proxy.close(); // and its pool
+        }
     }
 
     /** An effect of its own name, so that listings see only this test's claims. */
     private ExternalEffect<Long, String> effect(String name) {
-        return ExternalEffect.builder(Db.dsl(), name, ExternalEffectTest.LONGS, CHARGE_IDS, bank)
+        return effect(name, Db.dsl());
+    }
+
+    private ExternalEffect<Long, String> effect(String name, DSLContext dsl) {
+        return ExternalEffect.builder(dsl, name, ExternalEffectTest.LONGS, CHARGE_IDS, bank)
                 .schema(Db.SCHEMA)
                 .policy(IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofMillis(100))
@@ -97,7 +123,11 @@ class ClaimAdminTest {
     }
 
     private ClaimAdmin admin(ExternalEffect<?, ?>... effects) {
-        ClaimAdmin.Builder b = ClaimAdmin.builder(Db.dsl()).schema(Db.SCHEMA).transactionResults(ResultCodec.utf8());
+        return admin(Db.dsl(), effects);
+    }
+
+    private ClaimAdmin admin(DSLContext dsl, ExternalEffect<?, ?>... effects) {
+        ClaimAdmin.Builder b = ClaimAdmin.builder(dsl).schema(Db.SCHEMA).transactionResults(ResultCodec.utf8());
         for (ExternalEffect<?, ?> e : effects) {
             b.effect(e);
         }
@@ -595,6 +625,93 @@ class ClaimAdminTest {
         assertThat(refusedWhileInFlight)
                 .as("the first attempt met the claim in flight")
                 .isPositive();
+    }
+
+    /** Runs {@code action} with the proxy armed to cut the COMMIT after an operator's write; its failure. */
+    private static CommitOutcomeUnknownException cutCommit(CuttingProxy.Cut cut, IdempotencyKey key, Runnable action) {
+        int cutsBefore = proxy.cuts();
+        proxy.arm(cut, sql -> StatementKind.of(sql) == StatementKind.ADMIN_WRITE);
+        RuntimeException failure = null;
+        boolean stillArmed;
+        try {
+            action.run();
+        } catch (RuntimeException e) {
+            failure = e;
+        } finally {
+            stillArmed = proxy.armed();
+            proxy.disarm(); // a failure before the COMMIT must not cut a later test's
+        }
+        assertThat(stillArmed).as("the proxy saw the COMMIT").isFalse();
+        assertThat(proxy.cuts()).isEqualTo(cutsBefore + 1);
+        assertThat(failure)
+                .as("the COMMIT's outcome is reported unknown")
+                .isInstanceOfSatisfying(
+                        CommitOutcomeUnknownException.class,
+                        e -> assertThat(e.key()).isEqualTo(key))
+                .matches(Faults::isConnectionError, "is a connection error");
+        return (CommitOutcomeUnknownException) failure;
+    }
+
+    @ParameterizedTest
+    @EnumSource(CuttingProxy.Cut.class)
+    void aForgetWhoseCommitIsCutIsInDoubtAndInspectTellsWhichWay(CuttingProxy.Cut cut) {
+        IdempotentTransaction<String> tx =
+                Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        IdempotencyKey key = Db.freshKey();
+        assertThat(tx.run(scope, key, fingerprint, t -> "receipt-1")).isInstanceOf(Outcome.Executed.class);
+        ClaimAdmin admin = admin(throughProxy);
+
+        cutCommit(cut, key, () -> admin.forget(scope, key, NOTE));
+
+        assertThat(events).as("nothing is told while in doubt").isEmpty();
+        if (cut == CuttingProxy.Cut.AFTER_COMMIT) {
+            assertThat(admin.inspect(scope, key))
+                    .as("the server committed the forget")
+                    .isEmpty();
+            assertThat(refusal(() -> admin.forget(scope, key, NOTE)).reason())
+                    .isEqualTo(ClaimAdminException.Reason.NOT_FOUND);
+        } else {
+            assertThat(admin.inspect(scope, key))
+                    .as("nothing committed")
+                    .hasValueSatisfying(v -> assertThat(v.answer()).isEqualTo("receipt-1"));
+            admin.forget(scope, key, NOTE);
+            assertThat(admin.inspect(scope, key)).isEmpty();
+        }
+        assertThat(Db.rows("idempotency_claim_action", scope, key))
+                .as("one forget recorded")
+                .isEqualTo(1);
+        assertThat(tx.run(scope, key, fingerprint, t -> "receipt-2"))
+                .as("the key runs again")
+                .isInstanceOf(Outcome.Executed.class);
+    }
+
+    @ParameterizedTest
+    @EnumSource(CuttingProxy.Cut.class)
+    void aResolutionWhoseCommitIsCutIsInDoubtAndInspectTellsWhichWay(CuttingProxy.Cut cut) {
+        ExternalEffect<Long, String> charges = effect(
+                "admin-cut-" + cut.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'), throughProxy);
+        ClaimAdmin admin = admin(throughProxy, charges);
+        IdempotencyKey key = needingReconciliation(charges, 15L);
+        events.clear();
+
+        cutCommit(cut, key, () -> admin.resolveApplied(scope, key, "ch_cut", NOTE));
+
+        assertThat(events).as("nothing is told while in doubt").isEmpty();
+        if (cut == CuttingProxy.Cut.BEFORE_COMMIT) {
+            assertThat(admin.inspect(scope, key).orElseThrow().state())
+                    .as("nothing committed")
+                    .isEqualTo(ClaimView.State.NEEDS_RECONCILIATION);
+            admin.resolveApplied(scope, key, "ch_cut", NOTE);
+        }
+        ClaimView now = admin.inspect(scope, key).orElseThrow();
+        assertThat(now.state()).isEqualTo(ClaimView.State.COMPLETED);
+        assertThat(now.answer()).isEqualTo("ch_cut");
+        assertThat(now.history()).as("one resolution recorded").hasSize(1);
+        assertThat(count("effect_posting", key)).as("its local writes ran once").isEqualTo(1);
+        assertThat(charges.run(scope, key, fingerprint, 15L))
+                .as("the retry replays the resolution")
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo("ch_cut"));
     }
 
     private static int wins(Future<ClaimView> action) throws Exception {

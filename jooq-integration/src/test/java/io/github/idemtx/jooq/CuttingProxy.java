@@ -116,6 +116,11 @@ final class CuttingProxy implements AutoCloseable {
         armed.set(new Arming(cut, after));
     }
 
+    /** Drops an arming still waiting for its COMMIT, so that it cannot cut a later test's connection. */
+    void disarm() {
+        armed.set(null);
+    }
+
     /** Whether an arming is still waiting for its COMMIT. */
     boolean armed() {
         return armed.get() != null;

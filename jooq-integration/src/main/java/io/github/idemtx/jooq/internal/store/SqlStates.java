@@ -326,6 +326,14 @@ public final class SqlStates {
         return new CommitOutcomeUnknownException(scope, key, e);
     }
 
+    /**
+     * {@link #commitUnknown} when {@code e} says a COMMIT's outcome is unknown ({@link #isCommitInDoubt}),
+     * else {@code e} as it is.
+     */
+    public static RuntimeException commitUnknownOr(Scope scope, IdempotencyKey key, RuntimeException e) {
+        return isCommitInDoubt(e) ? commitUnknown(scope, key, e) : e;
+    }
+
     private static boolean isUnreplicatedCommit(SQLWarning w) {
         return fromRoutine(
                 w instanceof PSQLWarning p ? p.getServerErrorMessage() : null,

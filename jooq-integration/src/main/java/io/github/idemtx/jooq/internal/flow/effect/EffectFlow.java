@@ -1056,14 +1056,11 @@ public final class EffectFlow<R, T> {
         try {
             return onConnection(scope, key, unit, detected);
         } catch (RuntimeException e) {
-            if (scope != null && key != null && SqlStates.isCommitInDoubt(e)) {
-                // committed on this server only (SqlStates.requireReplicated), or maybe not at all (the
-                // connection was lost with the COMMIT in flight): the remote is not called on a claim
-                // that may not be there or a failover could lose, nor is an answer given as recorded; a
-                // retry replays what is recorded, or takes an in-flight claim over once its lease runs out
-                throw SqlStates.commitUnknown(scope, key, e);
-            }
-            throw e;
+            // a COMMIT committed on this server only (SqlStates.requireReplicated), or maybe not at all
+            // (the connection was lost with it in flight): the remote is not called on a claim that may
+            // not be there or a failover could lose, nor is an answer given as recorded; a retry replays
+            // what is recorded, or takes an in-flight claim over once its lease runs out
+            throw scope != null && key != null ? SqlStates.commitUnknownOr(scope, key, e) : e;
         }
     }
 
