@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
@@ -54,6 +55,12 @@ import java.util.regex.Pattern;
 final class LedgerAdmin implements AutoCloseable {
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    /** What an operator is told of an action whose COMMIT has an unknown outcome. */
+    static final String IN_DOUBT = "the action's COMMIT has an unknown outcome (the connection was lost while it was"
+            + " in flight, or the synchronous standby did not confirm it): it may have been recorded;"
+            + " look the claim up before trying again";
+
     private static final Pattern CLAIM = Pattern.compile("/admin/claims/([^/]+)/([^/]+)");
     private static final Pattern ACTION = Pattern.compile("/admin/claims/([^/]+)/([^/]+)/(resolve|forget)");
     private static final int MAX_BODY = 64 * 1024;
@@ -121,6 +128,8 @@ final class LedgerAdmin implements AutoCloseable {
             };
         } catch (IllegalArgumentException e) {
             response = LedgerJson.problem(400, "bad_input", "Bad input", e.getMessage());
+        } catch (CommitOutcomeUnknownException e) {
+            response = LedgerJson.problem(503, "outcome_unknown", "Outcome unknown", IN_DOUBT);
         } catch (RuntimeException e) {
             System.err.println("ledger admin: " + exchange.getRequestMethod() + " "
                     + exchange.getRequestURI().getRawPath() + " failed: " + e);

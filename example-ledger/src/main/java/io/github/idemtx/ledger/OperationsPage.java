@@ -1,6 +1,7 @@
 package io.github.idemtx.ledger;
 
 import com.sun.net.httpserver.HttpExchange;
+import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
@@ -250,6 +251,8 @@ final class OperationsPage {
             return new Outcome(status, null, "refused: " + e.getMessage(), scopeText, keyText);
         } catch (IllegalArgumentException e) {
             return new Outcome(400, null, "refused: " + e.getMessage(), scopeText, keyText);
+        } catch (CommitOutcomeUnknownException e) {
+            return new Outcome(503, null, "in doubt: " + LedgerAdmin.IN_DOUBT, scopeText, keyText);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.github.idemtx.spring.actuate;
 
+import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
@@ -48,7 +49,10 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * <p>Refusals answer {@code {"error": reason, "message": ...}}: 404 {@code not_found}, 409
  * {@code wrong_state}, 422 {@code unknown_effect}, 400 {@code bad_input} (a bad or missing scope, key,
  * state, limit, cursor, note or answer), 503 {@code unavailable} (the database did not complete it;
- * nothing was recorded). Every write names its operator and reason, recorded with the action.
+ * look the claim up before trying again) and 503 {@code outcome_unknown} (the action's COMMIT has an
+ * unknown outcome: the connection was lost while it was in flight, or the synchronous standby did not
+ * confirm it; it may have been recorded). Every write names its operator and reason, recorded with the
+ * action.
  */
 @Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
 public class IdempotencyEndpoint {
@@ -294,8 +298,8 @@ public class IdempotencyEndpoint {
         return value;
     }
 
-    private static WebEndpointResponse<Map<String, @Nullable Object>> answer(
-            Supplier<Map<String, @Nullable Object>> action) {
+    /** {@code action}'s map with 200, or the error its failure maps to (see the class comment). */
+    static WebEndpointResponse<Map<String, @Nullable Object>> answer(Supplier<Map<String, @Nullable Object>> action) {
         try {
             return new WebEndpointResponse<>(action.get(), WebEndpointResponse.STATUS_OK);
         } catch (ClaimAdminException e) {
@@ -310,16 +314,26 @@ public class IdempotencyEndpoint {
         } catch (IllegalArgumentException | NullPointerException e) {
             return new WebEndpointResponse<>(
                     error("bad_input", e.getMessage()), WebEndpointResponse.STATUS_BAD_REQUEST);
+        } catch (CommitOutcomeUnknownException e) {
+            LOG.log(System.Logger.Level.WARNING, "idemtx: an operator's action through the endpoint is in doubt", e);
+            return new WebEndpointResponse<>(
+                    error(
+                            "outcome_unknown",
+                            "the action's COMMIT has an unknown outcome (the connection was lost while it was in flight,"
+                                    + " or the synchronous standby did not confirm it): it may have been recorded;"
+                                    + " look the claim up before trying again"),
+                    WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
         } catch (RuntimeException e) {
             // the database did not complete it (a lock held past statement_timeout, a lost connection):
-            // the action was rolled back; what is stored now is what inspect shows
+            // the action was rolled back, or (the read of the claim after a resolution failed) it was
+            // recorded; what is stored now is what inspect shows
             LOG.log(System.Logger.Level.WARNING, "idemtx: an operator's action through the endpoint failed", e);
             return new WebEndpointResponse<>(
                     error(
                             "unavailable",
                             "the database did not complete the action ("
                                     + e.getClass().getSimpleName()
-                                    + "); nothing was recorded: look the claim up, then try again"),
+                                    + "): look the claim up before trying again"),
                     WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
         }
     }
