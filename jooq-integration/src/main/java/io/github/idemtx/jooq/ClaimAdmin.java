@@ -1,6 +1,7 @@
 package io.github.idemtx.jooq;
 
 import io.github.idemtx.core.ClaimEvent;
+import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyListener;
@@ -236,10 +237,11 @@ public final class ClaimAdmin {
      * @param note who, and why
      * @return the claim as it was
      * @throws NullPointerException if an argument is null
-     * @throws ClaimAdminException if there is no such claim or it is not settled; nothing was written
-     * @throws io.github.idemtx.core.CommitOutcomeUnknownException if the connection was lost while its
-     *     COMMIT was in flight, or the synchronous standby never confirmed it: {@link #inspect} tells
-     *     whether the claim is still there
+     * @throws ClaimAdminException if there is no such claim, it is not settled, or it was made again
+     *     (forgotten or purged, and run again) since this action read it; nothing was written
+     * @throws CommitOutcomeUnknownException if the connection was lost while its COMMIT was in flight,
+     *     or the synchronous standby never confirmed it: {@link #inspect} tells whether the claim is
+     *     still there; repeat the forget only if it is (a call with the key may have run since)
      */
     public ClaimView forget(Scope scope, IdempotencyKey key, Note note) {
         Objects.requireNonNull(scope, "scope must not be null");
@@ -251,13 +253,28 @@ public final class ClaimAdmin {
         }
         boolean gone;
         try {
-            gone = inTransaction(scope, key, c -> sql.forget(c, scope, key, note.operator(), note.reason()));
+            gone = inTransaction(
+                    scope,
+                    key,
+                    c -> sql.forget(
+                            c, scope, key, before.createdAt(), before.completedAt(), note.operator(), note.reason()));
         } catch (RuntimeException e) {
-            throw SqlStates.commitUnknownOr(scope, key, e); // forgotten or not: inspect tells
+            throw inDoubt(scope, key, "forget", e); // forgotten or not: inspect tells
         }
         if (!gone) {
-            // forgotten or purged by someone else between the read and the delete: explain from what it is now
-            throw refusedToForget(existing(scope, key));
+            // forgotten, purged or made again by someone else between the read and the delete: explain
+            // from what it is now
+            ClaimView now = existing(scope, key);
+            if (now.createdAt().equals(before.createdAt())) {
+                throw refusedToForget(now);
+            }
+            throw new ClaimAdminException(
+                    ClaimAdminException.Reason.WRONG_STATE,
+                    scope,
+                    key,
+                    "cannot forget the claim: it was made again at " + now.createdAt() + ", after the one read at the"
+                            + " start of this action (created at " + before.createdAt() + "); nothing was deleted:"
+                            + " inspect it, and forget it again if that is meant");
         }
         tell(ClaimEvent.Kind.FORGOTTEN, before, note);
         return before;
@@ -293,8 +310,18 @@ public final class ClaimAdmin {
             throw refusedToResolve(claim);
         }
         String action = failure != null ? AdminStatements.RESOLVED_REFUSED : AdminStatements.RESOLVED_APPLIED;
-        boolean resolved = resolve(effect.flow(), scope, key, answer, failure, (EffectFlow.InSameTransaction) c ->
-                sql.record(c, scope, key, action, note.operator(), note.reason(), ClaimState.NEEDS_RECONCILIATION));
+        boolean resolved;
+        try {
+            resolved = resolve(effect.flow(), scope, key, answer, failure, (EffectFlow.InSameTransaction) c ->
+                    sql.record(c, scope, key, action, note.operator(), note.reason(), ClaimState.NEEDS_RECONCILIATION));
+        } catch (CommitOutcomeUnknownException e) {
+            // the effect's in-doubt answer is a caller's; an operator gets the same cause with an operator's advice
+            throw inDoubt(
+                    scope,
+                    key,
+                    "resolution",
+                    e.getCause() instanceof RuntimeException r && SqlStates.isCommitInDoubt(r) ? r : e);
+        }
         if (!resolved) {
             // settled meanwhile (a late answer, a recoverer) or gone: explain from what it is now
             throw refusedToResolve(existing(scope, key));
@@ -351,6 +378,26 @@ public final class ClaimAdmin {
         };
         return new ClaimAdminException(
                 ClaimAdminException.Reason.WRONG_STATE, claim.scope(), claim.key(), "cannot resolve the claim: " + why);
+    }
+
+    /**
+     * {@code e} as an operator's action in doubt when it says the action's COMMIT was in flight when
+     * the connection was lost (or committed on the primary only), else {@code e} as it is. Its advice
+     * is not a caller's "retry with the same key": a call with the key may have run since, so the
+     * claim is looked at before the action is repeated.
+     */
+    private static RuntimeException inDoubt(Scope scope, IdempotencyKey key, String action, RuntimeException e) {
+        if (!SqlStates.isCommitInDoubt(e)) {
+            return e;
+        }
+        return new CommitOutcomeUnknownException(
+                scope,
+                key,
+                "the " + action + "'s COMMIT was in flight when the connection was lost, or the synchronous standby"
+                        + " never confirmed it: it may or may not have taken effect. Inspect the claim before doing"
+                        + " anything else (a call with its key may have run since) and repeat the " + action
+                        + " only if it did not",
+                e);
     }
 
     private static ClaimAdminException refusedToForget(ClaimView claim) {

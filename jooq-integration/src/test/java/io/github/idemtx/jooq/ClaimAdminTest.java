@@ -34,10 +34,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import org.jooq.ConnectionProvider;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
+import org.jooq.impl.DataSourceConnectionProvider;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -645,11 +649,68 @@ class ClaimAdminTest {
         assertThat(proxy.cuts()).isEqualTo(cutsBefore + 1);
         assertThat(failure)
                 .as("the COMMIT's outcome is reported unknown")
-                .isInstanceOfSatisfying(
-                        CommitOutcomeUnknownException.class,
-                        e -> assertThat(e.key()).isEqualTo(key))
+                .isInstanceOfSatisfying(CommitOutcomeUnknownException.class, e -> {
+                    assertThat(e.key()).isEqualTo(key);
+                    // an operator's advice, not a caller's "retry with the same key"
+                    assertThat(e)
+                            .hasMessageContaining("Inspect the claim before")
+                            .hasMessageNotContaining("retry");
+                })
                 .matches(Faults::isConnectionError, "is a connection error");
         return (CommitOutcomeUnknownException) failure;
+    }
+
+    @Test
+    void aForgetDeletesOnlyTheClaimItReadNotOneMadeAgainSince() {
+        IdempotentTransaction<String> tx =
+                Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        IdempotencyKey key = Db.freshKey();
+        assertThat(tx.run(scope, key, fingerprint, t -> "receipt-1")).isInstanceOf(Outcome.Executed.class);
+        // Between the forget's read (its first connection) and its delete (its second), someone else
+        // forgets the claim and a retry runs the key again: a new claim, with its own answer
+        AtomicInteger acquired = new AtomicInteger();
+        AtomicBoolean madeAgain = new AtomicBoolean();
+        DataSourceConnectionProvider pool = new DataSourceConnectionProvider(Db.POOL);
+        DSLContext racing = DSL.using(
+                new ConnectionProvider() {
+                    @Override
+                    public java.sql.Connection acquire() {
+                        if (acquired.incrementAndGet() == 2) {
+                            Db.dsl()
+                                    .execute(
+                                            "delete from " + Db.SCHEMA
+                                                    + ".idempotency_claim where scope = ? and idem_key = ?",
+                                            scope.value(),
+                                            key.value());
+                            assertThat(tx.run(scope, key, fingerprint, t -> "receipt-2"))
+                                    .isInstanceOf(Outcome.Executed.class);
+                            madeAgain.set(true);
+                        }
+                        return pool.acquire();
+                    }
+
+                    @Override
+                    public void release(java.sql.Connection connection) {
+                        pool.release(connection);
+                    }
+                },
+                SQLDialect.POSTGRES);
+        ClaimAdmin admin = admin(racing);
+
+        ClaimAdminException refused = refusal(() -> admin.forget(scope, key, NOTE));
+
+        assertThat(madeAgain)
+                .as("the key ran again between the read and the delete")
+                .isTrue();
+        assertThat(refused.reason()).isEqualTo(ClaimAdminException.Reason.WRONG_STATE);
+        assertThat(refused).hasMessageContaining("made again").hasMessageContaining("nothing was deleted");
+        assertThat(admin(Db.dsl()).inspect(scope, key))
+                .as("the new claim's answer stays")
+                .hasValueSatisfying(v -> assertThat(v.answer()).isEqualTo("receipt-2"));
+        assertThat(Db.rows("idempotency_claim_action", scope, key))
+                .as("nothing recorded")
+                .isZero();
+        assertThat(events).as("nothing told").isEmpty();
     }
 
     @ParameterizedTest

@@ -152,9 +152,10 @@ public record Acknowledgement(Action action, String reason, Duration retryAfter)
 
     /**
      * What to do with a message whose call threw {@code failure}. Nothing was recorded for the
-     * key (a deterministic failure is an {@code Outcome.Rejected}, not an exception), so it is
-     * {@link Action#RETRY}, including {@link CommitOutcomeUnknownException} (the same key settles
-     * it), any exception or error of the consumer's own work, and an unreachable database; except:
+     * key (a deterministic failure is an {@code Outcome.Rejected}, not an exception), or, for
+     * {@link CommitOutcomeUnknownException}, it may have been (the same key replays it or runs once),
+     * so it is {@link Action#RETRY}, as for any exception or error of the consumer's own work and an
+     * unreachable database; except:
      *
      * <ul>
      *   <li>{@link Action#STOP} where no message can be applied until the consumer or its setup

@@ -68,10 +68,14 @@ public final class AdminStatements {
                   min({completed_at}) filter (where {state} = {NEEDS_RECONCILIATION})
                 from {claims} where {state} in ({IN_FLIGHT}, {NEEDS_RECONCILIATION})
                 """);
-        // one statement: the row goes and its action is recorded, or neither
+        // one statement: the row goes and its action is recorded, or neither. Only the row the
+        // operator was shown: a key forgotten and run again since is another claim, with its own
+        // creation and completion times
         this.forgetSql = t.sql(StatementKind.ADMIN_WRITE, """
                 with gone as (delete from {claims} where {scope} = ? and {idem_key} = ?
                     and {state} in ({SUCCEEDED}, {FAILED})
+                    and {created_at} = cast(? as timestamptz)
+                    and {completed_at} is not distinct from cast(? as timestamptz)
                   returning {scope}, {idem_key}, {state}, {effect}, {fingerprint}, {result})
                 insert into {actions} ({at}, {scope}, {idem_key}, {action}, {operator}, {reason}, {state}, {effect},
                   {fingerprint}, {result})
@@ -188,14 +192,27 @@ public final class AdminStatements {
         }
     }
 
-    /** Deletes a settled claim and records why, in one statement; false if there was none to forget. */
-    public boolean forget(Connection c, Scope scope, IdempotencyKey key, String operator, String reason)
+    /**
+     * Deletes the settled claim created at {@code createdAt} and completed at {@code completedAt}
+     * (the one an operator read) and records why, in one statement; false if there was none to
+     * forget: gone, not settled, or made again since.
+     */
+    public boolean forget(
+            Connection c,
+            Scope scope,
+            IdempotencyKey key,
+            Instant createdAt,
+            @Nullable Instant completedAt,
+            String operator,
+            String reason)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(forgetSql)) {
             ps.setString(1, scope.value());
             ps.setString(2, key.value());
-            ps.setString(3, operator);
-            ps.setString(4, reason);
+            ps.setObject(3, OffsetDateTime.ofInstant(createdAt, ZoneOffset.UTC));
+            ps.setObject(4, completedAt == null ? null : OffsetDateTime.ofInstant(completedAt, ZoneOffset.UTC));
+            ps.setString(5, operator);
+            ps.setString(6, reason);
             return ps.executeUpdate() == 1;
         }
     }
