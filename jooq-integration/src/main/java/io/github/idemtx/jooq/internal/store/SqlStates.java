@@ -265,7 +265,8 @@ public final class SqlStates {
      * What a statement that carried a COMMIT met: {@code e} marked ({@link #isCommitInDoubt}) when
      * it says the connection was lost while the statement was in flight, so the server may have
      * committed: the first SQLSTATE of its chain ({@link #state}, which a wrapper without one
-     * passes on) is a connection's, or the server PANICked. As it is otherwise: when the server failed
+     * passes on) is a connection's, or the server PANICked (or failed with a system or internal
+     * error, class 58 or XX, as a PANIC does, then went away). As it is otherwise: when the server failed
      * the statement with an ordinary error first (the first SQLSTATE is then not a connection's), the
      * driver found the connection closed before it sent anything ({@value #CONNECTION_DOES_NOT_EXIST}),
      * or the chain has no SQLSTATE at all (HikariCP's "Connection is closed", before anything is
@@ -276,10 +277,22 @@ public final class SqlStates {
             return e;
         }
         String first = state(e);
-        if (!hasPanic(e) && (!isConnectionLossState(first) || CONNECTION_DOES_NOT_EXIST.equals(first))) {
+        if (!hasPanic(e)
+                && !isServerFailureState(first)
+                && (!isConnectionLossState(first) || CONNECTION_DOES_NOT_EXIST.equals(first))) {
             return e;
         }
         return new LostInCommit(e);
+    }
+
+    /**
+     * Whether {@code state} is of class 58 (system error: an I/O failure) or XX (internal error), the
+     * states a server's PANIC carries. Followed by the connection's loss, it is taken for a PANIC
+     * whatever the severity's text: the server sends that text in its own language ({@code
+     * lc_messages}), so "PANIC" is only recognised on an English one.
+     */
+    private static boolean isServerFailureState(@Nullable String state) {
+        return state != null && (state.startsWith("58") || state.startsWith("XX"));
     }
 
     /** What {@link #inCommit} marks: the connection was lost while a COMMIT was in flight. */

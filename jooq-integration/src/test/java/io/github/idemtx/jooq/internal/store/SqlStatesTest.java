@@ -288,6 +288,18 @@ class SqlStatesTest {
         SQLException failedThenPanic = new SQLException("cannot abort, already committed", "XX000", panic);
         assertThat(SqlStates.isCommitInDoubt(SqlStates.inCommit(failedThenPanic)))
                 .isTrue();
+        // the same PANIC from a server whose lc_messages is German: its severity's text is
+        // translated, its SQLSTATE is not; the driver then meets the closed socket
+        PSQLException panik = server("PANIK", "58030", "konnte nicht in Datei schreiben", null);
+        panik.setNextException(new SQLException("An I/O error occurred while sending to the backend", "08006"));
+        assertThat(SqlStates.isCommitInDoubt(SqlStates.inCommit(panik))).isTrue();
+        // an internal error, then the loss: in doubt too (a retry replays or runs once either way)
+        SQLException internal = server("ERROR", "XX000", "cannot abort, already committed", null);
+        internal.setNextException(new SQLException("An I/O error occurred while sending to the backend", "08006"));
+        assertThat(SqlStates.isCommitInDoubt(SqlStates.inCommit(internal))).isTrue();
+        // a system error without the loss: the server answered, the connection lives, nothing committed
+        SQLException answered = server("ERROR", "58030", "could not read block", null);
+        assertThat((Throwable) SqlStates.inCommit(answered)).isSameAs(answered);
         // a proxy's wrapper that carries no SQLSTATE passes the driver's on
         SQLException io = new SQLException("An I/O error occurred while sending to the backend", "08006");
         assertThat(SqlStates.isCommitInDoubt(SqlStates.inCommit(new SQLException("proxy", null, io))))
