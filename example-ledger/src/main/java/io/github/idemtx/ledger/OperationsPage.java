@@ -199,7 +199,22 @@ final class OperationsPage {
         if (outcome.location() != null) {
             redirect(exchange, outcome.location().replace(FLASH, flash(outcome.message())));
         } else {
-            send(exchange, outcome.status(), page(outcome.scope(), outcome.key(), null, outcome.message()));
+            send(exchange, outcome.status(), pageOrError(outcome));
+        }
+    }
+
+    /**
+     * The page with {@code outcome}'s message; when the database the action could not complete
+     * does not serve the page's lists either, the message alone: what happened to the action comes
+     * first (an action in doubt must not read as "the page could not be made").
+     */
+    private String pageOrError(Outcome outcome) {
+        try {
+            return page(outcome.scope(), outcome.key(), null, outcome.message());
+        } catch (RuntimeException e) {
+            System.err.println("ledger admin: the page after \"" + outcome.message() + "\" could not be made: " + e);
+            return errorPage(outcome.message() + " (the claim lists could not be loaded: "
+                    + e.getClass().getSimpleName() + ")");
         }
     }
 

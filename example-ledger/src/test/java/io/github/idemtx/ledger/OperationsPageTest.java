@@ -285,6 +285,102 @@ class OperationsPageTest {
     }
 
     @Test
+    void anActionInDoubtIsSaidSoEvenWhenTheDatabaseIsGoneAfterIt() throws Exception {
+        // a claim to forget, made through the page's own admin
+        Scope scope = Scope.of("tenant-d");
+        String key = "key-" + UUID.randomUUID();
+        ClaimView settled = needingReconciliation(scope.value(), key, "BR 9");
+        admin.resolveApplied(scope, settled.key(), "ch_9", new ClaimAdmin.Note("ana", "seen in the statement"));
+        // a second page whose database loses the forget's COMMIT (the forget's read is the first
+        // connection, its delete the second) and is unreachable after it
+        java.util.concurrent.atomic.AtomicInteger acquired = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean gone = new java.util.concurrent.atomic.AtomicBoolean();
+        org.jooq.impl.DataSourceConnectionProvider real = new org.jooq.impl.DataSourceConnectionProvider(pool);
+        DSLContext flaky = DSL.using(
+                new org.jooq.ConnectionProvider() {
+                    @Override
+                    public java.sql.Connection acquire() {
+                        if (gone.get()) {
+                            throw new org.jooq.exception.DataAccessException(
+                                    "the database is unreachable",
+                                    new java.sql.SQLException("Connection refused", "08001"));
+                        }
+                        java.sql.Connection c = real.acquire();
+                        return acquired.incrementAndGet() == 2 ? losingItsCommit(c, gone) : c;
+                    }
+
+                    @Override
+                    public void release(java.sql.Connection connection) {
+                        real.release(connection instanceof LosesCommit l ? l.real() : connection);
+                    }
+                },
+                SQLDialect.POSTGRES);
+        OperationsPage doubtful = new OperationsPage(
+                ClaimAdmin.builder(flaky).schema(schema).effect(effect).build(), "payout", k -> {
+                    throw new IOException("the bank is down");
+                });
+        HttpServer second = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        second.createContext("/ops", doubtful::handle);
+        second.start();
+        try {
+            Map<String, String> f = new LinkedHashMap<>(
+                    form("scope", scope.value(), "key", key, "operator", "ana", "reason", "a wrong answer"));
+            f.put("token", doubtful.token());
+            String body = f.entrySet().stream()
+                    .map(e -> URLEncoder.encode(e.getKey(), StandardCharsets.UTF_8) + "="
+                            + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
+                    .collect(Collectors.joining("&"));
+            HttpResponse<String> r = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(
+                                    "http://127.0.0.1:" + second.getAddress().getPort() + "/ops/forget"))
+                            .header("Content-Type", "application/x-www-form-urlencoded")
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+
+            assertThat(gone).as("the forget's COMMIT was lost").isTrue();
+            assertThat(r.statusCode()).isEqualTo(503);
+            assertThat(r.body())
+                    .as("the outcome, not the page's own failure")
+                    .contains("in doubt")
+                    .contains("look the claim up before trying again")
+                    .doesNotContain("the page could not be made");
+        } finally {
+            second.stop(0);
+        }
+        assertThat(admin.inspect(scope, settled.key()))
+                .as("the lost COMMIT rolled back here: the claim is still there")
+                .hasValueSatisfying(v -> assertThat(v.answer()).isEqualTo("ch_9"));
+    }
+
+    /** A connection whose COMMIT is rolled back and reported lost in flight; the database is gone after it. */
+    interface LosesCommit {
+        java.sql.Connection real();
+    }
+
+    static java.sql.Connection losingItsCommit(
+            java.sql.Connection real, java.util.concurrent.atomic.AtomicBoolean gone) {
+        return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(
+                OperationsPageTest.class.getClassLoader(),
+                new Class<?>[] {java.sql.Connection.class, LosesCommit.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("real") && method.getDeclaringClass() == LosesCommit.class) {
+                        return real;
+                    }
+                    if (method.getName().equals("commit")) {
+                        real.rollback();
+                        gone.set(true);
+                        throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
+                    }
+                    try {
+                        return method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
+    @Test
     void theSameFormSentTwiceActsOnceAndAnswersAlike() throws Exception {
         ClaimView c = needingReconciliation("tenant-twice", "key-" + UUID.randomUUID(), "BR 5");
         Map<String, String> f = form(
