@@ -39,6 +39,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
+import org.jooq.exception.DataAccessException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -326,9 +327,16 @@ public final class ClaimAdmin {
             // settled meanwhile (a late answer, a recoverer) or gone: explain from what it is now
             throw refusedToResolve(existing(scope, key));
         }
-        ClaimView now = existing(scope, key);
-        tell(ClaimEvent.Kind.RESOLVED, now, note);
-        return now;
+        // committed: it is told before the read back, which can fail (the event's fields are the same)
+        tell(ClaimEvent.Kind.RESOLVED, claim, note);
+        try {
+            return existing(scope, key);
+        } catch (ClaimAdminException e) {
+            throw e; // forgotten or purged since: what is there now
+        } catch (RuntimeException e) {
+            throw new DataAccessException(
+                    "the resolution was recorded (committed), but reading the claim back failed: " + e.getMessage(), e);
+        }
     }
 
     private static <R, T> boolean resolve(

@@ -713,6 +713,113 @@ class ClaimAdminTest {
         assertThat(events).as("nothing told").isEmpty();
     }
 
+    @Test
+    void aLeftoverReadOnlyTransactionWhoseCommitIsLostIsNoDoubtAboutTheForget() {
+        IdempotentTransaction<String> tx =
+                Db.builder(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+        IdempotencyKey key = Db.freshKey();
+        assertThat(tx.run(scope, key, fingerprint, t -> "receipt-1")).isInstanceOf(Outcome.Executed.class);
+        // the forget's second connection (its delete's) comes with a read-only transaction a pool left
+        // open, whose COMMIT is lost in flight: the forget itself was never sent
+        AtomicInteger acquired = new AtomicInteger();
+        AtomicBoolean lost = new AtomicBoolean();
+        DataSourceConnectionProvider pool = new DataSourceConnectionProvider(Db.POOL);
+        DSLContext leaving = DSL.using(
+                new ConnectionProvider() {
+                    @Override
+                    public java.sql.Connection acquire() {
+                        java.sql.Connection c = pool.acquire();
+                        if (acquired.incrementAndGet() != 2) {
+                            return c;
+                        }
+                        try {
+                            c.setAutoCommit(false);
+                            c.createStatement().execute("select 1");
+                        } catch (java.sql.SQLException e) {
+                            throw new AssertionError(e);
+                        }
+                        return losingOneCommit(c, lost);
+                    }
+
+                    @Override
+                    public void release(java.sql.Connection connection) {
+                        pool.release(connection instanceof Delegating d ? d.delegate() : connection);
+                    }
+                },
+                SQLDialect.POSTGRES);
+
+        assertThatThrownBy(() -> admin(leaving).forget(scope, key, NOTE))
+                .isNotInstanceOf(CommitOutcomeUnknownException.class)
+                .hasMessageContaining("nothing of this call was sent");
+        assertThat(lost).as("the leftover's COMMIT was lost").isTrue();
+        assertThat(admin(Db.dsl()).inspect(scope, key))
+                .as("not forgotten")
+                .hasValueSatisfying(v -> assertThat(v.answer()).isEqualTo("receipt-1"));
+    }
+
+    @Test
+    void aResolutionThatCommittedIsToldEvenWhenReadingItBackFails() {
+        ExternalEffect<Long, String> charges = effect("admin-read-back");
+        IdempotencyKey key = needingReconciliation(charges, 16L);
+        events.clear();
+        // the database answers until the resolution is in, and never again
+        DataSourceConnectionProvider pool = new DataSourceConnectionProvider(Db.POOL);
+        DSLContext vanishing = DSL.using(
+                new ConnectionProvider() {
+                    @Override
+                    public java.sql.Connection acquire() {
+                        if (Db.rows("idempotency_claim_action", scope, key) > 0) {
+                            throw new org.jooq.exception.DataAccessException(
+                                    "the database is unreachable",
+                                    new java.sql.SQLException("Connection refused", "08001"));
+                        }
+                        return pool.acquire();
+                    }
+
+                    @Override
+                    public void release(java.sql.Connection connection) {
+                        pool.release(connection);
+                    }
+                },
+                SQLDialect.POSTGRES);
+
+        assertThatThrownBy(() -> admin(vanishing, charges).resolveApplied(scope, key, "ch_16", NOTE))
+                .isNotInstanceOf(CommitOutcomeUnknownException.class)
+                .hasMessageContaining("the resolution was recorded (committed)");
+
+        assertThat(events).as("the resolution is told").singleElement().satisfies(e -> {
+            assertThat(e.kind()).isEqualTo(ClaimEvent.Kind.RESOLVED);
+            assertThat(e.key()).isEqualTo(key);
+        });
+        assertThat(admin(charges).inspect(scope, key).orElseThrow().answer()).isEqualTo("ch_16");
+    }
+
+    /** A connection handed out in place of another ({@link #losingOneCommit}). */
+    interface Delegating {
+        java.sql.Connection delegate();
+    }
+
+    /** {@code real}, whose first COMMIT is rolled back and reported lost in flight (08006). */
+    private static java.sql.Connection losingOneCommit(java.sql.Connection real, AtomicBoolean lost) {
+        return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(
+                ClaimAdminTest.class.getClassLoader(),
+                new Class<?>[] {java.sql.Connection.class, Delegating.class},
+                (proxy, method, args) -> {
+                    if (method.getDeclaringClass() == Delegating.class) {
+                        return real;
+                    }
+                    if (method.getName().equals("commit") && lost.compareAndSet(false, true)) {
+                        real.rollback();
+                        throw new java.sql.SQLException("An I/O error occurred while sending to the backend.", "08006");
+                    }
+                    try {
+                        return method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
     @ParameterizedTest
     @EnumSource(CuttingProxy.Cut.class)
     void aForgetWhoseCommitIsCutIsInDoubtAndInspectTellsWhichWay(CuttingProxy.Cut cut) {

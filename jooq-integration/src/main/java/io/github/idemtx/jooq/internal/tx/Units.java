@@ -58,7 +58,7 @@ public final class Units {
                                     + " (to work inside it) on the builder, or give a DataSource that hands out fresh pooled"
                                     + " connections, or register a TransactionDetector for its transaction manager");
                 }
-                Jdbc.commit(connection);
+                commitLeftover(connection);
             } else if (state == TransactionState.FAILED) {
                 Jdbc.rollback(connection);
             }
@@ -112,6 +112,22 @@ public final class Units {
                 }
             }
         });
+    }
+
+    /**
+     * Commits the read-only transaction a pool left open on {@code connection}. Nothing of the call
+     * is in it, so a COMMIT of it lost in flight leaves no doubt about the call: it is a failure
+     * before anything was sent, not {@link Jdbc#commit}'s commit in doubt.
+     */
+    private static void commitLeftover(Connection connection) {
+        try {
+            connection.commit();
+        } catch (SQLException e) {
+            throw new DataAccessException(
+                    "committing the read-only transaction the pool left open on the connection failed (SQLSTATE "
+                            + e.getSQLState() + "); nothing of this call was sent",
+                    e);
+        }
     }
 
     /**

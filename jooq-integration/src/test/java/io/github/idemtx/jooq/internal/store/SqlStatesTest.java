@@ -280,6 +280,21 @@ class SqlStatesTest {
     }
 
     @Test
+    void onlyAFailureInDoubtBecomesTheKeysUnknownOutcome() {
+        Scope scope = Scope.of("s");
+        IdempotencyKey key = IdempotencyKey.of("k");
+        DataAccessException lost = new DataAccessException(
+                "commit failed", SqlStates.inCommit(new SQLException("An I/O error occurred", "08006")));
+        assertThat(SqlStates.commitUnknownOr(scope, key, lost))
+                .isInstanceOfSatisfying(
+                        CommitOutcomeUnknownException.class,
+                        e -> assertThat(e.key()).isEqualTo(key))
+                .hasCause(lost);
+        DataAccessException failed = new DataAccessException("failed", new SQLException("duplicate key", "23505"));
+        assertThat(SqlStates.commitUnknownOr(scope, key, failed)).isSameAs(failed);
+    }
+
+    @Test
     void aPanicOrALossBehindAWrapperWithoutStateIsInDoubtAClosedConnectionWithoutStateIsNot() {
         // the server crashing on its way through the COMMIT: recovery may keep it
         PSQLException panic = server("PANIC", "XX000", "could not write to file", null);
