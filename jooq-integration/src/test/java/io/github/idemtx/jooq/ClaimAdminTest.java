@@ -37,6 +37,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.jooq.ConnectionProvider;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -670,31 +671,18 @@ class ClaimAdminTest {
         // forgets the claim and a retry runs the key again: a new claim, with its own answer
         AtomicInteger acquired = new AtomicInteger();
         AtomicBoolean madeAgain = new AtomicBoolean();
-        DataSourceConnectionProvider pool = new DataSourceConnectionProvider(Db.POOL);
-        DSLContext racing = DSL.using(
-                new ConnectionProvider() {
-                    @Override
-                    public java.sql.Connection acquire() {
-                        if (acquired.incrementAndGet() == 2) {
-                            Db.dsl()
-                                    .execute(
-                                            "delete from " + Db.SCHEMA
-                                                    + ".idempotency_claim where scope = ? and idem_key = ?",
-                                            scope.value(),
-                                            key.value());
-                            assertThat(tx.run(scope, key, fingerprint, t -> "receipt-2"))
-                                    .isInstanceOf(Outcome.Executed.class);
-                            madeAgain.set(true);
-                        }
-                        return pool.acquire();
-                    }
-
-                    @Override
-                    public void release(java.sql.Connection connection) {
-                        pool.release(connection);
-                    }
-                },
-                SQLDialect.POSTGRES);
+        DSLContext racing = onPool(pool -> {
+            if (acquired.incrementAndGet() == 2) {
+                Db.dsl()
+                        .execute(
+                                "delete from " + Db.SCHEMA + ".idempotency_claim where scope = ? and idem_key = ?",
+                                scope.value(),
+                                key.value());
+                assertThat(tx.run(scope, key, fingerprint, t -> "receipt-2")).isInstanceOf(Outcome.Executed.class);
+                madeAgain.set(true);
+            }
+            return pool.get();
+        });
         ClaimAdmin admin = admin(racing);
 
         ClaimAdminException refused = refusal(() -> admin.forget(scope, key, NOTE));
@@ -723,30 +711,19 @@ class ClaimAdminTest {
         // open, whose COMMIT is lost in flight: the forget itself was never sent
         AtomicInteger acquired = new AtomicInteger();
         AtomicBoolean lost = new AtomicBoolean();
-        DataSourceConnectionProvider pool = new DataSourceConnectionProvider(Db.POOL);
-        DSLContext leaving = DSL.using(
-                new ConnectionProvider() {
-                    @Override
-                    public java.sql.Connection acquire() {
-                        java.sql.Connection c = pool.acquire();
-                        if (acquired.incrementAndGet() != 2) {
-                            return c;
-                        }
-                        try {
-                            c.setAutoCommit(false);
-                            c.createStatement().execute("select 1");
-                        } catch (java.sql.SQLException e) {
-                            throw new AssertionError(e);
-                        }
-                        return losingOneCommit(c, lost);
-                    }
-
-                    @Override
-                    public void release(java.sql.Connection connection) {
-                        pool.release(connection instanceof Delegating d ? d.delegate() : connection);
-                    }
-                },
-                SQLDialect.POSTGRES);
+        DSLContext leaving = onPool(pool -> {
+            java.sql.Connection c = pool.get();
+            if (acquired.incrementAndGet() != 2) {
+                return c;
+            }
+            try {
+                c.setAutoCommit(false);
+                c.createStatement().execute("select 1");
+            } catch (java.sql.SQLException e) {
+                throw new AssertionError(e);
+            }
+            return losingOneCommit(c, lost);
+        });
 
         assertThatThrownBy(() -> admin(leaving).forget(scope, key, NOTE))
                 .isNotInstanceOf(CommitOutcomeUnknownException.class)
@@ -763,25 +740,13 @@ class ClaimAdminTest {
         IdempotencyKey key = needingReconciliation(charges, 16L);
         events.clear();
         // the database answers until the resolution is in, and never again
-        DataSourceConnectionProvider pool = new DataSourceConnectionProvider(Db.POOL);
-        DSLContext vanishing = DSL.using(
-                new ConnectionProvider() {
-                    @Override
-                    public java.sql.Connection acquire() {
-                        if (Db.rows("idempotency_claim_action", scope, key) > 0) {
-                            throw new org.jooq.exception.DataAccessException(
-                                    "the database is unreachable",
-                                    new java.sql.SQLException("Connection refused", "08001"));
-                        }
-                        return pool.acquire();
-                    }
-
-                    @Override
-                    public void release(java.sql.Connection connection) {
-                        pool.release(connection);
-                    }
-                },
-                SQLDialect.POSTGRES);
+        DSLContext vanishing = onPool(pool -> {
+            if (Db.rows("idempotency_claim_action", scope, key) > 0) {
+                throw new org.jooq.exception.DataAccessException(
+                        "the database is unreachable", new java.sql.SQLException("Connection refused", "08001"));
+            }
+            return pool.get();
+        });
 
         assertThatThrownBy(() -> admin(vanishing, charges).resolveApplied(scope, key, "ch_16", NOTE))
                 .isNotInstanceOf(CommitOutcomeUnknownException.class)
@@ -792,6 +757,29 @@ class ClaimAdminTest {
             assertThat(e.key()).isEqualTo(key);
         });
         assertThat(admin(charges).inspect(scope, key).orElseThrow().answer()).isEqualTo("ch_16");
+    }
+
+    /**
+     * A context on the test pool whose every connection is handed out by {@code acquire}, given the
+     * pool's: to act between an action's steps, or to hand out another connection in its place
+     * ({@link Delegating}, given back to the pool unwrapped).
+     */
+    private static DSLContext onPool(
+            java.util.function.Function<Supplier<java.sql.Connection>, java.sql.Connection> acquire) {
+        DataSourceConnectionProvider pool = new DataSourceConnectionProvider(Db.POOL);
+        return DSL.using(
+                new ConnectionProvider() {
+                    @Override
+                    public java.sql.Connection acquire() {
+                        return acquire.apply(pool::acquire);
+                    }
+
+                    @Override
+                    public void release(java.sql.Connection connection) {
+                        pool.release(connection instanceof Delegating d ? d.delegate() : connection);
+                    }
+                },
+                SQLDialect.POSTGRES);
     }
 
     /** A connection handed out in place of another ({@link #losingOneCommit}). */
