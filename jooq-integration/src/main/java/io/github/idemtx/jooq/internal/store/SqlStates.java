@@ -265,8 +265,8 @@ public final class SqlStates {
      * What a statement that carried a COMMIT met: {@code e} marked ({@link #isCommitInDoubt}) when
      * it says the connection was lost while the statement was in flight, so the server may have
      * committed: the first SQLSTATE of its chain ({@link #state}, which a wrapper without one
-     * passes on) is a connection's, or the server PANICked (or failed with a system or internal
-     * error, class 58 or XX, as a PANIC does, then went away). As it is otherwise: when the server failed
+     * passes on) is a connection's, or the server PANICked (or failed with a state a PANIC carries,
+     * {@link #isServerFailureState}, then went away). As it is otherwise: when the server failed
      * the statement with an ordinary error first (the first SQLSTATE is then not a connection's), the
      * driver found the connection closed before it sent anything ({@value #CONNECTION_DOES_NOT_EXIST}),
      * or the chain has no SQLSTATE at all (HikariCP's "Connection is closed", before anything is
@@ -286,13 +286,21 @@ public final class SqlStates {
     }
 
     /**
-     * Whether {@code state} is of class 58 (system error: an I/O failure) or XX (internal error), the
-     * states a server's PANIC carries. Followed by the connection's loss, it is taken for a PANIC
-     * whatever the severity's text: the server sends that text in its own language ({@code
-     * lc_messages}), so "PANIC" is only recognised on an English one.
+     * Whether {@code state} is one a server's PANIC carries: class XX (internal error), or what a
+     * failed write or fsync of the WAL reports for its errno (PostgreSQL's errcode_for_file_access):
+     * class 58 (an I/O error, a missing file), class 53 (no space left, too many open files) or
+     * 42501 (permission denied, a read-only file system). Followed by the connection's loss, it is
+     * taken for a PANIC whatever the severity's text: the server sends that text in its own language
+     * ({@code lc_messages}), so "PANIC" is only recognised on an English one. An ordinary error of
+     * these states followed by a loss is then in doubt too, which only costs precision: the retry
+     * replays or runs once either way.
      */
     private static boolean isServerFailureState(@Nullable String state) {
-        return state != null && (state.startsWith("58") || state.startsWith("XX"));
+        return state != null
+                && (state.startsWith("XX")
+                        || state.startsWith("58")
+                        || state.startsWith("53")
+                        || state.equals("42501"));
     }
 
     /** What {@link #inCommit} marks: the connection was lost while a COMMIT was in flight. */

@@ -312,6 +312,19 @@ class SqlStatesTest {
         SQLException internal = server("ERROR", "XX000", "cannot abort, already committed", null);
         internal.setNextException(new SQLException("An I/O error occurred while sending to the backend", "08006"));
         assertThat(SqlStates.isCommitInDoubt(SqlStates.inCommit(internal))).isTrue();
+        // what a failed WAL write reports for its errno: no space left, too many open files, a
+        // read-only file system; each then followed by the loss
+        for (String state : new String[] {"53100", "53000", "42501", "58P01"}) {
+            SQLException walWrite = server("PANIK", state, "konnte nicht in Logdatei schreiben", null);
+            walWrite.setNextException(new SQLException("An I/O error occurred while sending to the backend", "08006"));
+            assertThat(SqlStates.isCommitInDoubt(SqlStates.inCommit(walWrite)))
+                    .as(state)
+                    .isTrue();
+        }
+        // an ordinary error of another state, then the loss: the server failed the statement first
+        SQLException refused = server("FEHLER", "42601", "Syntaxfehler", null);
+        refused.setNextException(new SQLException("An I/O error occurred while sending to the backend", "08006"));
+        assertThat((Throwable) SqlStates.inCommit(refused)).isSameAs(refused);
         // a system error without the loss: the server answered, the connection lives, nothing committed
         SQLException answered = server("ERROR", "58030", "could not read block", null);
         assertThat((Throwable) SqlStates.inCommit(answered)).isSameAs(answered);
