@@ -254,7 +254,7 @@ public final class Bench {
 
     /**
      * The retry-share phase: each round walks through the shares of {@code --retry-shares} in order,
-     * and at each step the default mode, WORK_FIRST and READ_FIRST run the same traffic one after
+     * and at each step the default mode, WORK_FIRST and CLAIM_FIRST run the same traffic one after
      * another (the order shuffled each round and step). The default mode's instance serves this phase alone and keeps
      * what it learned from step to step, as a service's would while its traffic changes; its
      * segments have no warm-up, so the switches it makes are inside the measured windows.

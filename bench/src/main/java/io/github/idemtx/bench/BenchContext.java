@@ -39,7 +39,7 @@ final class BenchContext {
     final IdempotentTransaction<Ledger.Receipt> idemMixed;
     /** In {@code ClaimMode.WORK_FIRST}. */
     final IdempotentTransaction<Ledger.Receipt> idemWorkFirst;
-    /** In {@code READ_FIRST}. */
+    /** In {@code CLAIM_FIRST}. */
     final IdempotentTransaction<Ledger.Receipt> idemReadFirst;
     /** The share of calls of the {@code mixed} strategies that retry a completed key, from 0 to 1. */
     volatile double retryShare;
@@ -67,7 +67,7 @@ final class BenchContext {
                 .build();
         this.idemReadFirst = IdempotentTransaction.builder(dsl, Ledger.CODEC)
                 .schema(ledger.schema())
-                .claimMode(io.github.idemtx.jooq.ClaimMode.READ_FIRST)
+                .claimMode(io.github.idemtx.jooq.ClaimMode.CLAIM_FIRST)
                 .build();
         this.burstIdem = IdempotentTransaction.builder(dsl, Ledger.CODEC)
                 .schema(ledger.schema())

@@ -116,7 +116,7 @@ record Options(
                                     needs --table-rows)
               --retry-shares LIST   retry-share phase: percentages of calls retrying a completed key, one
                                     step each, in order, every round (default 0,1,10,30,0); the default
-                                    mode, WORK_FIRST and READ_FIRST run each step on the same traffic
+                                    mode, WORK_FIRST and CLAIM_FIRST run each step on the same traffic
               --retry-share-threads LIST  client thread counts of that phase (default 8)
               --goals LIST          what the report judges the run by, name=value pairs overriding the defaults:
                                     claim/floor=%s, claim-p99/floor-p99=%s (at most), claim+metrics/claim=%s,

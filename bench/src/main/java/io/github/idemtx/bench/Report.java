@@ -289,7 +289,7 @@ final class Report {
                         "reported",
                         v,
                         null,
-                        "the READ_FIRST mode, one round trip more",
+                        "the CLAIM_FIRST mode, one round trip more",
                         spread(MAIN, Strategies.CLAIM_READ_FIRST, Strategies.FLOOR, t)));
             }
         }
@@ -325,7 +325,7 @@ final class Report {
             Double share = breakEvenRetryShare(t);
             if (share != null) {
                 goals.add(new Goal(
-                        "retry share at which WORK_FIRST and READ_FIRST cost the same, " + t + " client"
+                        "retry share at which WORK_FIRST and CLAIM_FIRST cost the same, " + t + " client"
                                 + (t == 1 ? "" : "s"),
                         "reported",
                         share,
@@ -550,7 +550,7 @@ final class Report {
         }
         List<Integer> shares = retryShares();
         if (!shares.isEmpty()) {
-            sb.append("\nRetry share: the default mode (mixed) against WORK_FIRST and READ_FIRST on the same traffic,"
+            sb.append("\nRetry share: the default mode (mixed) against WORK_FIRST and CLAIM_FIRST on the same traffic,"
                     + " step by step; medians over rounds\n");
             sb.append(String.format(
                     Locale.ROOT,

@@ -29,19 +29,19 @@ final class Strategies {
     static final String CLAIM = "claim";
     /** The same in WORK_FIRST: the work, then the claim row with COMMIT. */
     static final String CLAIM_WORK_FIRST = "claim-work-first";
-    /** The same in READ_FIRST: the key read and locked first. */
+    /** The same in CLAIM_FIRST: the key read and locked first. */
     static final String CLAIM_READ_FIRST = "claim-read-first";
     /** {@code run} with a completed key, in the default mode (an instance of its own, which soon reads first). */
     static final String REPLAY = "replay";
     /** The same in WORK_FIRST: the work and the insert, rolled back, then the read. */
     static final String REPLAY_WORK_FIRST = "replay-work-first";
-    /** The same in READ_FIRST: the read alone. */
+    /** The same in CLAIM_FIRST: the read alone. */
     static final String REPLAY_READ_FIRST = "replay-read-first";
     /** Retry-share phase: fresh keys and, at the phase's share, retries of completed ones, in the default mode. */
     static final String MIXED = "mixed";
     /** The same in WORK_FIRST. */
     static final String MIXED_WORK_FIRST = "mixed-work-first";
-    /** The same in READ_FIRST. */
+    /** The same in CLAIM_FIRST. */
     static final String MIXED_READ_FIRST = "mixed-read-first";
 
     static final String THREE_TX = "three-tx";

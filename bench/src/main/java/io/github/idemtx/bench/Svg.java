@@ -116,7 +116,7 @@ final class Svg {
             }
             c.xLabel(c.left + step * groupWidth + groupWidth / 2, (step + 1) + ": " + shares.get(step) + "% retries");
         }
-        c.legend(List.of("default (ADAPTIVE)", "WORK_FIRST", "READ_FIRST"), COLORS);
+        c.legend(List.of("default (ADAPTIVE)", "WORK_FIRST", "CLAIM_FIRST"), COLORS);
         c.note("The default's label below its ops/s: its ratio to the better fixed mode at that step (per-round"
                 + " ratios, medianed).");
         return c.end();

@@ -138,7 +138,7 @@ class BenchSmokeTest {
         assertThat(out.resolve("growth.svg")).exists();
         assertThat(Files.readString(out.resolve("retry-share.svg")))
                 .startsWith("<svg")
-                .contains("retries", "READ_FIRST");
+                .contains("retries", "CLAIM_FIRST");
         assertThat((List<?>) report.toMap().get("profile"))
                 .hasSize(options.strategies().size() + 1);
 

@@ -9,14 +9,14 @@ class ClaimOrderEventTest {
 
     @Test
     void carriesTheOrderAndTheSharesThatDecidedIt() {
-        ClaimOrderEvent toReadFirst = ClaimOrderEvent.toReadFirst(0.3, 0.15);
-        assertThat(toReadFirst.readFirst()).isTrue();
+        ClaimOrderEvent toReadFirst = ClaimOrderEvent.toClaimFirst(0.3, 0.15);
+        assertThat(toReadFirst.claimFirst()).isTrue();
         assertThat(toReadFirst.takenShare()).isEqualTo(0.3);
         assertThat(toReadFirst.breakEven()).isEqualTo(0.15);
-        assertThat(toReadFirst).hasToString("ClaimOrderEvent[read first, takenShare=0.3000, breakEven=0.1500]");
+        assertThat(toReadFirst).hasToString("ClaimOrderEvent[claim first, takenShare=0.3000, breakEven=0.1500]");
 
         ClaimOrderEvent back = ClaimOrderEvent.toWorkFirst(0, 1);
-        assertThat(back.readFirst()).isFalse();
+        assertThat(back.claimFirst()).isFalse();
         assertThat(back.takenShare()).isZero();
         assertThat(back.breakEven()).isEqualTo(1);
         assertThat(back).hasToString("ClaimOrderEvent[work first, takenShare=0.0000, breakEven=1.0000]");
@@ -24,10 +24,10 @@ class ClaimOrderEventTest {
 
     @Test
     void refusesSharesOutsideZeroToOneNamingWhich() {
-        assertThatThrownBy(() -> ClaimOrderEvent.toReadFirst(-0.01, 0.1))
+        assertThatThrownBy(() -> ClaimOrderEvent.toClaimFirst(-0.01, 0.1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("takenShare is a share from 0 to 1, was -0.01");
-        assertThatThrownBy(() -> ClaimOrderEvent.toReadFirst(0.1, 1.5))
+        assertThatThrownBy(() -> ClaimOrderEvent.toClaimFirst(0.1, 1.5))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("breakEven is a share from 0 to 1, was 1.5");
         assertThatThrownBy(() -> ClaimOrderEvent.toWorkFirst(Double.NaN, 0.1))

@@ -1,6 +1,7 @@
 package io.github.idemtx.ledger;
 
 import io.github.idemtx.jooq.ClaimMode;
+import io.github.idemtx.jooq.IdempotentTransaction;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -22,10 +23,11 @@ import java.util.Map;
  *   <li>{@code LEDGER_TOKENS} ({@code --tokens}): {@code token=tenant,token=tenant}; unset, two demo
  *       tenants get random tokens, printed at start.
  *   <li>{@code LEDGER_POOL_SIZE} ({@code --pool-size}): connections, default 24.
- *   <li>{@code LEDGER_CLAIM_MODE} ({@code --claim-mode}): {@code READ_FIRST} (the ledger's default,
- *       not the library's: its API promises a prompt 409 to a retry of a request still running,
- *       which only reading first gives while the first request waits on an account's lock),
- *       {@code ADAPTIVE} (the library's default) or {@code WORK_FIRST}; see {@link ClaimMode}.
+ *   <li>{@code LEDGER_CLAIM_MODE} ({@code --claim-mode}): unset, the library's default
+ *       ({@link io.github.idemtx.jooq.IdempotentTransaction#DEFAULT_CLAIM_MODE}, claim first: the API's
+ *       prompt 409 for a retry of a request still running, even while the first request waits on an
+ *       account's lock); {@code WORK_FIRST} or {@code ADAPTIVE} to compare the opt-in orders (the storm
+ *       runs each); see {@link ClaimMode}.
  *   <li>{@code LEDGER_BANK_URL} ({@code --bank-url}): the bank payouts go to (see {@code BankServer});
  *       unset, {@code POST /payouts} answers 503. {@code LEDGER_BANK_NAME} ({@code --bank-name}, default
  *       {@code bank}): the name the books give that bank (its clearing and paid_out accounts).
@@ -129,19 +131,15 @@ public record LedgerConfig(
             throw new IllegalArgumentException("LEDGER_BANK_NAME (--bank-name) must be 1 to 100 letters, digits,"
                     + " '.', '_' or '-', was '" + bankName + "'");
         }
-        String mode = setting(
-                flags,
-                env,
-                "claim-mode",
-                "LEDGER_CLAIM_MODE",
-                ClaimMode.READ_FIRST.name()); // the 409 the API promises for a request still running
+        String mode =
+                setting(flags, env, "claim-mode", "LEDGER_CLAIM_MODE", IdempotentTransaction.DEFAULT_CLAIM_MODE.name());
         ClaimMode claimMode;
         try {
             claimMode = ClaimMode.valueOf(
                     mode.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
-                    "LEDGER_CLAIM_MODE (--claim-mode) must be ADAPTIVE, READ_FIRST or WORK_FIRST, was '" + mode + "'");
+                    "LEDGER_CLAIM_MODE (--claim-mode) must be CLAIM_FIRST, WORK_FIRST or ADAPTIVE, was '" + mode + "'");
         }
         Queue queue = queue(flags, env);
         String admin = setting(flags, env, "admin-port", "LEDGER_ADMIN_PORT", null);

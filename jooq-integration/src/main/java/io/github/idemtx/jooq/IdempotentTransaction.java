@@ -53,24 +53,27 @@ import org.jspecify.annotations.Nullable;
  * <h2>What {@link #run} returns</h2>
  * <ul>
  *   <li>{@link Outcome.Executed}: first call for the key; the work ran and everything committed.
- *   <li>{@link Outcome.Replayed}: the key completed earlier with the same fingerprint; nothing ran
- *       (in {@link ClaimMode#WORK_FIRST} the work ran first and was rolled back: nothing of it committed).
+ *   <li>{@link Outcome.Replayed}: the key completed earlier with the same fingerprint; the work did
+ *       not run (in the opt-in {@link ClaimMode#WORK_FIRST} and {@link ClaimMode#ADAPTIVE} it may
+ *       have run first and been rolled back: nothing of it committed).
  *   <li>{@link Outcome.Rejected}: the work failed deterministically, now or earlier; its writes were
  *       rolled back, the failure is recorded and replayed.
- *   <li>{@link Outcome.FingerprintMismatch}: the key was used for another request; nothing ran
- *       (nothing committed, in {@link ClaimMode#WORK_FIRST}).
+ *   <li>{@link Outcome.FingerprintMismatch}: the key was used for another request; the work did
+ *       not run (or, working first, ran and was rolled back).
  *   <li>{@link Outcome.InProgress}: a concurrent call holding the key did not finish within
  *       {@link IdempotencyPolicy#duplicateWait()}; nothing committed.
  * </ul>
  * The claim row is written once, with the result, and only becomes visible to others when the work
- * commits, so nobody ever observes a half-done call. How a call claims is its {@link ClaimMode}:
- * the key is read first ({@link ClaimMode#READ_FIRST}: a concurrent duplicate waits for
- * the call holding the key, on a transaction-level advisory lock that call holds, and then replays
- * its result without running the work), or the work runs first and the row's insert with the COMMIT
- * is the claim ({@link ClaimMode#WORK_FIRST}: one round trip less; a duplicate's work may run too,
- * but only one commits, the other is rolled back and replays the first's answer). By default
- * ({@link ClaimMode#ADAPTIVE}) the work runs first while the instance's calls rarely meet a taken
- * key, and the key is read first while they often do (a retry storm). Any other
+ * commits, so nobody ever observes a half-done call. How a call claims is its {@link ClaimMode}. By
+ * default ({@link ClaimMode#CLAIM_FIRST}) the key is claimed before the work runs: one statement
+ * reads the key's row and takes the key's transaction-level advisory lock, so a retry of a
+ * completed call replays without running the work, and a concurrent duplicate waits on that lock
+ * (never on the work's row locks) and then replays the first call's result, or is answered
+ * {@code InProgress} once {@link IdempotencyPolicy#duplicateWait()} runs out. Opt-in modes run the
+ * work first and let the row's insert with the COMMIT be the claim ({@link ClaimMode#WORK_FIRST},
+ * and {@link ClaimMode#ADAPTIVE} while the instance's calls rarely meet a taken key): one round trip
+ * less, but a retry's work runs and is rolled back, and a duplicate whose work waits on the first
+ * call's row locks waits as long as they are held. Any other
  * exception from the work rolls everything back, frees
  * the key and reaches the caller. Serialization failures and deadlocks re-run the whole unit, work
  * included, up to {@link IdempotencyPolicy#maxAttempts()} times with jittered backoff. A claim older
@@ -107,13 +110,13 @@ import org.jspecify.annotations.Nullable;
  * until {@link RetriesExhaustedException}. Nothing commits twice.
  *
  * <h2>Cost</h2>
- * First execution in {@link ClaimMode#WORK_FIRST}: the work's own statements and one that inserts
- * the completed row, sent together with {@code COMMIT}: the work's transaction grows by one row and
- * no round trip. In {@link ClaimMode#READ_FIRST} one statement claims the key first (sent with
- * {@code BEGIN}: it reads the key's row and takes the key's advisory lock without waiting): one round
- * trip more. Replay in {@link ClaimMode#READ_FIRST}: the claim statement and the end of the
- * transaction; it takes no lock and writes nothing. Replay in {@link ClaimMode#WORK_FIRST}: the
- * work and the insert, both rolled back, then that same read. The library's statements (the claim, a duplicate's wait, the record)
+ * First execution in {@link ClaimMode#CLAIM_FIRST} (the default): one statement claims the key
+ * (sent with {@code BEGIN}: it reads the key's row and takes the key's advisory lock without
+ * waiting), then the work's own statements, then one that inserts the completed row, sent together
+ * with {@code COMMIT}: one round trip more than the work alone. Replay: the claim statement and the
+ * end of the transaction; it takes no lock and writes nothing. In {@link ClaimMode#WORK_FIRST} a
+ * first execution saves the claim statement's round trip, and a replay costs the work and the
+ * insert, both rolled back, then that same read. The library's statements (the claim, a duplicate's wait, the record)
  * run as plain JDBC on the transaction's connection, so jOOQ {@code ExecuteListener}s of the
  * {@code DSLContext} see the work's statements but not them.
  *
@@ -124,10 +127,12 @@ import org.jspecify.annotations.Nullable;
 public final class IdempotentTransaction<T> {
 
     /**
-     * The default {@link ClaimMode}: {@link ClaimMode#ADAPTIVE}, which runs the work first while the
-     * instance's calls rarely meet a taken key and reads the key first while they often do.
+     * The default {@link ClaimMode}: {@link ClaimMode#CLAIM_FIRST}, which claims the key before the
+     * work runs, so a retry of a completed call never runs the work and a duplicate of a call still
+     * running is answered {@code InProgress} within {@link IdempotencyPolicy#duplicateWait()}. (From
+     * 0.1 until 1.0 the default was {@link ClaimMode#ADAPTIVE}; see CHANGELOG.md.)
      */
-    public static final ClaimMode DEFAULT_CLAIM_MODE = ClaimMode.ADAPTIVE;
+    public static final ClaimMode DEFAULT_CLAIM_MODE = ClaimMode.CLAIM_FIRST;
 
     private final DSLContext dsl;
     private final IdempotencyPolicy policy;
@@ -168,9 +173,9 @@ public final class IdempotentTransaction<T> {
                 System.Logger.Level.INFO,
                 () -> String.format(
                         java.util.Locale.ROOT,
-                        event.readFirst()
+                        event.claimFirst()
                                 ? "idemtx: %.1f%% of recent calls found their key taken, a third above the"
-                                        + " break-even of %.1f%%: calls read the key first until it falls a third"
+                                        + " break-even of %.1f%%: calls claim the key first until it falls a third"
                                         + " under that"
                                 : "idemtx: %.1f%% of recent calls found their key taken, a third under the"
                                         + " break-even of %.1f%%: the work goes first again",
@@ -484,15 +489,17 @@ public final class IdempotentTransaction<T> {
 
         /**
          * In which order a call that owns its transaction claims the key and runs the work; default
-         * {@link IdempotentTransaction#DEFAULT_CLAIM_MODE} ({@link ClaimMode#ADAPTIVE}). Joined calls
-         * always read first.
+         * {@link IdempotentTransaction#DEFAULT_CLAIM_MODE} ({@link ClaimMode#CLAIM_FIRST}). Joined
+         * calls always claim first. The deprecated {@code READ_FIRST} is taken as
+         * {@link ClaimMode#CLAIM_FIRST}.
          *
          * @param claimMode the order
          * @return this builder
          * @throws NullPointerException if {@code claimMode} is null
          */
         public Builder<T> claimMode(ClaimMode claimMode) {
-            this.claimMode = Objects.requireNonNull(claimMode, "claimMode must not be null");
+            this.claimMode = Objects.requireNonNull(claimMode, "claimMode must not be null")
+                    .canonical();
             return this;
         }
 

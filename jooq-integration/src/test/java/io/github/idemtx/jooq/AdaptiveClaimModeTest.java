@@ -90,7 +90,7 @@ class AdaptiveClaimModeTest {
         assertThat(orders)
                 .as("the listener was told")
                 .singleElement()
-                .satisfies(e -> assertThat(e.readFirst()).isTrue());
+                .satisfies(e -> assertThat(e.claimFirst()).isTrue());
 
         int freshCalls = 0;
         int replayRuns;

@@ -201,7 +201,7 @@ class BackendTerminationTest {
 
     @Test
     void aBackendKilledBeforeTheClaimLeavesNothingAndTheRetryExecutesOnce() {
-        // READ_FIRST: before the claim, so the work never began; WORK_FIRST: before the work's first
+        // CLAIM_FIRST: before the claim, so the work never began; WORK_FIRST: before the work's first
         // statement (the attempt's first), which the work had already begun to send
         killedAt(Point.BEFORE_CLAIM, Db.workFirst() ? 2 : 1);
     }

@@ -36,7 +36,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The places where a speculative {@link ClaimMode#WORK_FIRST} run could answer otherwise than
- * {@link ClaimMode#READ_FIRST}, each run in both modes: whatever today's work does on a retry of a
+ * {@link ClaimMode#CLAIM_FIRST}, each run in both modes: whatever today's work does on a retry of a
  * completed key, the retry gets the recorded answer; the insert's wait bound never reaches the
  * work's own commit. (From an independent review of the mode; each of these failed before its fix.)
  */
@@ -113,8 +113,8 @@ class ClaimModeParityTest {
         boolean interrupted = Thread.interrupted();
 
         assertThat(retry).isInstanceOf(Outcome.Replayed.class);
-        // READ_FIRST never ran the work; WORK_FIRST did, and its thread's flag stays set
-        assertThat(interrupted).isEqualTo(mode != ClaimMode.READ_FIRST);
+        // CLAIM_FIRST never ran the work; WORK_FIRST did, and its thread's flag stays set
+        assertThat(interrupted).isEqualTo(mode != ClaimMode.CLAIM_FIRST);
         assertThat(Db.effects(scope, key)).isZero();
     }
 
@@ -208,9 +208,9 @@ class ClaimModeParityTest {
      */
     @ParameterizedTest(name = "{0}, pooled {1}")
     @org.junit.jupiter.params.provider.CsvSource({
-        "READ_FIRST, true",
+        "CLAIM_FIRST, true",
         "WORK_FIRST, true",
-        "READ_FIRST, false",
+        "CLAIM_FIRST, false",
         "WORK_FIRST, false"
     })
     void aRetryWhoseConnectionDiesRightAfterTheKeysReadStillGetsTheStoredAnswer(ClaimMode mode, boolean pooled)
@@ -236,7 +236,7 @@ class ClaimModeParityTest {
             idem.run(scope, key, fingerprint, tx -> "done");
             armed.set(true);
 
-            // READ_FIRST reads the answer before the work; WORK_FIRST's work fails, and its probe reads it
+            // CLAIM_FIRST reads the answer before the work; WORK_FIRST's work fails, and its probe reads it
             Outcome<String> retry = idem.run(scope, key, fingerprint, tx -> {
                 throw new IllegalStateException("today's work fails");
             });
@@ -262,10 +262,10 @@ class ClaimModeParityTest {
      */
     @ParameterizedTest(name = "{0}, pooled {1}")
     @org.junit.jupiter.params.provider.CsvSource({
-        "READ_FIRST, true",
+        "CLAIM_FIRST, true",
         "WORK_FIRST, true",
         "ADAPTIVE, true",
-        "READ_FIRST, false",
+        "CLAIM_FIRST, false",
         "WORK_FIRST, false",
         "ADAPTIVE, false"
     })

@@ -137,9 +137,9 @@ class ClaimRaceTest {
     @Test
     void underRepeatableReadADuplicateThatWaitedRetriesBeforeRunningItsWorkAndReplays() throws Exception {
         IdempotentTransaction<String> idem =
-                Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+                Db.claimFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
         DSLContext repeatableRead = SqlHook.around(Db.dsl(), Faults.isolationAtBegin("REPEATABLE READ"));
-        IdempotentTransaction<String> strict = Db.readFirst(repeatableRead, ResultCodec.utf8())
+        IdempotentTransaction<String> strict = Db.claimFirst(repeatableRead, ResultCodec.utf8())
                 .policy(io.github.idemtx.core.IdempotencyPolicy.builder()
                         .backoff(Duration.ofMillis(1), Duration.ofMillis(5))
                         .build())
@@ -179,7 +179,7 @@ class ClaimRaceTest {
     void joinedUnderRepeatableReadTheWaitedDuplicateGetsTheCallersSerializationFailureInJooqsOwnType()
             throws Exception {
         IdempotentTransaction<String> idem =
-                Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+                Db.claimFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
         java.util.concurrent.CountDownLatch claimed = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.ExecutorService holder = java.util.concurrent.Executors.newSingleThreadExecutor();
         try {
@@ -195,7 +195,7 @@ class ClaimRaceTest {
                     .transaction(caller -> {
                         caller.dsl().execute("set transaction isolation level repeatable read");
                         caller.dsl().fetch("select 1"); // the caller's snapshot, taken before the holder commits
-                        Db.readFirst(caller.dsl(), ResultCodec.utf8())
+                        Db.claimFirst(caller.dsl(), ResultCodec.utf8())
                                 .schema(Db.SCHEMA)
                                 .build()
                                 .run(scope, key, fingerprint, tx -> "duplicate");
@@ -215,7 +215,7 @@ class ClaimRaceTest {
 
     @Test
     void aLiveClaimAnswersWithoutItsLockSoAReplayIsNotHeldUpByAnotherSessionHoldingIt() throws Exception {
-        IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.claimFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(io.github.idemtx.core.IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofMillis(200))
                         .build())

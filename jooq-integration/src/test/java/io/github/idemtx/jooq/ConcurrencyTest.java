@@ -114,7 +114,7 @@ class ConcurrencyTest {
     @Test
     void aDuplicateGetsInProgressPastTheWaitBoundAndReplaysOnceTheHolderCommits() throws Exception {
         Duration retryAfter = Duration.ofSeconds(3);
-        IdempotentTransaction<String> impatient = Db.readFirst(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> impatient = Db.claimFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofMillis(200))
                         .retryAfter(retryAfter)
@@ -154,9 +154,9 @@ class ConcurrencyTest {
 
     @Test
     void aDuplicateWaitingOnAHolderThatFailsRunsTheWorkItself() throws Exception {
-        // READ_FIRST's wait on the holder; in WORK_FIRST the duplicate does not wait (WorkFirstTest)
+        // CLAIM_FIRST's wait on the holder; in WORK_FIRST the duplicate does not wait (WorkFirstTest)
         IdempotentTransaction<String> idem =
-                Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+                Db.claimFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
         IdempotencyKey key = Db.freshKey();
         CountDownLatch claimed = new CountDownLatch(1);
         ExecutorService holder = Executors.newSingleThreadExecutor();
@@ -272,7 +272,7 @@ class ConcurrencyTest {
 
     @Test
     void aRejectionWhoseKeyWasTakenMeanwhileByAWaitingDuplicateGetsTheDuplicatesOutcome() throws Exception {
-        IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> idem = Db.claimFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(slowToRecord().build())
                 .schema(Db.SCHEMA)
                 .build();
@@ -309,7 +309,7 @@ class ConcurrencyTest {
 
     @Test
     void aRejectionThatCannotBeRecordedWithinTheWaitBoundReportsInProgress() throws Exception {
-        IdempotentTransaction<String> impatient = Db.readFirst(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> impatient = Db.claimFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(slowToRecord().duplicateWait(Duration.ofMillis(100)).build())
                 .schema(Db.SCHEMA)
                 .build();
@@ -325,8 +325,9 @@ class ConcurrencyTest {
             }));
             assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
             // B waits with the default bound (5 s), so it is still waiting when A rolls back
-            IdempotentTransaction<String> waiting =
-                    Db.readFirst(Db.dsl(), ResultCodec.utf8()).schema(Db.SCHEMA).build();
+            IdempotentTransaction<String> waiting = Db.claimFirst(Db.dsl(), ResultCodec.utf8())
+                    .schema(Db.SCHEMA)
+                    .build();
             Future<Outcome<String>> b = threads.submit(() -> waiting.run(scope, key, fingerprint, tx -> {
                 releaseB.await();
                 return "B-" + Db.writeEffect(tx, scope, key, "B");

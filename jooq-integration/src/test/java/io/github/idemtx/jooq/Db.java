@@ -49,9 +49,9 @@ final class Db {
     }
 
     /**
-     * The {@link ClaimMode} this run's instances use: the library's default ({@link ClaimMode#ADAPTIVE}),
+     * The {@link ClaimMode} this run's instances use: the library's default ({@link ClaimMode#CLAIM_FIRST}),
      * or the one the surefire execution names in {@code idemtx.test.claimMode} (jooq-integration/pom.xml
-     * runs the suites in the default and in {@link ClaimMode#READ_FIRST}).
+     * runs the suites in the default and in {@link ClaimMode#ADAPTIVE}).
      */
     static final ClaimMode CLAIM_MODE = claimMode();
 
@@ -82,12 +82,12 @@ final class Db {
     }
 
     /**
-     * A builder in {@link ClaimMode#READ_FIRST} whatever the run's mode: for the tests of that
+     * A builder in {@link ClaimMode#CLAIM_FIRST} whatever the run's mode: for the tests of that
      * mode's own mechanism (a duplicate waiting on the holder's advisory lock), which
      * {@link ClaimMode#WORK_FIRST} does not have; WorkFirstTest covers that mode's waits.
      */
-    static <T> IdempotentTransaction.Builder<T> readFirst(DSLContext dsl, io.github.idemtx.core.ResultCodec<T> codec) {
-        return layout(IdempotentTransaction.builder(dsl, codec).claimMode(ClaimMode.READ_FIRST));
+    static <T> IdempotentTransaction.Builder<T> claimFirst(DSLContext dsl, io.github.idemtx.core.ResultCodec<T> codec) {
+        return layout(IdempotentTransaction.builder(dsl, codec).claimMode(ClaimMode.CLAIM_FIRST));
     }
 
     /** {@link IdempotentTransaction#create} in this run's claim mode. */
@@ -104,7 +104,7 @@ final class Db {
      * beyond what a test makes on one instance (AdaptiveClaimModeTest drives it over).
      */
     static boolean workFirst() {
-        return CLAIM_MODE != ClaimMode.READ_FIRST;
+        return CLAIM_MODE != ClaimMode.CLAIM_FIRST;
     }
 
     static DSLContext dsl() {

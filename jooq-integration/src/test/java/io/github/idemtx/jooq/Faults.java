@@ -44,7 +44,7 @@ final class Faults {
 
     /**
      * Whether {@code sql}, about to be sent, opens its connection's transaction (pgjdbc sends BEGIN
-     * with it): the claim in {@link ClaimMode#READ_FIRST}, the work's first statement in
+     * with it): the claim in {@link ClaimMode#CLAIM_FIRST}, the work's first statement in
      * {@link ClaimMode#WORK_FIRST}.
      */
     static boolean opensTransaction(SqlHook.Sql sql) {
@@ -59,7 +59,7 @@ final class Faults {
     }
 
     /**
-     * Whether {@code sql} begins an attempt of the unit: the claim in {@link ClaimMode#READ_FIRST};
+     * Whether {@code sql} begins an attempt of the unit: the claim in {@link ClaimMode#CLAIM_FIRST};
      * in {@link ClaimMode#WORK_FIRST} the statement that opens the transaction, unless it is a claim
      * (the read after a taken key, or the failure's re-claim).
      */

@@ -452,7 +452,7 @@ class IdempotentTransactionTest {
 
     @Test
     void aClaimExpiresATtlAfterItCompletedNotAfterItWasMade() throws Exception {
-        IdempotentTransaction<String> shortLived = Db.readFirst(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> shortLived = Db.claimFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder()
                         .ttl(java.time.Duration.ofSeconds(1))
                         .build())

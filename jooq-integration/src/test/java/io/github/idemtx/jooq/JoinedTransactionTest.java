@@ -114,7 +114,7 @@ class JoinedTransactionTest {
 
     @Test
     void inProgressInsideAnOpenTransactionLeavesItUsable() throws Exception {
-        IdempotentTransaction<String> impatient = Db.readFirst(Db.dsl(), ResultCodec.utf8())
+        IdempotentTransaction<String> impatient = Db.claimFirst(Db.dsl(), ResultCodec.utf8())
                 .policy(IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofMillis(100))
                         .build())
@@ -132,7 +132,7 @@ class JoinedTransactionTest {
             assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
 
             Db.dsl().transaction(cfg -> {
-                Outcome<String> waiting = Db.readFirst(cfg.dsl(), ResultCodec.utf8())
+                Outcome<String> waiting = Db.claimFirst(cfg.dsl(), ResultCodec.utf8())
                         .policy(impatient.policy())
                         .schema(Db.SCHEMA)
                         .build()
@@ -174,7 +174,7 @@ class JoinedTransactionTest {
             }));
             assertThat(claimed.await(30, TimeUnit.SECONDS)).isTrue();
             // B reads first: it waits on A's lock (the mechanism this test is about)
-            Future<Outcome<String>> b = threads.submit(() -> Db.readFirst(Db.dsl(), ResultCodec.utf8())
+            Future<Outcome<String>> b = threads.submit(() -> Db.claimFirst(Db.dsl(), ResultCodec.utf8())
                     .schema(Db.SCHEMA)
                     .build()
                     .run(scope, key, fingerprint, tx -> {

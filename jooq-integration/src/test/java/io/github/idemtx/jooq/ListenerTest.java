@@ -112,8 +112,8 @@ class ListenerTest {
 
     @Test
     void aWaitOnAHolderIsTimedAndAnInProgressCounted() throws Exception {
-        // the wait on a holder's lock is READ_FIRST's; WORK_FIRST's wait on a holder's row: WorkFirstTest
-        IdempotentTransaction<String> idem = Db.readFirst(Db.dsl(), ResultCodec.utf8())
+        // the wait on a holder's lock is CLAIM_FIRST's; WORK_FIRST's wait on a holder's row: WorkFirstTest
+        IdempotentTransaction<String> idem = Db.claimFirst(Db.dsl(), ResultCodec.utf8())
                 .schema(Db.SCHEMA)
                 .policy(IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofMillis(300))

@@ -54,7 +54,7 @@ class OneDeadlineTest {
         List<Connection> holders = new ArrayList<>();
         ExecutorService threads = Executors.newCachedThreadPool();
         try (HikariDataSource pool = Db.DATABASE.newPool(2, c -> c.setTransactionIsolation(isolation))) {
-            IdempotentTransaction<String> waiter = Db.readFirst(
+            IdempotentTransaction<String> waiter = Db.claimFirst(
                             DSL.using(pool, SQLDialect.POSTGRES), ResultCodec.utf8())
                     .schema(Db.SCHEMA)
                     .policy(IdempotencyPolicy.builder().duplicateWait(WAIT).build())

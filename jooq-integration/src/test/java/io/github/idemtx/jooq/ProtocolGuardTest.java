@@ -306,7 +306,7 @@ class ProtocolGuardTest {
     void aJoinedWorkThatEndsTheCallersTransactionIsRefusedAndTheCallerRollsBack(Ending ending) {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
-        IdempotentTransaction<String> idem = idem(Db.dsl(), ClaimMode.READ_FIRST, Duration.ofSeconds(5));
+        IdempotentTransaction<String> idem = idem(Db.dsl(), ClaimMode.CLAIM_FIRST, Duration.ofSeconds(5));
         assertThatThrownBy(() -> Db.dsl().transaction(caller -> {
                     Db.writeEffect(caller.dsl(), scope, key, "the caller's own write");
                     IdempotentTransaction<String> joined = IdempotentTransaction.builder(

@@ -38,7 +38,7 @@ class RoundTripTest {
 
     @Test
     void readFirstAFirstExecutionAddsOneClaimStatementAndOneCompletionSentWithCommit() {
-        idem(ClaimMode.READ_FIRST).run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
+        idem(ClaimMode.CLAIM_FIRST).run(scope, key, fingerprint, tx -> "effect-" + Db.writeEffect(tx, scope, key, "x"));
 
         assertThat(statements).hasSize(3);
         assertThat(statements.get(0)).matches(Faults::isClaim, "the claim").contains("pg_try_advisory_xact_lock");
@@ -52,7 +52,7 @@ class RoundTripTest {
 
     @Test
     void readFirstAReplayIsOneStatement() {
-        IdempotentTransaction<String> idem = idem(ClaimMode.READ_FIRST);
+        IdempotentTransaction<String> idem = idem(ClaimMode.CLAIM_FIRST);
         idem.run(scope, key, fingerprint, tx -> "stored");
         statements.clear();
 

@@ -95,10 +95,10 @@ class SessionStateTest {
         CountDownLatch release = new CountDownLatch(1);
         ExecutorService holder = Executors.newSingleThreadExecutor();
         try {
-            // READ_FIRST: the holder holds the key's lock while it works; WORK_FIRST: the holder is a
+            // CLAIM_FIRST: the holder holds the key's lock while it works; WORK_FIRST: the holder is a
             // joined call whose row stays uncommitted until its caller commits, and the duplicate's
             // insert waits on it under the transaction-local lock_timeout it sets
-            Future<Outcome<String>> first = holder.submit(() -> idem.claimMode() != ClaimMode.READ_FIRST
+            Future<Outcome<String>> first = holder.submit(() -> idem.claimMode() != ClaimMode.CLAIM_FIRST
                     ? Db.dsl().transactionResult(cfg -> {
                         Outcome<String> o = Db.builder(cfg.dsl(), ResultCodec.utf8())
                                 .schema(Db.SCHEMA)

@@ -179,7 +179,7 @@ class UnreplicatedCommitTest {
         }
         IdempotentTransaction<String> idem = IdempotentTransaction.builder(dsl, ResultCodec.utf8())
                 .schema(SCHEMA)
-                .claimMode(commit == Commit.WORK_FIRST_RECORD ? ClaimMode.WORK_FIRST : ClaimMode.READ_FIRST)
+                .claimMode(commit == Commit.WORK_FIRST_RECORD ? ClaimMode.WORK_FIRST : ClaimMode.CLAIM_FIRST)
                 .build();
         AtomicInteger runs = new AtomicInteger();
         assertThatThrownBy(() -> cancelWhenWaiting(() -> idem.run(scope, key, fingerprint, tx -> {

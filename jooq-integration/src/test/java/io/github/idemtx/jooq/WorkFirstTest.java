@@ -197,7 +197,7 @@ class WorkFirstTest {
         "WORK_FIRST, SET lock_timeout = '300ms'",
         "WORK_FIRST, SET statement_timeout = '300ms'",
         "ADAPTIVE, SET lock_timeout = '300ms'",
-        "READ_FIRST, SET lock_timeout = '300ms'"
+        "CLAIM_FIRST, SET lock_timeout = '300ms'"
     })
     void aDuplicateWhoseWorkWaitsOnTheHoldersRowPastThePoolsBoundIsInProgress(ClaimMode mode, String initSql)
             throws Exception {
@@ -330,7 +330,7 @@ class WorkFirstTest {
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.EnumSource(
             value = ClaimMode.class,
-            names = {"WORK_FIRST", "READ_FIRST"})
+            names = {"WORK_FIRST", "CLAIM_FIRST"})
     void anInsertThatMeetsTheKeyAndThenLosesItsConnectionSaysNothingCommitted(ClaimMode mode) throws Exception {
         assumeThat(Db.DATABASE.throughPgBouncer()).as("kills a server backend").isFalse();
         try (io.github.idemtx.db.testing.Backends killer =

@@ -36,11 +36,11 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>{@code idemtx.purge.deleted}</td><td>counter</td><td>expired claims deleted</td></tr>
  *   <tr><td>{@code idemtx.purge}</td><td>timer</td><td>outcome ({@code ok} or {@code failed})</td></tr>
  *   <tr><td>{@code idemtx.claims.changed}</td><td>counter</td><td>operation, kind: claims created, resolved, forgotten</td></tr>
- *   <tr><td>{@code idemtx.claim.order.changes}</td><td>counter</td><td>order ({@code read-first} or
+ *   <tr><td>{@code idemtx.claim.order.changes}</td><td>counter</td><td>order ({@code claim-first} or
  *     {@code work-first}): the adaptive claim mode changing order, as a retry storm begins or ends</td></tr>
- *   <tr><td>{@code idemtx.claim.order.read.first}</td><td>gauge</td><td>the transactions reporting to
- *     the registry's listeners that read the key first now (0 while retries are rare; one dropped while
- *     reading first stays counted)</td></tr>
+ *   <tr><td>{@code idemtx.claim.order.claim.first}</td><td>gauge</td><td>the transactions reporting to
+ *     the registry's listeners that claim the key first now (0 while retries are rare; one dropped while
+ *     claiming first stays counted)</td></tr>
  * </table>
  *
  * <p>Tags are bounded: {@code outcome} is one of eight values, {@code exception} a class name of the
@@ -61,7 +61,7 @@ public final class MicrometerIdempotencyListener
     private final @Nullable Function<Scope, String> scopeTag;
     private final ConcurrentMap<String, Operation> operations = new ConcurrentHashMap<>();
     private final Counter purgeDeleted;
-    private final Counter toReadFirst;
+    private final Counter toClaimFirst;
     private final Counter toWorkFirst;
     private final java.util.concurrent.ConcurrentMap<String, Counter[]> claimCounters =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -127,19 +127,19 @@ public final class MicrometerIdempotencyListener
         this.purgeDeleted = Counter.builder("idemtx.purge.deleted")
                 .description("expired idempotency claims deleted")
                 .register(meters);
-        this.toReadFirst = orderChanges("read-first");
+        this.toClaimFirst = orderChanges("claim-first");
         this.toWorkFirst = orderChanges("work-first");
-        // the changes to read first less those back, over the registry's counters: right however many
+        // the changes to claim first less those back, over the registry's counters: right however many
         // listeners share the registry, and held strongly (by the registry) however long they live
         io.micrometer.core.instrument.Gauge.builder(
-                        "idemtx.claim.order.read.first", meters, MicrometerIdempotencyListener::readingFirst)
-                .description("idempotent transactions reading the key first now (the adaptive mode in a retry storm)")
+                        "idemtx.claim.order.claim.first", meters, MicrometerIdempotencyListener::claimingFirst)
+                .description("idempotent transactions claiming the key first now (the adaptive mode in a retry storm)")
                 .strongReference(true)
                 .register(meters);
     }
 
-    private static double readingFirst(MeterRegistry meters) {
-        return changes(meters, "read-first") - changes(meters, "work-first");
+    private static double claimingFirst(MeterRegistry meters) {
+        return changes(meters, "claim-first") - changes(meters, "work-first");
     }
 
     private static double changes(MeterRegistry meters, String order) {
@@ -267,7 +267,7 @@ public final class MicrometerIdempotencyListener
     /** Counts {@code idemtx.claim.order.changes} by the new order and moves the gauge of transactions reading first. */
     @Override
     public void claimOrderChanged(ClaimOrderEvent event) {
-        (event.readFirst() ? toReadFirst : toWorkFirst).increment();
+        (event.claimFirst() ? toClaimFirst : toWorkFirst).increment();
     }
 
     @Override

@@ -110,16 +110,17 @@ class MicrometerIdempotencyListenerTest {
     void changesOfTheAdaptiveOrderAreCountedAndTheTransactionsReadingFirstGauged() {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         MicrometerIdempotencyListener listener = MicrometerIdempotencyListener.of(meters);
-        assertThat(meters.get("idemtx.claim.order.read.first").gauge().value()).isZero();
+        assertThat(meters.get("idemtx.claim.order.claim.first").gauge().value()).isZero();
 
-        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toReadFirst(0.3, 0.15));
-        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toReadFirst(0.2, 0.1)); // a second transaction
-        assertThat(meters.get("idemtx.claim.order.read.first").gauge().value()).isEqualTo(2);
+        listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toClaimFirst(0.3, 0.15));
+        listener.claimOrderChanged(
+                io.github.idemtx.core.ClaimOrderEvent.toClaimFirst(0.2, 0.1)); // a second transaction
+        assertThat(meters.get("idemtx.claim.order.claim.first").gauge().value()).isEqualTo(2);
         listener.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toWorkFirst(0.01, 0.15));
 
-        assertThat(meters.get("idemtx.claim.order.read.first").gauge().value()).isEqualTo(1);
+        assertThat(meters.get("idemtx.claim.order.claim.first").gauge().value()).isEqualTo(1);
         assertThat(meters.get("idemtx.claim.order.changes")
-                        .tag("order", "read-first")
+                        .tag("order", "claim-first")
                         .counter()
                         .count())
                 .isEqualTo(2);
@@ -130,8 +131,8 @@ class MicrometerIdempotencyListenerTest {
                 .isEqualTo(1);
 
         MicrometerIdempotencyListener second = MicrometerIdempotencyListener.of(meters);
-        second.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toReadFirst(0.4, 0.15));
-        assertThat(meters.get("idemtx.claim.order.read.first").gauge().value())
+        second.claimOrderChanged(io.github.idemtx.core.ClaimOrderEvent.toClaimFirst(0.4, 0.15));
+        assertThat(meters.get("idemtx.claim.order.claim.first").gauge().value())
                 .as("a second listener on the same registry counts in the same gauge")
                 .isEqualTo(2);
     }

@@ -164,9 +164,7 @@ class IdempotencyAutoConfigurationTest {
                         io.micrometer.core.instrument.MeterRegistry.class,
                         io.micrometer.core.instrument.simple.SimpleMeterRegistry::new)
                 .run(context -> assertThat(context).hasNotFailed());
-        assertThat(output.getAll())
-                .contains("claim mode ADAPTIVE (calls inside a Spring transaction read first), ")
-                .contains("metrics on");
+        assertThat(output.getAll()).contains("claim mode CLAIM_FIRST, ").contains("metrics on");
     }
 
     @Test
@@ -300,9 +298,9 @@ class IdempotencyAutoConfigurationTest {
         }
         // the claim mode's default and values are spelt as the README and the enum spell them
         assertThat(metadata)
-                .contains("\"defaultValue\": \"ADAPTIVE\"")
+                .contains("\"defaultValue\": \"CLAIM_FIRST\"")
                 .doesNotContain("read-first")
-                .contains("\"value\": \"ADAPTIVE\"", "\"value\": \"READ_FIRST\"", "\"value\": \"WORK_FIRST\"");
+                .contains("\"value\": \"ADAPTIVE\"", "\"value\": \"CLAIM_FIRST\"", "\"value\": \"WORK_FIRST\"");
     }
 
     @Test

@@ -50,7 +50,7 @@ class ListenersTest {
 
         @Override
         public void claimOrderChanged(ClaimOrderEvent event) {
-            told.add(name + " " + (event.readFirst() ? "reads first" : "works first"));
+            told.add(name + " " + (event.claimFirst() ? "claims first" : "works first"));
         }
     }
 
@@ -96,7 +96,7 @@ class ListenersTest {
                 CallEvent.builder("transaction", CallEvent.Result.EXECUTED).build(), started);
         listeners.purged(PurgeEvent.of(4, 10, Duration.ZERO, null));
         listeners.claimChanged(ClaimEvent.created("transaction", Scope.of("t1"), IdempotencyKey.of("k1")));
-        listeners.claimOrderChanged(ClaimOrderEvent.toReadFirst(0.3, 0.15));
+        listeners.claimOrderChanged(ClaimOrderEvent.toClaimFirst(0.3, 0.15));
 
         assertThat(told)
                 .containsExactly(
@@ -112,9 +112,9 @@ class ListenersTest {
                         "a CREATED k1",
                         "broken CREATED",
                         "bbb CREATED k1",
-                        "a reads first",
+                        "a claims first",
                         "broken order",
-                        "bbb reads first");
+                        "bbb claims first");
     }
 
     @Test

@@ -86,10 +86,11 @@ public class IdempotencyAutoConfiguration {
             BeanFactory beans,
             ObjectProvider<IdempotentTransactionCustomizer> customizers) {
         migration.ifAvailable(m -> {}); // the table is there before the first call
-        ClaimMode claimMode = properties.getClaimMode();
-        if (claimMode == null) {
-            throw new IllegalArgumentException("idemtx.claim-mode: must be ADAPTIVE, READ_FIRST or WORK_FIRST");
+        ClaimMode configured = properties.getClaimMode();
+        if (configured == null) {
+            throw new IllegalArgumentException("idemtx.claim-mode: must be CLAIM_FIRST, WORK_FIRST or ADAPTIVE");
         }
+        ClaimMode claimMode = canonical(configured);
         List<IdempotentTransactionCustomizer> all = new ArrayList<>();
         all.add(builder -> builder.claimMode(claimMode)); // first, so an application's customizer can override it
         all.addAll(customizers.orderedStream().toList());
@@ -99,6 +100,17 @@ public class IdempotencyAutoConfiguration {
             LOG.info(startupLine(claimMode, policy, schema, migration.getIfAvailable() != null, dsl, beans));
         }
         return transactions;
+    }
+
+    /** The deprecated {@code READ_FIRST} is {@code CLAIM_FIRST}, said once with a warning. */
+    @SuppressWarnings("removal")
+    private static ClaimMode canonical(ClaimMode configured) {
+        if (configured != ClaimMode.READ_FIRST) {
+            return configured;
+        }
+        LOG.warn("idemtx.claim-mode=READ_FIRST is deprecated since 1.0 and will be removed in 2.0:"
+                + " it is CLAIM_FIRST (the default), write that or remove the property");
+        return ClaimMode.CLAIM_FIRST;
     }
 
     /**
@@ -113,7 +125,7 @@ public class IdempotencyAutoConfiguration {
             DSLContext dsl,
             BeanFactory beans) {
         return "idemtx: claim mode " + claimMode
-                + (claimMode == ClaimMode.READ_FIRST ? "" : " (calls inside a Spring transaction read first)")
+                + (claimMode == ClaimMode.CLAIM_FIRST ? "" : " (calls inside a Spring transaction claim first)")
                 + ", ttl " + policy.ttl()
                 + ", duplicate wait " + policy.duplicateWait()
                 + ", retry after " + policy.retryAfter()

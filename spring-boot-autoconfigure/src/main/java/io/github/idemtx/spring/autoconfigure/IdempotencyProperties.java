@@ -39,10 +39,12 @@ public class IdempotencyProperties {
     private int maxResultBytes = IdempotencyPolicy.DEFAULT_MAX_RESULT_BYTES;
 
     /**
-     * In which order a call that owns its transaction claims the key and runs the work: ADAPTIVE
-     * (the default: work first while retries are rare, read first while they are not), READ_FIRST
-     * (the key read and locked first) or WORK_FIRST (the work, then the claim row with the COMMIT).
-     * Calls inside a Spring transaction always read first.
+     * In which order a call that owns its transaction claims the key and runs the work: CLAIM_FIRST
+     * (the default: the key is claimed before the work runs, so a retry never runs the work and a
+     * duplicate of a running call gets a prompt InProgress), WORK_FIRST (the work, then the claim row
+     * with the COMMIT) or ADAPTIVE (work first while retries are rare, claim first while they are
+     * not); the last two only for work that locks no rows a duplicate would wait on. READ_FIRST is the
+     * deprecated name of CLAIM_FIRST. Calls inside a Spring transaction always claim first.
      */
     private ClaimMode claimMode = IdempotentTransaction.DEFAULT_CLAIM_MODE;
 
@@ -367,7 +369,7 @@ public class IdempotencyProperties {
     /**
      * Sets {@code idemtx.claim-mode}; see {@link #getClaimMode()}.
      *
-     * @param claimMode {@code ADAPTIVE}, {@code READ_FIRST} or {@code WORK_FIRST}
+     * @param claimMode {@code CLAIM_FIRST}, {@code WORK_FIRST} or {@code ADAPTIVE}
      */
     public void setClaimMode(ClaimMode claimMode) {
         this.claimMode = claimMode;

@@ -101,7 +101,7 @@ public final class ClaimFlow<T> {
     /**
      * The work, then the completed row's INSERT with COMMIT, which claims the key. When the key
      * turns out to be taken, this attempt's writes are rolled back and the key is read and answered
-     * (or, expired or gone, claimed) as {@link ClaimMode#READ_FIRST} does, in a new transaction.
+     * (or, expired or gone, claimed) as {@link ClaimMode#CLAIM_FIRST} does, in a new transaction.
      * Whatever fails before the key is known to be ours (the work, the result's encoding, the
      * insert), a key already answered gets its answer: a retry of a completed call must replay
      * whatever its work does against today's data.
@@ -188,7 +188,7 @@ public final class ClaimFlow<T> {
                 yield new Outcome.InProgress<>(policy.retryAfter());
             }
             case TAKEN -> {
-                // nothing of this attempt commits; a live row answers, else claim it as READ_FIRST does
+                // nothing of this attempt commits; a live row answers, else claim it as CLAIM_FIRST does
                 Claim.Answered answered;
                 long readStart = timed ? System.nanoTime() : -1;
                 try {

@@ -37,9 +37,10 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
      * which tells {@code changed} of each change once, on the thread whose call tipped it; or a
      * fixed one.
      */
+    @SuppressWarnings("removal") // READ_FIRST, the deprecated name of CLAIM_FIRST
     public static ClaimOrder of(ClaimMode mode, Consumer<ClaimOrderEvent> changed) {
         return switch (mode) {
-            case READ_FIRST -> new Fixed(false);
+            case CLAIM_FIRST, READ_FIRST -> new Fixed(false);
             case WORK_FIRST -> new Fixed(true);
             case ADAPTIVE -> new Adaptive(changed);
         };
@@ -231,7 +232,7 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
             readFirst = toReadFirst;
             changed.accept(
                     toReadFirst
-                            ? ClaimOrderEvent.toReadFirst(share, breakEven)
+                            ? ClaimOrderEvent.toClaimFirst(share, breakEven)
                             : ClaimOrderEvent.toWorkFirst(share, breakEven));
         }
 

@@ -14,7 +14,7 @@ class ClaimOrderTest {
 
     @Test
     void fixedModesNeverChangeAndLearnNothing() {
-        ClaimOrder readFirst = ClaimOrder.of(ClaimMode.READ_FIRST);
+        ClaimOrder readFirst = ClaimOrder.of(ClaimMode.CLAIM_FIRST);
         ClaimOrder workFirst = ClaimOrder.of(ClaimMode.WORK_FIRST);
         for (int i = 0; i < 1000; i++) {
             readFirst.fresh(MS, MS);
@@ -108,7 +108,7 @@ class ClaimOrderTest {
         assertThat(told).isEmpty();
         feed(order, 2000, 0.30, 3 * MS, MS);
         assertThat(told).singleElement().satisfies(e -> {
-            assertThat(e.readFirst()).isTrue();
+            assertThat(e.claimFirst()).isTrue();
             assertThat(e.breakEven()).isCloseTo(0.125, org.assertj.core.data.Offset.offset(0.001));
             assertThat(e.takenShare())
                     .as("past the break-even by the margin, and turned as soon as it was")
@@ -117,7 +117,7 @@ class ClaimOrderTest {
         });
         feed(order, 2000, 0.01, 3 * MS, MS);
         assertThat(told).hasSize(2);
-        assertThat(told.get(1).readFirst()).isFalse();
+        assertThat(told.get(1).claimFirst()).isFalse();
         assertThat(told.get(1).takenShare()).isLessThan(told.get(1).breakEven() * ClaimOrder.Adaptive.BACK_UNDER);
 
         List<ClaimOrderEvent> fixed = new ArrayList<>();
@@ -156,11 +156,11 @@ class ClaimOrderTest {
         feed(order, 3000, 0.01, MS / 10, 2 * MS);
         assertThat(order.workFirst()).isTrue();
         assertThat(told).hasSize(2);
-        assertThat(told.get(1).readFirst()).isFalse();
+        assertThat(told.get(1).claimFirst()).isFalse();
         assertThat(told.get(1).breakEven()).isCloseTo(0.25 / 4.5, org.assertj.core.data.Offset.offset(0.001));
         assertThat(told.get(1).takenShare()).isLessThan(0.25 / 4.5 * ClaimOrder.Adaptive.BACK_UNDER);
 
-        ClaimOrder fixed = ClaimOrder.of(ClaimMode.READ_FIRST);
+        ClaimOrder fixed = ClaimOrder.of(ClaimMode.CLAIM_FIRST);
         fixed.read(MS); // learns nothing
         assertThat(fixed.workFirst()).isFalse();
     }
