@@ -35,8 +35,10 @@ public sealed interface Outcome<T> extends RemoteOutcome<T>
     record Executed<T>(@Nullable T value) implements Outcome<T> {}
 
     /**
-     * An earlier call with the same scope, key and fingerprint completed; the work did not run and
-     * this is its stored result, decoded.
+     * An earlier call with the same scope, key and fingerprint completed; this is its stored
+     * result, decoded, and nothing of this call committed. In the default claim order (claim first)
+     * the work did not run; in the opt-in orders that run the work first ({@code WORK_FIRST},
+     * {@code ADAPTIVE} while it works first) it may have run and been rolled back.
      *
      * @param value the stored result; null only if the original work returned null
      * @param completedAt when the original call completed

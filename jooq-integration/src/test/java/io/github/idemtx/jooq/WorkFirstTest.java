@@ -45,11 +45,11 @@ class WorkFirstTest {
     }
 
     @Test
-    void isChosenOnTheBuilderAndAdaptiveIsTheDefault() {
+    void isChosenOnTheBuilderAndIsNotTheDefault() {
         assertThat(IdempotentTransaction.create(Db.dsl(), IdempotencyPolicy.defaults(), ResultCodec.utf8())
                         .claimMode())
-                .isEqualTo(ClaimMode.ADAPTIVE)
-                .isEqualTo(IdempotentTransaction.DEFAULT_CLAIM_MODE);
+                .isEqualTo(IdempotentTransaction.DEFAULT_CLAIM_MODE)
+                .isNotEqualTo(ClaimMode.WORK_FIRST);
         assertThat(workFirst().build().claimMode()).isEqualTo(ClaimMode.WORK_FIRST);
     }
 
