@@ -56,8 +56,43 @@ import org.jspecify.annotations.Nullable;
  * claim in flight, or of one still being claimed (its {@link Remote.Holding#before} running), waits up to
  * the policy's {@code duplicateWait}, then gets {@code InProgress}.
  *
- * <p>Every call owns its transactions; inside a caller's transaction it is refused. Instances are
- * immutable and thread-safe.
+ * <pre>{@code
+ * ExternalEffect<ChargeRequest, Charge> charges = ExternalEffect.builder(dsl, "charge",
+ *                 ResultCodec.json(ChargeRequest.class), ResultCodec.json(Charge.class), new Remote<>() {
+ *                     @Override
+ *                     public Remote.Reply<Charge> call(Remote.Intent<ChargeRequest> intent, Instant deadline)
+ *                             throws Exception {
+ *                         return provider.charge(intent.request(), intent.downstreamKey(), deadline);
+ *                     }
+ *
+ *                     @Override
+ *                     public Remote.Lookup<Charge> lookup(Remote.Intent<ChargeRequest> intent) throws Exception {
+ *                         return provider.find(intent.downstreamKey());
+ *                     }
+ *                 })
+ *         .build();
+ * AutoCloseable recovery = charges.scheduleRecovery(Duration.ofSeconds(10), 100, pass -> {}); // close on shutdown
+ *
+ * RemoteOutcome<Charge> outcome = charges.run(scope, key, fingerprint, request); // outside any transaction
+ * }</pre>
+ *
+ * <p>Every call owns its transactions; inside a caller's transaction (a jOOQ {@code transaction},
+ * Spring's {@code @Transactional}) it is refused with
+ * {@link io.github.idemtx.core.TransactionOwnershipException}: call it outside one. Instances are
+ * immutable and thread-safe; build each effect once and share it.
+ *
+ * <h2>Names, keys and the claim table</h2>
+ * Apply the claim table's migrations first ({@link io.github.idemtx.db.IdempotencySchema#migrate}),
+ * as for {@link IdempotentTransaction}: without them every call throws
+ * {@link io.github.idemtx.core.UnsupportedDatabaseException}. The effect's {@link #name()} must be
+ * unique among the effects on one claim table: it is stored with each claim, starts the downstream
+ * key, and each effect's recoverer takes over only the claims of its own name, so two effects of one
+ * name with different remotes would look up and resend each other's calls. The keys are those of
+ * {@link IdempotentTransaction}, in the same table: one ({@code scope}, {@code key}) is one intent,
+ * whichever front door claims it. The same key on another effect, or on an
+ * {@code IdempotentTransaction}, answers {@link io.github.idemtx.core.Outcome.FingerprintMismatch} (and the other
+ * door answers {@code FingerprintMismatch} too): give each intent its own key, e.g. derived with the
+ * keys module.
  *
  * @param <R> the request type, stored with the claim so a recoverer can look it up or resend it
  * @param <T> the result type
@@ -181,6 +216,26 @@ public final class ExternalEffect<R, T> {
      *     ended its wait): the remote is not called on such a claim; a retry with the same key replays
      *     what is recorded, or takes an in-flight claim over once its lease runs out and looks it up
      *     first
+     * @throws io.github.idemtx.core.UnsupportedDatabaseException if the server is older than
+     *     PostgreSQL 14, or the claim table is missing or older than this version (apply the
+     *     migrations first); nothing was written and the remote was not called
+     * @throws io.github.idemtx.core.WorkEndedTransactionException if a local write
+     *     ({@link Remote.Holding#before}, {@link Remote#after}, {@link Remote#refused}) ended the
+     *     transaction it was handed: before the call nothing is kept and the remote is not called;
+     *     after it, the answer is recorded alone and an error logged
+     * @throws io.github.idemtx.core.WorkFailedException if a local write threw a checked exception
+     *     (other than a {@code Rejection}), wrapped once
+     * @throws io.github.idemtx.core.ResultTooLargeException if the encoded request or result exceeds
+     *     the policy's limit
+     * @throws io.github.idemtx.core.IdempotencyException if a codec could not encode the request or
+     *     result or decode a stored one, or the thread was interrupted while waiting for a duplicate;
+     *     every exception above that the library makes is one of its subclasses, carrying scope and key
+     * @throws io.github.idemtx.core.RetriesExhaustedException if serialization failures or deadlocks
+     *     of the local transactions used up the policy's attempts
+     * @throws org.jooq.exception.DataAccessException jOOQ's, if the database fails otherwise (a
+     *     connection lost before a commit was sent, a statement timeout): what the claim shows is
+     *     the truth, and a retry with the same key answers from it (an in-flight claim is looked up
+     *     once its lease runs out)
      * @throws RuntimeException what {@link Remote.Holding#before} threw (other than a Rejection): nothing is kept
      */
     public RemoteOutcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, R request) {

@@ -4,6 +4,7 @@ import io.github.idemtx.core.ClaimEvent;
 import io.github.idemtx.core.ClaimOrderEvent;
 import io.github.idemtx.core.CommitOutcomeUnknownException;
 import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.core.IdempotencyException;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.IdempotencyPolicy;
@@ -14,6 +15,8 @@ import io.github.idemtx.core.ResultTooLargeException;
 import io.github.idemtx.core.RetriesExhaustedException;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
+import io.github.idemtx.core.UnsupportedDatabaseException;
+import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.core.WorkFailedException;
 import io.github.idemtx.core.internal.Listeners;
 import io.github.idemtx.db.ClaimPartitions;
@@ -49,6 +52,14 @@ import org.jspecify.annotations.Nullable;
  *
  * Outcome<Transfer> outcome = transfers.run(scope, key, fingerprint, tx -> ledger.transfer(tx, from, to, amount));
  * }</pre>
+ *
+ * <h2>Before the first call</h2>
+ * Apply the claim table's migrations once at start-up, before any call:
+ * {@link IdempotencySchema#migrate(javax.sql.DataSource, String)} (Flyway, with a history table of its
+ * own, so they never collide with the application's migrations), or the Spring starter, which does it
+ * by default. Without them every call throws {@link UnsupportedDatabaseException} and writes nothing.
+ * Claims past {@link IdempotencyPolicy#ttl()} count as absent but stay in the table until
+ * {@link #purgeExpired} deletes them: call it on a schedule.
  *
  * <h2>What {@link #run} returns</h2>
  * <ul>
@@ -245,17 +256,32 @@ public final class IdempotentTransaction<T> {
      * @throws IllegalArgumentException with {@link Builder#partitions}, if the key carries no day or
      *     one outside the days the table accepts; before any SQL runs
      * @throws TransactionOwnershipException if it cannot tell whether to own or join the
-     *     transaction, or was told something that contradicts what it sees; before any SQL runs
+     *     transaction, or was told something that contradicts what it sees, or the connection is
+     *     read-only; before any SQL of the call runs and before the work
+     * @throws UnsupportedDatabaseException if the server is older than PostgreSQL 14, or the claim
+     *     table in {@link #schema()} is missing or older than this version (apply the migrations
+     *     first: {@link IdempotencySchema#migrate}); nothing was committed, and every call fails so
+     *     until the database is put right
      * @throws RuntimeException any unchecked exception the work threw that the policy does not call
-     *     deterministic, unchanged, after a full rollback
-     * @throws WorkFailedException if the work threw such a checked exception
+     *     deterministic, unchanged, after a full rollback (the key is free again)
+     * @throws WorkFailedException if the work threw such a checked exception, wrapped once; rolled back
+     * @throws WorkEndedTransactionException if the work ended the transaction it was handed (a
+     *     commit, a rollback, auto-commit switched on, a {@code COMMIT} statement): nothing is recorded
+     *     for the key; {@link WorkEndedTransactionException#committedByWork()} says whether the work's
+     *     own writes committed before the library saw it
      * @throws ResultTooLargeException if the encoded result exceeds the policy's limit (rolled back)
-     * @throws RetriesExhaustedException if serialization failures or deadlocks used up the attempts
+     * @throws IdempotencyException if the codec could not encode the work's result (rolled back), or
+     *     could not decode a stored result or failure (a codec changed incompatibly; nothing written);
+     *     every exception above that the library makes is one of its subclasses, carrying scope and key
+     * @throws RetriesExhaustedException if serialization failures or deadlocks used up the
+     *     policy's attempts (owned calls; a joined call's 40001 or 40P01 reaches the caller as jOOQ's
+     *     {@code DataAccessException}, since it doomed the caller's transaction)
      * @throws CommitOutcomeUnknownException if the connection was lost while the commit was in
      *     flight, or the server committed before its synchronous standby confirmed it (a cancel
      *     ended the wait): retry with the same key, which replays or runs exactly once
-     * @throws DataAccessException if the database fails otherwise (connection lost before the
-     *     commit, ...); nothing was committed
+     * @throws DataAccessException jOOQ's, if the database fails otherwise (connection lost before
+     *     the commit, a statement timeout, ...): nothing was committed; with a
+     *     {@link Builder#failureTranslator} (the Spring module's), what it translates that into
      */
     public Outcome<T> run(Scope scope, IdempotencyKey key, Fingerprint fingerprint, TransactionalWork<T> work) {
         Objects.requireNonNull(scope, "scope must not be null");
