@@ -54,7 +54,7 @@ class ClaimModeParityTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aRetryReplaysEvenIfTodaysResultWouldBeTooLargeToStore(ClaimMode mode) {
         IdempotentTransaction<String> idem = in(mode, Db.dsl())
                 .policy(IdempotencyPolicy.builder().maxResultBytes(64).build())
@@ -67,7 +67,7 @@ class ClaimModeParityTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aRetryReplaysEvenIfTodaysWorkKeepsConflicting(ClaimMode mode) {
         IdempotentTransaction<String> idem = in(mode, Db.dsl()).build();
         idem.run(scope, key, fingerprint, tx -> "done");
@@ -80,7 +80,7 @@ class ClaimModeParityTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aRetryReplaysEvenIfTodaysWorkSwallowsAFailedStatementOfItsOwn(ClaimMode mode) {
         String orders = Db.SCHEMA + ".parity_orders";
         Db.dsl().execute("create table if not exists " + orders + " (id text primary key)");
@@ -101,7 +101,7 @@ class ClaimModeParityTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aRetryInterruptedInItsWorkReplaysAndKeepsTheInterruptFlag(ClaimMode mode) {
         IdempotentTransaction<String> idem = in(mode, Db.dsl()).build();
         idem.run(scope, key, fingerprint, tx -> "done");
@@ -119,7 +119,7 @@ class ClaimModeParityTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void noDuplicateNoInProgressWhenTheWorksDeferredConstraintWaitsLongerThanTheBoundAtCommit(ClaimMode mode)
             throws Exception {
         assumeThat(Db.DATABASE.throughPgBouncer())
@@ -171,7 +171,7 @@ class ClaimModeParityTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void theWorksOwnExceptionStaysOnTopWhenTheConnectionDiesAtTheKeysRead(ClaimMode mode) throws Exception {
         assumeThat(Db.DATABASE.throughPgBouncer()).as("kills a server backend").isFalse();
         try (Backends killer = new Backends(Db.DATABASE.connect())) {
@@ -300,7 +300,7 @@ class ClaimModeParityTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aTakeoverOfAnExpiredKeyIsOneAttempt(ClaimMode mode) {
         List<CallEvent> events = new CopyOnWriteArrayList<>();
         IdempotentTransaction<String> idem = in(mode, Db.dsl())
@@ -319,7 +319,7 @@ class ClaimModeParityTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void pgjdbcsStringtypeUnspecifiedChangesNothing(ClaimMode mode) {
         try (HikariDataSource pool =
                 Db.DATABASE.newPool(2, c -> c.addDataSourceProperty("stringtype", "unspecified"))) {

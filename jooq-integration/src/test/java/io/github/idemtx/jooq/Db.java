@@ -55,6 +55,20 @@ final class Db {
      */
     static final ClaimMode CLAIM_MODE = claimMode();
 
+    /**
+     * The deprecated alias of {@link ClaimMode#CLAIM_FIRST} (the same order, mapped by the builder),
+     * for {@code @EnumSource(..., names = Db.ALIAS, mode = EXCLUDE)}: a test of every order runs each
+     * once. DefaultClaimModeTest pins the mapping.
+     */
+    static final String ALIAS = "READ_FIRST";
+
+    /** Every claim order once: {@link ClaimMode#values()} without the deprecated alias. */
+    static ClaimMode[] modes() {
+        return java.util.Arrays.stream(ClaimMode.values())
+                .filter(m -> !m.name().equals(ALIAS))
+                .toArray(ClaimMode[]::new);
+    }
+
     private Db() {}
 
     private static ClaimMode claimMode() {

@@ -165,7 +165,7 @@ class ProtocolGuardTest {
     }
 
     static Stream<Arguments> endingsInBothModes() {
-        return pairs(Ending.values(), ClaimMode.values());
+        return pairs(Ending.values(), Db.modes());
     }
 
     @ParameterizedTest(name = "{0} in {1}")
@@ -234,7 +234,7 @@ class ProtocolGuardTest {
      * statement of the library).
      */
     @ParameterizedTest
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aWorkThatUnwrapsTheDriverFirstAndCommitsOnItIsRefused(ClaimMode mode) {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
@@ -261,7 +261,7 @@ class ProtocolGuardTest {
     }
 
     @ParameterizedTest
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aRejectionThrownAfterACommitPastTheGuardIsNotRecordedAsTheAnswer(ClaimMode mode) {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
@@ -281,7 +281,7 @@ class ProtocolGuardTest {
     }
 
     @ParameterizedTest
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aRejectionThrownAfterACommitIsNotRecordedAsTheAnswer(ClaimMode mode) {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
@@ -335,7 +335,7 @@ class ProtocolGuardTest {
     }
 
     @ParameterizedTest
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void setConstraintsAllImmediateInTheWorkKeepsOneEffectAndItsReplay(ClaimMode mode) {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
@@ -431,7 +431,7 @@ class ProtocolGuardTest {
     }
 
     @ParameterizedTest
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void detectNeverCommitsACallersWriteHandedOutByAThreadBoundDataSource(ClaimMode mode) throws Exception {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
@@ -455,7 +455,7 @@ class ProtocolGuardTest {
     }
 
     @ParameterizedTest
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aThreadBoundTransactionThatOnlyReadIsTakenOverAndJoinStatedWorksInsideIt(ClaimMode mode) throws Exception {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
@@ -540,8 +540,8 @@ class ProtocolGuardTest {
     @Test
     void aDuplicateBehindASlowCommitAnswersInProgressAtItsBoundWhateverEachMode() throws Exception {
         Map<String, SlowCase> cases = new LinkedHashMap<>();
-        for (ClaimMode holderMode : ClaimMode.values()) {
-            for (ClaimMode duplicateMode : ClaimMode.values()) {
+        for (ClaimMode holderMode : Db.modes()) {
+            for (ClaimMode duplicateMode : Db.modes()) {
                 cases.put(
                         "holder " + holderMode + ", duplicate " + duplicateMode,
                         () -> assertBoundedBehindSlowCommit(
@@ -560,8 +560,8 @@ class ProtocolGuardTest {
                         + " aJoinedDuplicateUnderAStatementTimeoutAnswersInProgress covers the setting there");
         Map<String, SlowCase> cases = new LinkedHashMap<>();
         for (String setting : List.of("statement_timeout", "lock_timeout")) {
-            for (ClaimMode holderMode : ClaimMode.values()) {
-                for (ClaimMode duplicateMode : ClaimMode.values()) {
+            for (ClaimMode holderMode : Db.modes()) {
+                for (ClaimMode duplicateMode : Db.modes()) {
                     cases.put(setting + ", holder " + holderMode + ", duplicate " + duplicateMode, () -> {
                         try (HikariDataSource pool = Db.DATABASE.newPool(
                                 2, c -> c.addDataSourceProperty("options", "-c " + setting + "=300ms"))) {
@@ -579,7 +579,7 @@ class ProtocolGuardTest {
     @Test
     void aJoinedDuplicateUnderAStatementTimeoutAnswersInProgress() throws Exception {
         Map<String, SlowCase> cases = new LinkedHashMap<>();
-        for (ClaimMode holderMode : ClaimMode.values()) {
+        for (ClaimMode holderMode : Db.modes()) {
             cases.put("holder " + holderMode, () -> joinedDuplicateUnderAStatementTimeout(holderMode));
         }
         sideBySide(cases);
@@ -667,7 +667,7 @@ class ProtocolGuardTest {
     // ------------------------------------------------------------------ an error that is not a holder's
 
     @ParameterizedTest
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aCommitsOwnLockTimeoutIsThrownAsItIsNeverInProgress(ClaimMode mode) throws Exception {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
@@ -717,7 +717,7 @@ class ProtocolGuardTest {
     }
 
     @ParameterizedTest
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void aSettledEffectsRowIsNeverReplayedAsThisDoorsAnswer(ClaimMode mode) {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();
@@ -731,7 +731,7 @@ class ProtocolGuardTest {
     }
 
     @ParameterizedTest
-    @EnumSource(ClaimMode.class)
+    @EnumSource(value = ClaimMode.class, names = Db.ALIAS, mode = EnumSource.Mode.EXCLUDE)
     void anExpiredEffectsRowTakenOverKeepsNoneOfTheEffectsColumns(ClaimMode mode) {
         Scope scope = Db.freshScope();
         IdempotencyKey key = Db.freshKey();

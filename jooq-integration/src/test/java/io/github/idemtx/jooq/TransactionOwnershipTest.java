@@ -273,7 +273,10 @@ class TransactionOwnershipTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.EnumSource(ClaimMode.class)
+    @org.junit.jupiter.params.provider.EnumSource(
+            value = ClaimMode.class,
+            names = Db.ALIAS,
+            mode = org.junit.jupiter.params.provider.EnumSource.Mode.EXCLUDE)
     void withAThreadLocalTransactionProviderTheWorkRunsInTheCallsOwnTransaction(ClaimMode mode) throws Exception {
         // jOOQ's derive() puts the thread-local connection provider back in: the work's tx must not
         // follow it to other pooled connections (each statement committed on its own, or never)
