@@ -85,7 +85,14 @@ record TransferIntent(
         } catch (InvalidJsonException e) {
             throw new Undecodable("the body is not JSON: " + e.getMessage());
         }
-        JsonNode json = LedgerJson.parse(body);
+        JsonNode json;
+        try {
+            json = LedgerJson.parse(body);
+        } catch (
+                RuntimeException
+                        e) { // JSON the canonicaliser took but Jackson's own limits refuse (a huge number or name)
+            throw new Undecodable("the body is JSON the ledger cannot read: " + rootMessage(e));
+        }
         if (!json.isObject()) {
             throw new Undecodable("the body must be a JSON object");
         }
@@ -139,7 +146,12 @@ record TransferIntent(
             payload.put("to", to.toString());
             payload.put("amount", amountText);
             payload.put("reference", reference == null ? "" : reference);
-            key = keys.derive(scope, payload, createdAt);
+            try {
+                key = keys.derive(scope, payload, createdAt);
+            } catch (RuntimeException e) { // a field its normaliser refuses, e.g. text with an unpaired surrogate
+                throw new Undecodable("the intent has no message_id and its key cannot be derived from its fields: "
+                        + rootMessage(e));
+            }
         }
         // the decoded intent, not the body's bytes: another spelling of the same instant or amount is the same intent
         String decoded = String.join(
@@ -152,6 +164,16 @@ record TransferIntent(
                 createdAt.toString());
         return new TransferIntent(
                 tenant, scope, key, Fingerprint.sha256(ACTION + "\n" + decoded), from, to, amount, createdAt);
+    }
+
+    /** The innermost cause's message (the parser's own words), cut to a line a header can carry. */
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String message = String.valueOf(root.getMessage()).lines().findFirst().orElse("");
+        return message.length() > 300 ? message.substring(0, 300) + "..." : message;
     }
 
     private static String text(JsonNode json, String field) throws Undecodable {

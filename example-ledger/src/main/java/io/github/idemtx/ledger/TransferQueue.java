@@ -40,9 +40,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       answer, which is published again, byte for byte, and acknowledged.
  *   <li><b>Each outcome</b>, as {@link Acknowledgement} decides: an executed or replayed transfer
  *       and a recorded refusal (insufficient funds, an unknown account) are answered and
- *       acknowledged; a key reused for other content and an undecodable message are dead-lettered,
- *       the latter before anything is written, and so is an intent older than the claims' ttl (less
- *       a minute), whose earlier application's claim may have expired; a failure that recorded nothing (the database
+ *       acknowledged; a key reused for other content and an undecodable message (whatever failed in
+ *       decoding it or deriving its key) are dead-lettered, the latter at once and before anything is
+ *       written, and so is an intent older than the claims' ttl (less {@link #CLOCK_SKEW}), whose
+ *       earlier application's claim may have expired, or dated more than {@link #CLOCK_SKEW} in the
+ *       future, for which the same argument fails; a failure that recorded nothing (the database
  *       unreachable, an account's row lock not granted within {@code lockTimeoutMillis}) is tried again here with
  *       backoff ({@value #ATTEMPTS} attempts), then the message is requeued, and dead-lettered with
  *       the reason at its {@code deliveryLimit}-th delivery; a failure no message can get past
@@ -239,8 +241,25 @@ final class TransferQueue implements AutoCloseable {
         } catch (TransferIntent.Undecodable e) {
             deadLetter(channel, tag, properties, body, Acknowledgement.deadLetter("undecodable: " + e.getMessage()));
             return;
+        } catch (RuntimeException e) {
+            // no message decodes by being delivered again: only channel and database faults requeue
+            deadLetter(channel, tag, properties, body, Acknowledgement.deadLetter("undecodable: " + e));
+            return;
         }
         Duration age = Duration.between(intent.createdAt(), Instant.now());
+        if (age.compareTo(CLOCK_SKEW.negated()) < 0) {
+            // maxAge's argument needs the creation in the past: a claim committed now expires ttl from now,
+            // before a redelivery at createdAt + maxAge if createdAt were far ahead
+            deadLetter(
+                    channel,
+                    tag,
+                    properties,
+                    body,
+                    Acknowledgement.deadLetter("dated in the future: created at " + intent.createdAt() + ", "
+                            + age.negated().toSeconds() + " s ahead of this consumer's clock, more than the "
+                            + CLOCK_SKEW.toSeconds() + " s allowed for clock skew; fix the producer's clock"));
+            return;
+        }
         if (age.compareTo(maxAge) > 0) {
             // its first application's claim may have expired and been purged: applying it could apply it twice
             deadLetter(
@@ -385,8 +404,16 @@ final class TransferQueue implements AutoCloseable {
      * still has its claim, and a redelivery replays it.
      */
     static Duration maxAge(Duration ttl) {
-        return ttl.minusMinutes(1).isNegative() ? Duration.ZERO : ttl.minusMinutes(1);
+        return ttl.minus(CLOCK_SKEW).isNegative() ? Duration.ZERO : ttl.minus(CLOCK_SKEW);
     }
+
+    /**
+     * How far a producer's clock may differ from this consumer's: an intent is applied from
+     * {@code CLOCK_SKEW} before its {@code createdAt} (a producer's clock ahead) to {@link #maxAge}
+     * after it. An intent dated further ahead is dead-lettered: applied now, its claim would expire
+     * {@code ttl} from now, before a redelivery accepted up to {@code createdAt + maxAge} would come.
+     */
+    static final Duration CLOCK_SKEW = Duration.ofMinutes(1);
 
     /** This delivery's number, 1 for the first: a quorum queue counts the earlier ones in {@code x-delivery-count}. */
     static int deliveries(AMQP.BasicProperties properties) {

@@ -264,6 +264,76 @@ class TransferQueueTest {
     }
 
     @Test
+    void aBodyThatFailsPastTheCanonicaliserIsDeadLetteredAtOnceWithItsReason() throws Exception {
+        // accounts of their own: nothing else moves money between them
+        String frank = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        String gina = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        LedgerHttpTest.deposit(TOKEN, frank, "10.00");
+        String intent = intent(frank, gina, "1.00", null);
+        Map<String, String> bodies = Map.of(
+                // JSON the canonicaliser accepts, refused by Jackson's stricter limits (number length, name length)
+                "huge-number", intent.replace("{", "{\"x\":" + "0." + "7".repeat(1_500) + ","),
+                "huge-name", intent.replace("{", "{\"" + "n".repeat(60_000) + "\":1,"),
+                // no message id, and a reference whose key cannot be derived (an unpaired surrogate)
+                "surrogate", intent(frank, gina, "1.00", "invoice \\ud800 42"));
+        for (Map.Entry<String, String> e : bodies.entrySet()) {
+            publish(e.getKey().equals("surrogate") ? null : "id-" + e.getKey(), e.getKey(), e.getValue());
+        }
+        Map<String, String> reasons = Map.of(
+                "huge-number", "the body is JSON the ledger cannot read: ",
+                "huge-name", "the body is JSON the ledger cannot read: ",
+                "surrogate", "its key cannot be derived from its fields: ");
+        for (Map.Entry<String, String> e : reasons.entrySet()) {
+            GetResponse dead = deadLetter(e.getKey());
+            // dead-lettered by the consumer with a reason, not by the broker's delivery limit after requeues
+            assertThat(header(dead, TransferQueue.REASON_HEADER))
+                    .as(e.getKey())
+                    .asString()
+                    .startsWith("undecodable: ")
+                    .contains(e.getValue());
+            assertThat(header(dead, "x-delivery-count"))
+                    .as(e.getKey() + ": parked at its first delivery")
+                    .isIn(null, "0");
+            assertThat(text(dead)).as("the message as it came").isEqualTo(bodies.get(e.getKey()));
+        }
+        assertThat(transfers(frank, gina)).as("nothing applied").isZero();
+    }
+
+    @Test
+    void anIntentDatedBeyondTheClockSkewAllowanceIsDeadLetteredNotApplied() throws Exception {
+        String dave = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        String erin = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        LedgerHttpTest.deposit(TOKEN, dave, "10.00");
+        String future = intent(dave, erin, "4.00", null)
+                .replace(
+                        CREATED_AT,
+                        java.time.Instant.now()
+                                .plus(java.time.Duration.ofDays(3))
+                                .toString());
+        publish("future-" + UUID.randomUUID(), "future", future);
+
+        GetResponse dead = deadLetter("future");
+        assertThat(header(dead, TransferQueue.REASON_HEADER))
+                .asString()
+                .startsWith("dated in the future: created at ")
+                .contains("more than the 60 s allowed for clock skew");
+        assertThat(transfers(dave, erin)).as("nothing applied").isZero();
+
+        // within the allowance (a producer's clock 20 s ahead) it is applied
+        publish(
+                "ahead-" + UUID.randomUUID(),
+                "ahead",
+                intent(dave, erin, "4.00", null)
+                        .replace(
+                                CREATED_AT,
+                                java.time.Instant.now()
+                                        .plus(java.time.Duration.ofSeconds(20))
+                                        .toString()));
+        assertThat(header(replies("ahead", 1).get(0), "status")).isEqualTo("201");
+        assertThat(transfers(dave, erin)).isEqualTo(1);
+    }
+
+    @Test
     void anIntentOlderThanTheClaimsTtlIsDeadLetteredNotApplied() throws Exception {
         long claimsBefore = claims();
         String old = intent(alice, bob, "4.00", null)
