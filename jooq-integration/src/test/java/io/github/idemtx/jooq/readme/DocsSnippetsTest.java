@@ -13,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every {@code ```java} block in README.md and docs/*.md (but docs/spring-boot.md, whose examples
@@ -38,7 +39,45 @@ class DocsSnippetsTest {
 
     @Test
     void everyJavaBlockIsCompiledFromItsSourceOrMarkedAsAFragment() throws IOException {
-        Path root = ReadmeExampleTest.repositoryRoot();
+        Check check = check(ReadmeExampleTest.repositoryRoot());
+
+        assertThat(check.problems())
+                .as("java blocks in the docs that could drift from the code")
+                .isEmpty();
+        assertThat(check.compiled()).as("java blocks compiled from sources").isGreaterThanOrEqualTo(3);
+        assertThat(check.fragments()).as("java blocks marked as fragments").isPositive();
+    }
+
+    @Test
+    void theCheckRefusesAnUnmarkedBlockAndOneThatDriftedFromItsSource(@TempDir Path root) throws IOException {
+        Path sources = Files.createDirectories(root.resolve("m/src/test/java/x"));
+        Files.writeString(
+                sources.resolve("Shown.java"),
+                "class Shown {\n    // [docs/a.md: part]\n    int x = 1;\n" + "    // [docs/a.md: end part]\n}\n");
+        Files.createDirectories(root.resolve("docs"));
+        Files.writeString(
+                root.resolve("README.md"), "# r\n\n```java\n// fragment: x is defined elsewhere\nx++;\n```\n");
+        Files.writeString(
+                root.resolve("docs/a.md"),
+                "# a\n\n<!-- part: start -->\n```java\nint x = 1;\n```\n" + "<!-- part: end -->\n");
+        assertThat(check(root).problems())
+                .as("a fragment and a faithful copy pass")
+                .isEmpty();
+
+        Files.writeString(
+                root.resolve("docs/a.md"),
+                "# a\n\n<!-- part: start -->\n```java\nint x = 2;\n```\n"
+                        + "<!-- part: end -->\n\n```java\nint y;\n```\n");
+        assertThat(check(root).problems())
+                .satisfiesExactly(
+                        drifted -> assertThat(drifted).startsWith("docs/a.md:4: the block 'part' differs"),
+                        unmarked -> assertThat(unmarked).startsWith("docs/a.md:9: neither compiled"));
+    }
+
+    /** What the check found: each problem, and how many blocks were compiled or fragments. */
+    record Check(List<String> problems, int compiled, int fragments) {}
+
+    static Check check(Path root) throws IOException {
         List<Path> sources = sources(root);
         List<String> problems = new ArrayList<>();
         int compiled = 0;
@@ -94,11 +133,7 @@ class DocsSnippetsTest {
                 compiled++;
             }
         }
-        assertThat(problems)
-                .as("java blocks in the docs that could drift from the code")
-                .isEmpty();
-        assertThat(compiled).as("java blocks compiled from sources").isGreaterThanOrEqualTo(3);
-        assertThat(fragments).as("java blocks marked as fragments").isPositive();
+        return new Check(problems, compiled, fragments);
     }
 
     /** The region name of the {@code <!-- NAME: start -->} line right before line {@code open}, if any. */
