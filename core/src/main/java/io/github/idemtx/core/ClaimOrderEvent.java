@@ -50,7 +50,7 @@ public final class ClaimOrderEvent {
      * {@return a change back to running the work first}
      *
      * @param takenShare the share of recent calls that found their key taken, from 0 to 1
-     * @param breakEven the share above which reading first costs less, from 0 to 1
+     * @param breakEven the share above which claiming first costs less, from 0 to 1
      * @throws IllegalArgumentException if a share is not between 0 and 1
      */
     public static ClaimOrderEvent toWorkFirst(double takenShare, double breakEven) {
@@ -85,7 +85,7 @@ public final class ClaimOrderEvent {
     }
 
     /**
-     * {@return the share above which reading first costs less, from 0 to 1}: from the measured times
+     * {@return the share above which claiming first costs less, from 0 to 1}: from the measured times
      * of the work and of the claim's statement; the order claims first above it by a third and goes
      * back to work first a third under it
      */

@@ -131,7 +131,7 @@ public final class ClaimFlow<T> {
                     // tell a duplicate still running (which holds no lock of the key until its own
                     // insert) from any other holder of the row: it answers as a duplicate waiting on a
                     // holder past the bound is answered, InProgress, nothing of it committed, rather
-                    // than the raw 55P03/57014 that reading first never gives a duplicate.
+                    // than the raw 55P03/57014 that claiming first never gives a duplicate.
                     discard(boundary);
                     order.taken();
                     return new Outcome.InProgress<>(policy.retryAfter());
@@ -295,7 +295,7 @@ public final class ClaimFlow<T> {
         if (newAttempt) {
             timings.attempt(boundary.joined());
         }
-        // a joined call reads first in every order, and a work-first attempt going on here was counted
+        // a joined call claims first in every order, and a work-first attempt going on here was counted
         boolean learns = newAttempt && !boundary.joined();
         boolean timed = learns && order.times();
         long readStart = timed ? System.nanoTime() : -1;

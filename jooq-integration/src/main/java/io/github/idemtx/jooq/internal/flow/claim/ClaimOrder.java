@@ -5,20 +5,20 @@ import io.github.idemtx.jooq.ClaimMode;
 import java.util.function.Consumer;
 
 /**
- * Which order the next attempt of a call owning its transaction takes, work first or read first,
+ * Which order the next attempt of a call owning its transaction takes, work first or claim first,
  * and, in {@link ClaimMode#ADAPTIVE}, what the calls so far teach about it. Thread-safe: one
  * instance serves every call of an {@code IdempotentTransaction}. Not API.
  *
- * <p>The adaptive order follows the cost model of docs/claim-modes.md. Against a read first, a work
+ * <p>The adaptive order follows the cost model of docs/claim-modes.md. Against a claim first, a work
  * first saves the read on every fresh key and wastes the work on every key that turns out taken
  * (a retry of a completed call, a concurrent duplicate). With {@code read} the time of a read of
- * the key (the claim's statement reading first, the rollback and read of a key found taken
+ * the key (the claim's statement claiming first, the rollback and read of a key found taken
  * working first) and {@code work} the time of the work, the two take the same time at a taken
  * share of {@code read / (read + work)}. Throughput breaks even lower than that: a wasted work
  * also took CPU, held its rows' locks and wrote WAL, which a read does not, and under load CPU is
  * what runs out; so the share is scaled by {@link Adaptive#CALIBRATION}. Until a read has been
  * timed (working first on fresh keys only) the claim's insert with COMMIT stands in for it. It
- * switches to read first when the recent taken share passes the break-even by a third and back
+ * switches to claim first when the recent taken share passes the break-even by a third and back
  * when the share falls a third under the break-even it switched at, so neither a share hovering at
  * the threshold nor a break-even that moves with the load flips the order call by call, and a
  * share steady on either side of the break-even mostly keeps the order that is cheaper there.
@@ -68,7 +68,7 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
     public abstract void taken();
 
     /**
-     * A timed read of a key: the claim's statement reading first (it found the key free), or the
+     * A timed read of a key: the claim's statement claiming first (it found the key free), or the
      * rollback and read after a work-first insert found it taken.
      *
      * @param readNanos how long the read took
@@ -132,13 +132,13 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
         static final double CALIBRATION = 0.5;
 
         /**
-         * It reads first once the share passes the break-even times this, and works first again once
+         * It claims first once the share passes the break-even times this, and works first again once
          * the share falls under the break-even it switched at times {@link #BACK_UNDER}. The share seen
          * is a sample (about ±2 points at 10% over 128 calls): switching at the break-even itself with
          * the way back at half of it, a share steady at 10% under a break-even of 12.5% crossed it now
-         * and then and stayed reading first three quarters of the time, where working first is
-         * cheaper. A band of a third either side keeps it working first 98% of the time there, and
-         * reading first 98% of the time at 15%.
+         * and then and stayed claiming first three quarters of the time, where working first is
+         * cheaper. A band of a third either side keeps it working first more than 90% of the time
+         * there, and claiming first more than 90% of the time at 15% (what ClaimOrderTest asserts).
          */
         static final double SWITCH_OVER = 4.0 / 3;
 
@@ -236,7 +236,7 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
                             : ClaimOrderEvent.toWorkFirst(share, breakEven));
         }
 
-        /** The taken share above which reading first costs less, from the times seen so far. */
+        /** The taken share above which claiming first costs less, from the times seen so far. */
         double breakEven() {
             double w = work;
             double r = read;
