@@ -108,7 +108,7 @@ class AdaptiveClaimModeTest {
         assertThat(replayRuns)
                 .as("working first again after %d fresh calls", freshCalls)
                 .isEqualTo(1);
-        assertThat(orders).extracting(ClaimOrderEvent::readFirst).containsExactly(true, false);
+        assertThat(orders).extracting(ClaimOrderEvent::claimFirst).containsExactly(true, false);
         assertThat(Db.effects(scope, retried)).isEqualTo(1);
     }
 

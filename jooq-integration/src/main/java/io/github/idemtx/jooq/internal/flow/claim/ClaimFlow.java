@@ -95,7 +95,7 @@ public final class ClaimFlow<T> {
     public Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
         return !boundary.joined() && order.workFirst()
                 ? attemptWorkFirst(connection, call, boundary)
-                : attemptReadFirst(connection, call, boundary, true);
+                : attemptClaimFirst(connection, call, boundary, true);
     }
 
     /**
@@ -211,7 +211,7 @@ public final class ClaimFlow<T> {
                     discard(boundary); // a no-op: no transaction is open
                     yield answer(call, answered);
                 }
-                yield attemptReadFirst(connection, call, boundary, false);
+                yield attemptClaimFirst(connection, call, boundary, false);
             }
             default -> throw new IllegalStateException(String.valueOf(recorded));
         };
@@ -290,7 +290,7 @@ public final class ClaimFlow<T> {
      *
      * @param newAttempt false when it goes on from a WORK_FIRST attempt that found the key taken
      */
-    private Outcome<T> attemptReadFirst(Connection connection, Call call, Boundary boundary, boolean newAttempt) {
+    private Outcome<T> attemptClaimFirst(Connection connection, Call call, Boundary boundary, boolean newAttempt) {
         Timings timings = call.timings();
         if (newAttempt) {
             timings.attempt(boundary.joined());

@@ -151,7 +151,7 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
         static final double MOST_BREAK_EVEN = 0.5;
 
         private final Consumer<ClaimOrderEvent> changed;
-        private volatile boolean readFirst;
+        private volatile boolean claimFirst;
         private volatile double share;
         private volatile double work = Double.NaN;
         private volatile double trip = Double.NaN;
@@ -165,7 +165,7 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
 
         @Override
         public boolean workFirst() {
-            return !readFirst;
+            return !claimFirst;
         }
 
         @Override
@@ -207,7 +207,7 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
             if (now != was) {
                 share = now;
             }
-            if (readFirst) {
+            if (claimFirst) {
                 double under = backUnder;
                 if (now < under) {
                     turn(false, now, under / BACK_UNDER);
@@ -224,14 +224,14 @@ public abstract sealed class ClaimOrder permits ClaimOrder.Fixed, ClaimOrder.Ada
          * Sets the order and tells of the change, under a lock taken only when turning: the one call
          * that changes it tells, and changes are told in the order they were made.
          */
-        private synchronized void turn(boolean toReadFirst, double share, double breakEven) {
-            if (readFirst == toReadFirst) {
+        private synchronized void turn(boolean toClaimFirst, double share, double breakEven) {
+            if (claimFirst == toClaimFirst) {
                 return; // another call turned it meanwhile, and told of it
             }
             backUnder = breakEven * BACK_UNDER; // first: a call that sees the new order sees its way back
-            readFirst = toReadFirst;
+            claimFirst = toClaimFirst;
             changed.accept(
-                    toReadFirst
+                    toClaimFirst
                             ? ClaimOrderEvent.toClaimFirst(share, breakEven)
                             : ClaimOrderEvent.toWorkFirst(share, breakEven));
         }

@@ -14,14 +14,14 @@ class ClaimOrderTest {
 
     @Test
     void fixedModesNeverChangeAndLearnNothing() {
-        ClaimOrder readFirst = ClaimOrder.of(ClaimMode.CLAIM_FIRST);
+        ClaimOrder claimFirst = ClaimOrder.of(ClaimMode.CLAIM_FIRST);
         ClaimOrder workFirst = ClaimOrder.of(ClaimMode.WORK_FIRST);
         for (int i = 0; i < 1000; i++) {
-            readFirst.fresh(MS, MS);
+            claimFirst.fresh(MS, MS);
             workFirst.taken();
         }
-        assertThat(readFirst.workFirst()).isFalse();
-        assertThat(readFirst.times()).isFalse();
+        assertThat(claimFirst.workFirst()).isFalse();
+        assertThat(claimFirst.times()).isFalse();
         assertThat(workFirst.workFirst()).isTrue();
         assertThat(workFirst.times()).isFalse();
     }
