@@ -91,15 +91,14 @@ final class LedgerHandlers {
 
     /** The outcome's charge id replaced by the payout as the ledger now holds it, the answer a client sees. */
     private RemoteOutcome<StoredResponse> asPayout(RemoteOutcome<String> outcome, PostRequest post) {
-        UUID id = Payouts.payoutId(post.scope(), post.key());
         return switch (outcome) {
-            case Outcome.Executed<String> e -> new Outcome.Executed<>(paid(post.tenant(), id));
-            case Outcome.Replayed<String> r -> new Outcome.Replayed<>(paid(post.tenant(), id), r.completedAt());
+            case Outcome.Executed<String> e -> new Outcome.Executed<>(paid(post));
+            case Outcome.Replayed<String> r -> new Outcome.Replayed<>(paid(post), r.completedAt());
             case Outcome.Rejected<String> f -> new Outcome.Rejected<>(f.failure(), f.recordedAt(), f.replayed());
             case Outcome.FingerprintMismatch<String> m -> new Outcome.FingerprintMismatch<>();
             case Outcome.InProgress<String> p -> new Outcome.InProgress<>(p.retryAfter());
             case RemoteOutcome.Unknown<String> u -> {
-                System.err.println("ledger: payout " + id + " outcome unknown: " + u.reason());
+                System.err.println("ledger: payout of key " + post.key() + " outcome unknown: " + u.reason());
                 yield new RemoteOutcome.Unknown<>(u.retryAfter(), u.reason());
             }
             case RemoteOutcome.NeedsReconciliation<String> n -> new RemoteOutcome.NeedsReconciliation<>(n.since());
@@ -145,10 +144,13 @@ final class LedgerHandlers {
         return LedgerJson.payouts(found);
     }
 
-    private StoredResponse paid(String tenant, UUID id) {
-        return payouts.find(dsl, tenant, id)
+    /** The key's payout as the ledger now holds it: its latest, the one the key's claim answers for. */
+    private StoredResponse paid(PostRequest post) {
+        return payouts.latest(dsl, post.scope(), post.key())
+                .flatMap(id -> payouts.find(dsl, post.tenant(), id))
                 .map(p -> LedgerJson.payout(p, 201))
-                .orElseThrow(() -> new IllegalStateException("payout " + id + " recorded but not found"));
+                .orElseThrow(
+                        () -> new IllegalStateException("payout of key " + post.key() + " recorded but not found"));
     }
 
     /** Whether a bank is configured; without one every payout endpoint answers {@link #payoutsOff()}. */

@@ -119,9 +119,23 @@ final class Payouts implements AutoCloseable {
         return effect.run(scope, key, fingerprint, request);
     }
 
-    /** The payout of this key, by its id (stable per tenant and key). */
-    static UUID payoutId(Scope scope, IdempotencyKey key) {
-        return UUID.nameUUIDFromBytes((scope.value() + "\u0000" + key.value()).getBytes(StandardCharsets.UTF_8));
+    /**
+     * The payout of one claim of a key, by its id: stable across retries, lookups and recovery of that
+     * claim (its downstream key), and another one when an operator forgot the claim and the key ran
+     * again.
+     */
+    static UUID payoutId(Remote.Intent<PayoutRequest> intent) {
+        return UUID.nameUUIDFromBytes(intent.downstreamKey().getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The id of the latest payout of ({@code scope}, {@code key}): the one its claim answers for. */
+    Optional<UUID> latest(DSLContext dsl, Scope scope, IdempotencyKey key) {
+        return dsl.resultQuery(
+                        "SELECT id FROM " + schema + ".payout WHERE tenant = ? AND idem_key = ?"
+                                + " ORDER BY created_at DESC LIMIT 1",
+                        scope.value(),
+                        key.value())
+                .fetchOptional(0, UUID.class);
     }
 
     Optional<Payout> find(DSLContext dsl, String tenant, UUID id) {
@@ -131,6 +145,7 @@ final class Payouts implements AutoCloseable {
                                 + schema + ".payout p"
                                 + " LEFT JOIN " + schema
                                 + ".idempotency_claim c ON c.scope = p.tenant AND c.idem_key = p.idem_key"
+                                + " AND p.state = 'in_flight'"
                                 + " WHERE p.id = ? AND p.tenant = ?",
                         id,
                         tenant)
@@ -151,6 +166,7 @@ final class Payouts implements AutoCloseable {
                                 + schema + ".payout p"
                                 + " LEFT JOIN " + schema
                                 + ".idempotency_claim c ON c.scope = p.tenant AND c.idem_key = p.idem_key"
+                                + " AND p.state = 'in_flight'"
                                 + " WHERE p.tenant = ? AND " + condition + " ORDER BY p.created_at LIMIT ?",
                         args)
                 .fetch()
@@ -206,7 +222,7 @@ final class Payouts implements AutoCloseable {
             }
             String tenant = intent.scope().value();
             String currency = account.get(0, String.class);
-            UUID payout = payoutId(intent.scope(), intent.key());
+            UUID payout = payoutId(intent);
             tx.execute(
                     "INSERT INTO " + schema
                             + ".payout (id, tenant, account_id, amount, currency, destination, idem_key, state, bank)"
@@ -279,16 +295,20 @@ final class Payouts implements AutoCloseable {
 
         @Override
         public void after(DSLContext tx, Intent<PayoutRequest> intent, String chargeId) {
-            UUID payout = payoutId(intent.scope(), intent.key());
+            // the key's one payout in flight (payout_in_flight_idx), whichever claim's id it has: also
+            // one made before V4, whose id came from the key alone
             Record settled = tx.resultQuery(
                             "UPDATE " + schema + ".payout SET state = 'paid', charge_id = ?, settled_at = now()"
-                                    + " WHERE id = ? AND state = 'in_flight' RETURNING tenant, currency, amount, bank",
+                                    + " WHERE tenant = ? AND idem_key = ? AND state = 'in_flight'"
+                                    + " RETURNING tenant, currency, amount, bank, id",
                             chargeId,
-                            payout)
+                            intent.scope().value(),
+                            intent.key().value())
                     .fetchOne();
             if (settled == null) {
-                throw new IllegalStateException("payout " + payout + " was not in flight");
+                throw new IllegalStateException("payout " + payoutId(intent) + " was not in flight");
             }
+            UUID payout = settled.get(4, UUID.class);
             // the settlement: the bank's clearing account -> its paid_out account
             String tenant = settled.get(0, String.class);
             String currency = settled.get(1, String.class);
@@ -303,16 +323,17 @@ final class Payouts implements AutoCloseable {
 
         @Override
         public void refused(DSLContext tx, Intent<PayoutRequest> intent, Failure failure) {
-            UUID payout = payoutId(intent.scope(), intent.key());
             Record released = tx.resultQuery(
                             "UPDATE " + schema + ".payout SET state = 'refused', settled_at = now()"
-                                    + " WHERE id = ? AND state = 'in_flight'"
-                                    + " RETURNING tenant, currency, amount, bank, account_id",
-                            payout)
+                                    + " WHERE tenant = ? AND idem_key = ? AND state = 'in_flight'"
+                                    + " RETURNING tenant, currency, amount, bank, account_id, id",
+                            intent.scope().value(),
+                            intent.key().value())
                     .fetchOne();
             if (released == null) {
                 return; // released before
             }
+            UUID payout = released.get(5, UUID.class);
             // the release: the bank's clearing account -> back to the customer
             String tenant = released.get(0, String.class);
             String currency = released.get(1, String.class);

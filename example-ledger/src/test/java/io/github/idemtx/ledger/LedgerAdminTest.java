@@ -256,5 +256,29 @@ class LedgerAdminTest {
         assertThat(admin("GET", claimPath(notCharged), null, null).status()).isEqualTo(404);
         assertThat(admin("GET", "/admin/claims?state=completed", null, null).status())
                 .isEqualTo(400);
+
+        // as the page and the docs promise, the key's next request runs again: a new payout, paid
+        Reply again = tenant(
+                "POST",
+                "/payouts",
+                notCharged,
+                "{\"from\":\"" + account + "\",\"amount\":\"20.00\",\"destination\":\"BR12 3456\"}");
+        assertThat(again.status()).as(again.response().body()).isEqualTo(201);
+        assertThat(again.json().path("state").asText()).isEqualTo("paid");
+        String newPayout = again.json().path("id").asText();
+        Reply replayed = tenant(
+                "POST",
+                "/payouts",
+                notCharged,
+                "{\"from\":\"" + account + "\",\"amount\":\"20.00\",\"destination\":\"BR12 3456\"}");
+        assertThat(replayed.status()).isEqualTo(201);
+        assertThat(replayed.json().path("id").asText())
+                .as("its retries replay it")
+                .isEqualTo(newPayout);
+        assertThat(balance(account)).as("paid once more, after the refusal").isEqualTo("50.00");
+        assertThat(tenant("GET", "/payouts?state=refused", null, null).json().findValuesAsText("id"))
+                .as("the forgotten claim's payout stays in the books")
+                .isNotEmpty()
+                .doesNotContain(newPayout);
     }
 }

@@ -3,8 +3,6 @@ package io.github.idemtx.ledger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.idemtx.core.IdempotencyKey;
-import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.ledger.LedgerHttpTest.Reply;
@@ -114,7 +112,17 @@ class OperationsPageBrowserTest {
     }
 
     private static String payoutState(String key) throws Exception {
-        UUID id = Payouts.payoutId(Scope.of(TENANT), IdempotencyKey.of(key));
+        String id;
+        try (Connection c = TestDatabase.get().connect();
+                java.sql.PreparedStatement s = c.prepareStatement("SELECT id FROM " + ledger.schema()
+                        + ".payout WHERE tenant = ? AND idem_key = ? ORDER BY created_at DESC LIMIT 1")) {
+            s.setString(1, TENANT);
+            s.setString(2, key);
+            try (ResultSet rs = s.executeQuery()) {
+                assertThat(rs.next()).as("a payout of key " + key).isTrue();
+                id = rs.getString(1);
+            }
+        }
         return tenant("GET", "/payouts/" + id, null, null).json().get("state").asText();
     }
 

@@ -226,6 +226,10 @@ final class PayoutChecks {
                 db.count("SELECT count(*) FROM (SELECT idem_key FROM " + b
                                         + ".charge GROUP BY idem_key HAVING count(*) > 1) x")
                                 == 0
+                        // one payout row per key: the storm forgets no claim (a forgotten one may run again)
+                        && db.count("SELECT count(*) FROM (SELECT tenant, idem_key FROM " + l
+                                        + ".payout GROUP BY tenant, idem_key HAVING count(*) > 1) x")
+                                == 0
                         && bankCharges.size() <= payouts.size()
                         && bankCharges.values().stream()
                                         .filter(c -> "succeeded".equals(c[1]))
