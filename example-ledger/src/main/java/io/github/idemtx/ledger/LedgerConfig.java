@@ -13,7 +13,8 @@ import java.util.Map;
  *
  * <ul>
  *   <li>{@code LEDGER_DB_URL}, {@code LEDGER_DB_USER}, {@code LEDGER_DB_PASSWORD} ({@code --db-url},
- *       ...): the PostgreSQL, a JDBC URL; unset, 127.0.0.1:5432 as {@code postgres}. The example's
+ *       ...): the PostgreSQL, a JDBC URL; unset, 127.0.0.1:5432. The user is {@code postgres} unless
+ *       {@code LEDGER_DB_USER} or the URL's {@code user} parameter names another. The example's
  *       launcher ({@code LocalLedger} in {@code example-ledger-storm}) also takes
  *       {@code embedded[:version]} / {@code testcontainers[:image]}, and unset starts an embedded
  *       PostgreSQL when nothing at 127.0.0.1:5432 lets {@code postgres} in (docs/database.md).
@@ -118,6 +119,9 @@ public record LedgerConfig(
         Map<String, String> flags = Flags.parse("arguments", args);
         String url = setting(flags, env, "db-url", "LEDGER_DB_URL", null);
         String user = setting(flags, env, "db-user", "LEDGER_DB_USER", null);
+        if (user == null && url != null && !url.matches("(?i).*[?&]user=.*")) {
+            user = LedgerServer.DEFAULT_DB_USER; // not pgjdbc's default, the OS user: as docs/ledger-example.md says
+        }
         String password = setting(flags, env, "db-password", "LEDGER_DB_PASSWORD", null);
         String schema = setting(flags, env, "schema", "LEDGER_SCHEMA", "ledger");
         int port = intSetting(flags, env, "port", "LEDGER_PORT", 8080, 0, 65535);

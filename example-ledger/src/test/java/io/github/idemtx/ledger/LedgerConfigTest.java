@@ -21,6 +21,22 @@ class LedgerConfigTest {
     }
 
     @Test
+    void aDatabaseUrlWithoutAUserConnectsAsPostgresAsTheDocsSay() {
+        String url = "jdbc:postgresql://127.0.0.1:5432/books";
+        assertThat(LedgerConfig.from(new String[0], Map.of("LEDGER_DB_URL", url))
+                        .dbUser())
+                .as("not pgjdbc's default, the OS user")
+                .isEqualTo("postgres");
+        assertThat(LedgerConfig.from(new String[0], Map.of("LEDGER_DB_URL", url, "LEDGER_DB_USER", "books"))
+                        .dbUser())
+                .isEqualTo("books");
+        assertThat(LedgerConfig.from(new String[0], Map.of("LEDGER_DB_URL", url + "?user=clerk"))
+                        .dbUser())
+                .as("the URL's own user is left to the URL")
+                .isNull();
+    }
+
+    @Test
     void makesTwoDemoTenantsWhenNoTokensAreGiven() {
         LedgerConfig config = LedgerConfig.from(new String[0], Map.of());
         assertThat(config.demoTokens()).isTrue();
