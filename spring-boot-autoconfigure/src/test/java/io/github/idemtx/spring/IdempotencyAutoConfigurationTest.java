@@ -117,11 +117,12 @@ class IdempotencyAutoConfigurationTest {
 
     @Test
     void theClaimModeComesFromTheProperty() {
+        // unset: claim first, the library's default
         runner(freshSchema())
                 .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
                                 .strings()
                                 .claimMode())
-                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.ADAPTIVE));
+                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.CLAIM_FIRST));
         runner(freshSchema())
                 .withPropertyValues("idemtx.claim-mode=work-first")
                 .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
@@ -138,6 +139,18 @@ class IdempotencyAutoConfigurationTest {
         runner(freshSchema())
                 .withPropertyValues("idemtx.claim-mode=sometimes")
                 .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.claim-mode"));
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void theDeprecatedReadFirstIsClaimFirstWithAWarning(CapturedOutput output) {
+        runner(freshSchema())
+                .withPropertyValues("idemtx.claim-mode=READ_FIRST")
+                .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
+                                .strings()
+                                .claimMode())
+                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.CLAIM_FIRST));
+        assertThat(output.getAll()).contains("idemtx.claim-mode=READ_FIRST is deprecated");
     }
 
     @Test
