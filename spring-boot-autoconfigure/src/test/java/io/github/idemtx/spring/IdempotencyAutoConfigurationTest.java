@@ -276,6 +276,7 @@ class IdempotencyAutoConfigurationTest {
                 "idemtx.purge.interval",
                 "idemtx.purge.limit",
                 "idemtx.web.max-body-bytes",
+                "idemtx.web.scope.jwt-claim",
                 "idemtx.recovery.enabled",
                 "idemtx.recovery.interval",
                 "idemtx.recovery.batch",
@@ -307,6 +308,11 @@ class IdempotencyAutoConfigurationTest {
             if (defaults.containsKey(name)) {
                 assertThat(p.path("description").asString()).as(name).isNotBlank();
                 assertThat(p.path("defaultValue").asString()).as(name).isEqualTo(defaults.get(name));
+            }
+            if (name.equals("idemtx.web.scope.jwt-claim")) {
+                // unset by default: the scope is the principal's name
+                assertThat(p.path("description").asString()).as(name).contains("JWT claim");
+                assertThat(p.has("defaultValue")).as(name).isFalse();
             }
         }
         // the claim mode's default and values are spelt as the README and the enum spell them
