@@ -164,6 +164,10 @@ class ScopeResolverAutoConfigurationTest {
                         .rootCause()
                         .hasMessageContaining("idemtx.web.scope.jwt-claim is set (tenant_id)")
                         .hasMessageContaining("spring-boot-starter-security-oauth2-resource-server"));
+        // a claim named like a switch is still a claim
+        runner().withPropertyValues("idemtx.web.scope.jwt-claim=false")
+                .run(context -> assertThat(context.getBean(IdempotencyScopeResolver.class))
+                        .hasToString("the JWT claim false (IdempotencyScopeResolver.jwtClaim)"));
         runner().withPropertyValues("idemtx.web.scope.jwt-claim= ")
                 .run(context -> assertThat(context)
                         .hasFailed()

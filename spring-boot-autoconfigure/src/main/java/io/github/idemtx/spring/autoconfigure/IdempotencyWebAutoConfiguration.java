@@ -55,6 +55,10 @@ public class IdempotencyWebAutoConfiguration {
     @ConditionalOnMissingBean
     IdempotencyScopeResolver idempotencyScopeResolver(IdempotencyProperties properties, ApplicationContext context) {
         String claim = properties.getWeb().getScope().getJwtClaim();
+        if (claim != null && ClassUtils.isPresent(JWT, context.getClassLoader())) {
+            // a claim named "false", which @ConditionalOnProperty reads as switched off
+            return jwtClaim(claim);
+        }
         if (claim != null) {
             throw new IllegalStateException(
                     "idemtx.web.scope.jwt-claim is set (" + claim + "), but a scope from a JWT claim needs Spring"
@@ -75,13 +79,16 @@ public class IdempotencyWebAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         IdempotencyScopeResolver jwtClaimScopeResolver(IdempotencyProperties properties) {
-            String claim =
-                    Objects.requireNonNullElse(properties.getWeb().getScope().getJwtClaim(), "");
-            try {
-                return IdempotencyScopeResolver.jwtClaim(claim);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("idemtx.web.scope.jwt-claim: " + e.getMessage(), e);
-            }
+            return jwtClaim(
+                    Objects.requireNonNullElse(properties.getWeb().getScope().getJwtClaim(), ""));
+        }
+    }
+
+    private static IdempotencyScopeResolver jwtClaim(String claim) {
+        try {
+            return IdempotencyScopeResolver.jwtClaim(claim);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("idemtx.web.scope.jwt-claim: " + e.getMessage(), e);
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.servlet.MockMvc;
@@ -21,11 +22,13 @@ import org.springframework.web.context.WebApplicationContext;
 /** docs/spring-boot.md's payments example, run: once, replayed, rejected, refused without a scope. */
 @DatabaseTest
 @SpringBootTest(classes = DocsPaymentsApplication.class)
+@DirtiesContext // its pool closes with the class: the server is shared, its connections are not ours to keep
 class DocsPaymentsExampleTest {
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
         PaymentsApplication.databaseProperties().forEach((k, v) -> registry.add(k, () -> v));
+        registry.add("spring.datasource.hikari.maximum-pool-size", () -> "2");
     }
 
     @Autowired
