@@ -117,11 +117,12 @@ class IdempotencyAutoConfigurationTest {
 
     @Test
     void theClaimModeComesFromTheProperty() {
+        // unset: claim first, the library's default
         runner(freshSchema())
                 .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
                                 .strings()
                                 .claimMode())
-                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.ADAPTIVE));
+                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.CLAIM_FIRST));
         runner(freshSchema())
                 .withPropertyValues("idemtx.claim-mode=work-first")
                 .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
@@ -138,6 +139,18 @@ class IdempotencyAutoConfigurationTest {
         runner(freshSchema())
                 .withPropertyValues("idemtx.claim-mode=sometimes")
                 .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining("idemtx.claim-mode"));
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void theDeprecatedReadFirstIsClaimFirstWithAWarning(CapturedOutput output) {
+        runner(freshSchema())
+                .withPropertyValues("idemtx.claim-mode=READ_FIRST")
+                .run(context -> assertThat(context.getBean(IdempotentTransactions.class)
+                                .strings()
+                                .claimMode())
+                        .isEqualTo(io.github.idemtx.jooq.ClaimMode.CLAIM_FIRST));
+        assertThat(output.getAll()).contains("idemtx.claim-mode=READ_FIRST is deprecated");
     }
 
     @Test
@@ -263,6 +276,7 @@ class IdempotencyAutoConfigurationTest {
                 "idemtx.purge.interval",
                 "idemtx.purge.limit",
                 "idemtx.web.max-body-bytes",
+                "idemtx.web.scope.jwt-claim",
                 "idemtx.recovery.enabled",
                 "idemtx.recovery.interval",
                 "idemtx.recovery.batch",
@@ -294,6 +308,11 @@ class IdempotencyAutoConfigurationTest {
             if (defaults.containsKey(name)) {
                 assertThat(p.path("description").asString()).as(name).isNotBlank();
                 assertThat(p.path("defaultValue").asString()).as(name).isEqualTo(defaults.get(name));
+            }
+            if (name.equals("idemtx.web.scope.jwt-claim")) {
+                // unset by default: the scope is the principal's name
+                assertThat(p.path("description").asString()).as(name).contains("JWT claim");
+                assertThat(p.has("defaultValue")).as(name).isFalse();
             }
         }
         // the claim mode's default and values are spelt as the README and the enum spell them

@@ -171,6 +171,18 @@ class PaymentsHttpTest {
     }
 
     @Test
+    void aPrincipalNameThatIsNoScopeIsA400ProblemNamingWhatIsWrong() throws Exception {
+        HttpResponse<String> tooLong =
+                post("u".repeat(256), key(), "{\"amountCents\": 100, \"reference\": \"long-name\"}");
+        assertThat(tooLong.statusCode()).isEqualTo(400);
+        assertThat(tooLong.body())
+                .contains("invalid-scope")
+                .contains("the scope from the authenticated principal's name is not valid: scope must be at most 255"
+                        + " characters, was 256");
+        assertThat(payments("long-name")).isZero();
+    }
+
+    @Test
     void aBodyOverTheLimitIsA413ProblemWithItsInstanceLikeThe400() throws Exception {
         String big = "{\"amountCents\": 100, \"reference\": \"big\", \"pad\": \"" + "x".repeat(1024 * 1024) + "\"}";
         HttpResponse<String> tooLarge = post(user, key(), big);

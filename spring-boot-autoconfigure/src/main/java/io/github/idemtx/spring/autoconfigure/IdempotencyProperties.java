@@ -5,6 +5,7 @@ import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.jooq.IdempotentTransaction;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -116,8 +117,15 @@ public class IdempotencyProperties {
         /** Largest body, in bytes, of a request with an Idempotency-Key (read once for its fingerprint); larger is answered 413. */
         private int maxBodyBytes = 1024 * 1024;
 
+        private final ScopeSource scope = new ScopeSource();
+
         /** Every {@code idemtx.web.*} property at its default. */
         public Web() {}
+
+        /** {@return the {@code idemtx.web.scope.*} properties} */
+        public ScopeSource getScope() {
+            return scope;
+        }
 
         /** {@return {@code idemtx.web.max-body-bytes}: the largest body, in bytes, read for a fingerprint} */
         public int getMaxBodyBytes() {
@@ -131,6 +139,36 @@ public class IdempotencyProperties {
          */
         public void setMaxBodyBytes(int maxBodyBytes) {
             this.maxBodyBytes = maxBodyBytes;
+        }
+    }
+
+    /**
+     * Where the auto-configured {@code IdempotencyScopeResolver} takes a request's scope from (an
+     * application's own resolver bean replaces it, and these properties with it).
+     */
+    public static class ScopeSource {
+        /**
+         * Name of the JWT claim that holds the scope, such as a tenant id (e.g. tenant_id); needs Spring
+         * Security's JWT resource-server support. Unset: the authenticated principal's name, with Spring
+         * Security on the class path.
+         */
+        private @Nullable String jwtClaim;
+
+        /** Every {@code idemtx.web.scope.*} property at its default. */
+        public ScopeSource() {}
+
+        /** {@return {@code idemtx.web.scope.jwt-claim}: the JWT claim holding the scope, or null for none} */
+        public @Nullable String getJwtClaim() {
+            return jwtClaim;
+        }
+
+        /**
+         * Sets {@code idemtx.web.scope.jwt-claim}; see {@link #getJwtClaim()}.
+         *
+         * @param jwtClaim a claim name, not blank; checked when the resolver is made
+         */
+        public void setJwtClaim(@Nullable String jwtClaim) {
+            this.jwtClaim = jwtClaim;
         }
     }
 

@@ -6,8 +6,9 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.http.IdempotencyKeyHeader;
 import io.github.idemtx.http.RequestFingerprint;
 import jakarta.servlet.http.HttpServletRequest;
-import java.security.Principal;
 import java.util.Collections;
+import java.util.Objects;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.MethodParameter;
 import org.springframework.http.MediaType;
@@ -24,8 +25,9 @@ import org.springframework.web.util.WebUtils;
  *   <li>{@link IdempotencyKey}: the {@code Idempotency-Key} header, parsed as an RFC 8941 string; a
  *       missing or malformed header is a {@link io.github.idemtx.http.InvalidIdempotencyKeyException},
  *       answered 400;
- *   <li>{@link Scope}: the authenticated principal's name ({@code HttpServletRequest.getUserPrincipal},
- *       which Spring Security fills), never a header; none is a {@link MissingScopeException}, answered 401;
+ *   <li>{@link Scope}: what the {@link IdempotencyScopeResolver} tells (by default with Spring Security,
+ *       the authenticated principal's name); none is a {@link MissingScopeException}, answered 401, an
+ *       invalid one an {@link InvalidScopeException}, answered 400;
  *   <li>{@link Fingerprint}: method, path, query and body; a JSON body ({@code application/json} or
  *       {@code +json}) in its RFC 8785 canonical form, so formatting and member order do not matter
  *       (invalid JSON is answered 400), any other body byte for byte.
@@ -33,8 +35,19 @@ import org.springframework.web.util.WebUtils;
  */
 public class IdempotencyArgumentResolver implements HandlerMethodArgumentResolver {
 
-    /** Stateless and thread-safe; the web auto-configuration registers one. */
-    public IdempotencyArgumentResolver() {}
+    private final IdempotencyScopeResolver scopes;
+
+    /**
+     * A resolver whose {@link Scope} arguments come from {@code scopes}. Thread-safe when
+     * {@code scopes} is; the web auto-configuration registers one over the context's
+     * {@link IdempotencyScopeResolver} bean.
+     *
+     * @param scopes tells each request's scope
+     * @throws NullPointerException if {@code scopes} is null
+     */
+    public IdempotencyArgumentResolver(IdempotencyScopeResolver scopes) {
+        this.scopes = Objects.requireNonNull(scopes, "scopes must not be null");
+    }
 
     @Override
     public boolean supportsParameter(MethodParameter parameter) {
@@ -63,14 +76,14 @@ public class IdempotencyArgumentResolver implements HandlerMethodArgumentResolve
         return fingerprint(request);
     }
 
-    static Scope scope(HttpServletRequest request) {
-        Principal principal = request.getUserPrincipal();
-        if (principal == null
-                || principal.getName() == null
-                || principal.getName().isEmpty()) {
-            throw new MissingScopeException();
+    private Scope scope(HttpServletRequest request) {
+        Optional<Scope> scope = scopes.resolve(request);
+        if (scope == null) {
+            throw new IllegalStateException(
+                    "idemtx: the IdempotencyScopeResolver " + scopes.getClass().getName()
+                            + " returned null; it must return Optional.empty() for a request without a scope");
         }
-        return Scope.of(principal.getName());
+        return scope.orElseThrow(() -> new MissingScopeException(scopes));
     }
 
     static Fingerprint fingerprint(HttpServletRequest request) {

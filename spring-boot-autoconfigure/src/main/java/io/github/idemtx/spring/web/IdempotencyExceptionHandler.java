@@ -16,7 +16,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 /**
  * Answers the request-level refusals as problem details ({@code application/problem+json}): a
  * missing or malformed {@code Idempotency-Key} (400, the reason as a member), a JSON body that
- * cannot be fingerprinted (400), no authenticated principal for the scope (401). Ordered just ahead
+ * cannot be fingerprinted (400), no scope for the request (401), an invalid one (400), and no
+ * {@link IdempotencyScopeResolver} where one is needed (500, naming the fix). Ordered just ahead
  * of an application's catch-all handlers; an application's own handler for these types with a
  * higher precedence wins.
  */
@@ -53,13 +54,43 @@ public class IdempotencyExceptionHandler {
     }
 
     /**
-     * {@return 401: no authenticated principal, so no scope for the key}
+     * {@return 401: no scope for the key (no authenticated principal, by default)}
      *
      * @param e the refusal
      */
     @ExceptionHandler(MissingScopeException.class)
     public ResponseEntity<ProblemDetail> missingScope(MissingScopeException e) {
         return problem(Problem.unauthenticated());
+    }
+
+    /**
+     * {@return 400 naming where the scope came from and what is wrong with it}
+     *
+     * @param e the refusal
+     */
+    @ExceptionHandler(InvalidScopeException.class)
+    public ResponseEntity<ProblemDetail> invalidScope(InvalidScopeException e) {
+        return problem(new Problem(
+                Problem.TYPE_PREFIX + "invalid-scope",
+                "Invalid scope",
+                400,
+                Objects.requireNonNullElse(e.getMessage(), "the request's scope is not valid"),
+                Map.of()));
+    }
+
+    /**
+     * {@return 500 naming the fix: the application has not said where scopes come from}
+     *
+     * @param e the refusal
+     */
+    @ExceptionHandler(ScopeNotConfiguredException.class)
+    public ResponseEntity<ProblemDetail> scopeNotConfigured(ScopeNotConfiguredException e) {
+        return problem(new Problem(
+                Problem.TYPE_PREFIX + "scope-not-configured",
+                "Idempotency scope not configured",
+                500,
+                Objects.requireNonNullElse(e.getMessage(), "define an IdempotencyScopeResolver bean"),
+                Map.of()));
     }
 
     private static ResponseEntity<ProblemDetail> problem(Problem problem) {

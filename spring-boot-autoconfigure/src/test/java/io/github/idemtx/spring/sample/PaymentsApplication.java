@@ -1,6 +1,7 @@
 package io.github.idemtx.spring.sample;
 
 import io.github.idemtx.db.testing.TestDatabase;
+import io.github.idemtx.spring.web.IdempotencyScopeResolver;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -54,6 +55,16 @@ public class PaymentsApplication {
         SpringApplication app = new SpringApplication(PaymentsApplication.class);
         app.setDefaultProperties(databaseProperties());
         app.run(args);
+    }
+
+    /**
+     * Scopes are the principal's name, which {@link #bearerAuthentication()} sets. Without Spring
+     * Security the starter does not assume so: an application that authenticates by other means says
+     * where scopes come from.
+     */
+    @Bean
+    IdempotencyScopeResolver idempotencyScopeResolver() {
+        return IdempotencyScopeResolver.principal();
     }
 
     /**
