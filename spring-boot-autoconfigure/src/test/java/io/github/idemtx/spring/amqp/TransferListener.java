@@ -132,6 +132,11 @@ public class TransferListener {
                     + ", and claims are kept " + maxAge + " (the ttl less a minute for clock skew): an earlier"
                     + " application's claim may be gone, so it could apply twice");
         }
+        if (Duration.between(Instant.now(), intent.createdAt()).compareTo(Duration.ofMinutes(1)) > 0) {
+            // the ttl argument needs the creation in the past: applied now, the claim would expire too early
+            return Acknowledgement.deadLetter("dated in the future: created at " + intent.createdAt()
+                    + ", more than the minute allowed for clock skew ahead of this consumer's clock");
+        }
         Acknowledgement ack;
         try {
             Outcome<Transfer> outcome = transfers.run(scope, key, fingerprint, tx -> apply(tx, intent));

@@ -413,8 +413,8 @@ class TransferListenerTest {
         assertThat(transfers()).as("applied once").isEqualTo(1);
         assertThat(claims(key)).isEqualTo(1);
 
-        // the same fields created an hour later: another intent, another key
-        publish(null, intent("alice", "bob", 100, createdAt.plus(Duration.ofHours(1))), replies);
+        // the same fields created an hour earlier: another intent, another key
+        publish(null, intent("alice", "bob", 100, createdAt.minus(Duration.ofHours(1))), replies);
         Message third = receive(replies, 1).get(0);
         assertThat(third.getMessageProperties().getCorrelationId()).isNotEqualTo(key);
         assertThat(claims(third.getMessageProperties().getCorrelationId()))
@@ -501,6 +501,13 @@ class TransferListenerTest {
         assertThat(parked.getMessageProperties().<String>getHeader(TransferListener.REASON))
                 .startsWith("too old to apply safely");
         assertThat(claims(old)).as("no call: nothing written").isZero();
+
+        // dated beyond the clock-skew allowance: the ttl argument needs the creation in the past
+        String future = UUID.randomUUID().toString();
+        publish(future, intent("alice", "bob", 300, Instant.now().plus(Duration.ofDays(3))), null);
+        assertThat(awaitParked(future).getMessageProperties().<String>getHeader(TransferListener.REASON))
+                .startsWith("dated in the future");
+        assertThat(claims(future)).as("no call: nothing written").isZero();
         receive(replies, 1);
         awaitSettled(young, 1);
         assertThat(settledOf(young)).extracting(Settled::action).containsExactly(Acknowledgement.Action.ACK);

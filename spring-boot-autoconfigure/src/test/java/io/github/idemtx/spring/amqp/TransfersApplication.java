@@ -4,7 +4,6 @@ import io.github.idemtx.keys.DerivedKeys;
 import io.github.idemtx.keys.FieldNormalizer;
 import io.github.idemtx.spring.IdempotentTransactions;
 import io.github.idemtx.spring.sample.PaymentsApplication;
-import java.time.Duration;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
@@ -98,9 +97,8 @@ public class TransfersApplication {
                 .field("from", FieldNormalizer.CREDITOR_KEY)
                 .field("to", FieldNormalizer.CREDITOR_KEY)
                 .field("amount", FieldNormalizer.AMOUNT)
-                // the instant travels in the message, exact on every delivery: a coarse bucket would
-                // only merge distinct intents with equal fields
-                .bucketSize(Duration.ofSeconds(1))
+                // the default bucket, 15 minutes: the instant travels in the message and is in the
+                // fingerprint, so twins within a bucket are parked as FingerprintMismatch, never merged
                 .build();
     }
 
