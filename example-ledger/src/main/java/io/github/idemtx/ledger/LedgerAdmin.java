@@ -47,6 +47,14 @@ import java.util.regex.Pattern;
  *   <li>{@code POST /admin/claims/{scope}/{key}/forget} with {@code {"operator": ..., "reason": ...}}.
  * </ul>
  *
+ * <p>Every request to these JSON routes carries {@code Authorization: Bearer <admin token>}
+ * ({@code LEDGER_ADMIN_TOKEN}, or the one printed at start): the port is bound to the loopback, but
+ * any local process (a sidecar in the same pod) reaches it, and the routes both write (resolve a
+ * payout as paid, forget a claim) and show decoded requests (the payouts' accounts and
+ * destinations). Without it, or with another, the answer is 401 and nothing is read or written. The
+ * operations page ({@code /ops}) is for a browser: its forms carry a token of their own, and what it
+ * shows is readable by any local process that can reach the port.
+ *
  * <p>Scope and key are percent-encoded path segments. Writes take {@code application/json} only (a
  * browser cannot send that to another origin without asking first), and every request must name the
  * loopback in its {@code Host} (a rebound name of another site is refused). Refusals are problem+json: 404
@@ -69,9 +77,12 @@ final class LedgerAdmin implements AutoCloseable {
     private final Payouts payouts; // null without a bank
     private final HttpServer server;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    /** {@code Bearer <token>}, compared in constant time. */
+    private final byte[] bearer;
 
-    private LedgerAdmin(ClaimAdmin admin, Payouts payouts, int port) throws IOException {
+    private LedgerAdmin(ClaimAdmin admin, Payouts payouts, int port, String token) throws IOException {
         this.admin = admin;
+        this.bearer = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
         this.payouts = payouts;
         this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 64);
         server.setExecutor(executor);
@@ -88,9 +99,9 @@ final class LedgerAdmin implements AutoCloseable {
         server.start();
     }
 
-    /** Serves the admin routes on {@code port} (0: a free one) of 127.0.0.1. */
-    static LedgerAdmin start(ClaimAdmin admin, Payouts payouts, int port) throws IOException {
-        return new LedgerAdmin(admin, payouts, port);
+    /** Serves the admin routes on {@code port} (0: a free one) of 127.0.0.1, to holders of {@code token}. */
+    static LedgerAdmin start(ClaimAdmin admin, Payouts payouts, int port, String token) throws IOException {
+        return new LedgerAdmin(admin, payouts, port, token);
     }
 
     /** The port it listens on. */
@@ -152,6 +163,16 @@ final class LedgerAdmin implements AutoCloseable {
                     "not_loopback",
                     "Forbidden",
                     "the Host header must name this machine's loopback (localhost, 127.0.0.1 or [::1])");
+        }
+        String given = exchange.getRequestHeaders().getFirst("Authorization");
+        if (given == null || !java.security.MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8), bearer)) {
+            exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"ledger-admin\"");
+            return LedgerJson.problem(
+                    401,
+                    "unauthorized",
+                    "Unauthorized",
+                    "the admin routes need Authorization: Bearer <LEDGER_ADMIN_TOKEN, or the token the ledger"
+                            + " printed at start>");
         }
         Matcher m;
         if (method.equals("GET")) {

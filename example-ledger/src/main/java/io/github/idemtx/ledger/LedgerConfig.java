@@ -47,6 +47,9 @@ import java.util.Map;
  *       intents that carry no id; unset, a demo secret, with a warning at start).
  *   <li>{@code LEDGER_ADMIN_PORT} ({@code --admin-port}): the operators' port ({@link LedgerAdmin}:
  *       claims to see and settle), on 127.0.0.1 only; 0 picks a free port; unset, none is served.
+ *       {@code LEDGER_ADMIN_TOKEN} ({@code --admin-token}): the bearer token every request to its JSON
+ *       routes ({@code /admin/...}) must carry, at least 16 characters; unset (null here), the ledger
+ *       makes a random one and prints it at start.
  * </ul>
  */
 public record LedgerConfig(
@@ -63,7 +66,8 @@ public record LedgerConfig(
         java.util.List<java.time.Duration> payoutLookups,
         ClaimMode claimMode,
         Queue queue,
-        Integer adminPort) {
+        Integer adminPort,
+        String adminToken) {
 
     /**
      * The transfer queue's settings; see the class comment. {@code haltEvery} is a fault for
@@ -149,6 +153,11 @@ public record LedgerConfig(
         String admin = setting(flags, env, "admin-port", "LEDGER_ADMIN_PORT", null);
         Integer adminPort =
                 admin == null ? null : intSetting(flags, env, "admin-port", "LEDGER_ADMIN_PORT", 0, 0, 65535);
+        String adminToken = setting(flags, env, "admin-token", "LEDGER_ADMIN_TOKEN", null);
+        if (adminToken != null && (adminToken.length() < 16 || !adminToken.matches("[\\x21-\\x7e]+"))) {
+            throw new IllegalArgumentException("LEDGER_ADMIN_TOKEN (--admin-token) must be at least 16 printable"
+                    + " characters without spaces (its value is not shown)");
+        }
         if (bankUrl != null && !bankUrl.matches("https?://[^\\s/]+(:[0-9]+)?/?")) {
             throw new IllegalArgumentException(
                     "LEDGER_BANK_URL (--bank-url) must be like http://127.0.0.1:8090, was '" + bankUrl + "'");
@@ -182,7 +191,8 @@ public record LedgerConfig(
                 payoutLookups,
                 claimMode,
                 queue,
-                adminPort);
+                adminPort,
+                adminToken);
     }
 
     /** {@code 1000,2000,4000}: 1 to 10 delays of 1 ms to 1 hour each. */
@@ -275,7 +285,8 @@ public record LedgerConfig(
                 payoutLookups,
                 claimMode,
                 queue,
-                adminPort);
+                adminPort,
+                adminToken);
     }
 
     @Override
@@ -316,7 +327,7 @@ public record LedgerConfig(
         }
     }
 
-    private static String randomToken() {
+    static String randomToken() {
         byte[] bytes = new byte[16];
         new SecureRandom().nextBytes(bytes);
         return HexFormat.of().formatHex(bytes);

@@ -49,9 +49,12 @@ public final class LedgerServer implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor;
     private final LedgerAdmin admin; // null without LEDGER_ADMIN_PORT
+    /** What the admin routes take: LEDGER_ADMIN_TOKEN, or one made here (printed by {@link #announce}). */
+    private final String adminToken;
 
     private LedgerServer(LedgerConfig config, boolean fresh) throws IOException {
         this.config = config;
+        this.adminToken = config.adminToken() != null ? config.adminToken() : LedgerConfig.randomToken();
         this.pool = pool(config);
         TransferQueue started = null;
         HttpServer http = null;
@@ -106,7 +109,7 @@ public final class LedgerServer implements AutoCloseable {
                 if (payouts != null) {
                     claims.effect(payouts.effect());
                 }
-                operators = LedgerAdmin.start(claims.build(), payouts, config.adminPort());
+                operators = LedgerAdmin.start(claims.build(), payouts, config.adminPort(), adminToken);
             }
             // last: nothing after it can fail, so a failed start never leaves a consumer holding messages
             started = config.queue() == null
@@ -220,12 +223,21 @@ public final class LedgerServer implements AutoCloseable {
         if (server.adminPort() >= 0) {
             System.out.println(
                     "  operators: http://127.0.0.1:" + server.adminPort() + "/admin/backlog and /ops (loopback only)");
+            if (config.adminToken() == null) {
+                System.out.println("  operators' JSON routes: Authorization: Bearer " + server.adminToken()
+                        + " (made at start: set LEDGER_ADMIN_TOKEN to keep one)");
+            }
         }
         if (config.demoTokens()) {
             config.tokens()
                     .forEach((token, tenant) ->
                             System.out.println("  demo tenant " + tenant + ": Authorization: Bearer " + token));
         }
+    }
+
+    /** The bearer token of the operators' JSON routes ({@link LedgerAdmin}). */
+    public String adminToken() {
+        return adminToken;
     }
 
     /** The operators' port ({@link LedgerAdmin}), or -1 when {@code LEDGER_ADMIN_PORT} is unset. */

@@ -72,7 +72,8 @@ class LedgerAdminTest {
     }
 
     private static Reply admin(String method, String path, String body, String contentType) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ledger.adminPort() + path));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ledger.adminPort() + path))
+                .header("Authorization", "Bearer " + ledger.adminToken());
         if (contentType != null) {
             b.header("Content-Type", contentType);
         }
@@ -134,6 +135,45 @@ class LedgerAdminTest {
             Thread.sleep(250);
         }
         throw new AssertionError("the payout " + key + " never reached reconciliation");
+    }
+
+    @Test
+    void theJsonRoutesAnswerOnlyTheAdminTokenAndWriteNothingWithoutIt() throws Exception {
+        String account = fundedAccount("10.00");
+        String key = UUID.randomUUID().toString();
+        Reply paid = tenant(
+                "POST",
+                "/payouts",
+                key,
+                "{\"from\":\"" + account + "\",\"amount\":\"5.00\",\"destination\":\"BR12 3456\"}");
+        assertThat(paid.status()).as(paid.response().body()).isEqualTo(201);
+        String forget = "{\"operator\":\"mallory\",\"reason\":\"a sidecar\"}";
+        for (String authorization :
+                new String[] {null, "Bearer wrong-token-0123456789", "Bearer " + TOKEN, ledger.adminToken()}) {
+            for (String[] request : new String[][] {
+                {"GET", "/admin/backlog", null},
+                {"GET", claimPath(key), null},
+                {"POST", claimPath(key) + "/forget", forget}
+            }) {
+                HttpRequest.Builder b = HttpRequest.newBuilder(
+                                URI.create("http://127.0.0.1:" + ledger.adminPort() + request[1]))
+                        .header("Content-Type", "application/json");
+                if (authorization != null) {
+                    b.header("Authorization", authorization);
+                }
+                b = request[2] == null ? b.GET() : b.POST(HttpRequest.BodyPublishers.ofString(request[2]));
+                HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode())
+                        .as(authorization + " " + request[0] + " " + request[1])
+                        .isEqualTo(401);
+                assertThat(r.headers().firstValue("WWW-Authenticate"))
+                        .hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
+                assertThat(r.body()).doesNotContain("BR12").contains("LEDGER_ADMIN_TOKEN");
+            }
+        }
+        assertThat(admin("GET", claimPath(key), null, null).json().path("state").asText())
+                .as("nothing forgotten")
+                .isEqualTo("completed");
     }
 
     @Test

@@ -37,6 +37,20 @@ class LedgerConfigTest {
     }
 
     @Test
+    void anAdminTokenIsLongEnoughAndNeverShown() {
+        assertThat(LedgerConfig.from(new String[0], Map.of()).adminToken())
+                .as("unset: the ledger makes one at start")
+                .isNull();
+        String token = "a-long-admin-token-0123";
+        LedgerConfig config = LedgerConfig.from(new String[] {"--admin-token=" + token}, Map.of());
+        assertThat(config.adminToken()).isEqualTo(token);
+        assertThat(config.toString()).doesNotContain(token);
+        assertThatThrownBy(() -> LedgerConfig.from(new String[0], Map.of("LEDGER_ADMIN_TOKEN", "short-secret")))
+                .hasMessageContaining("LEDGER_ADMIN_TOKEN (--admin-token) must be at least 16")
+                .hasMessageNotContaining("short-secret");
+    }
+
+    @Test
     void makesTwoDemoTenantsWhenNoTokensAreGiven() {
         LedgerConfig config = LedgerConfig.from(new String[0], Map.of());
         assertThat(config.demoTokens()).isTrue();

@@ -30,6 +30,8 @@ final class PayoutChaos {
     final int bankPort;
     /** The ledger's admin routes (loopback), where the storm's operator resolves claims. */
     final int adminPort;
+    /** The ledger's admin token: the operator's (PayoutReconciler's) credential for the JSON routes. */
+    final String adminToken = java.util.UUID.randomUUID().toString();
 
     private volatile Process ledger;
     private Process bank;
@@ -144,6 +146,7 @@ final class PayoutChaos {
                 options.db(),
                 "--port=" + ledgerPort,
                 "--admin-port=" + adminPort,
+                "--admin-token=" + adminToken,
                 "--schema=" + options.ledgerSchema(),
                 "--tokens=" + PayoutStorm.TOKEN + "=" + PayoutStorm.TENANT,
                 "--bank-url=http://127.0.0.1:" + bankPort,

@@ -50,12 +50,15 @@ final class PayoutReconciler {
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final int adminPort;
+    private final String adminToken;
     private final SideDatabase db;
     private final String bankSchema;
     private final java.io.PrintStream progress;
 
-    PayoutReconciler(int adminPort, SideDatabase db, String bankSchema, java.io.PrintStream progress) {
+    PayoutReconciler(
+            int adminPort, String adminToken, SideDatabase db, String bankSchema, java.io.PrintStream progress) {
         this.adminPort = adminPort;
+        this.adminToken = adminToken;
         this.db = db;
         this.bankSchema = bankSchema;
         this.progress = progress;
@@ -172,7 +175,8 @@ final class PayoutReconciler {
             throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + path))
                 .timeout(Duration.ofSeconds(15))
-                .header("Content-Type", "application/json");
+                .header("Content-Type", "application/json")
+                .header("Authorization", "Bearer " + adminToken);
         b = body == null ? b.GET() : b.method(method, HttpRequest.BodyPublishers.ofString(body));
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }

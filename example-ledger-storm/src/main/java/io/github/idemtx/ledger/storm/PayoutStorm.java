@@ -296,7 +296,8 @@ public final class PayoutStorm {
         Map<String, Answer> outageAnswers = new java.util.HashMap<>();
         outage.forEach(i -> outageAnswers.put(i.key(), answers.get(i.key())));
         // the operator: every claim needing reconciliation, found in the bank's records, resolved
-        PayoutReconciler operator = new PayoutReconciler(chaos.adminPort, db, options.bankSchema(), progress);
+        PayoutReconciler operator =
+                new PayoutReconciler(chaos.adminPort, chaos.adminToken, db, options.bankSchema(), progress);
         List<JsonNode> handedOver = operator.needingReconciliation();
         List<PayoutReconciler.Resolution> resolutions = operator.resolveAll(handedOver);
         int refusedAgain = 0;
