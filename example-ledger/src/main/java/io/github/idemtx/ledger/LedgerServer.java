@@ -138,7 +138,9 @@ public final class LedgerServer implements AutoCloseable {
         hikari.setMaximumPoolSize(config.poolSize());
         hikari.setConnectionTimeout(5_000);
         hikari.setPoolName("ledger");
-        hikari.addDataSourceProperty("ApplicationName", "ledger");
+        // its sessions named after its books, so that a storm or a test picks this ledger's sessions,
+        // never another program's (or another ledger's) on a shared server
+        hikari.addDataSourceProperty("ApplicationName", applicationName(config.schema()));
         return new HikariDataSource(hikari);
     }
 
@@ -233,6 +235,11 @@ public final class LedgerServer implements AutoCloseable {
                     .forEach((token, tenant) ->
                             System.out.println("  demo tenant " + tenant + ": Authorization: Bearer " + token));
         }
+    }
+
+    /** The {@code application_name} of the sessions of a ledger on {@code schema}: {@code ledger:<schema>}. */
+    public static String applicationName(String schema) {
+        return "ledger:" + schema;
     }
 
     /** The bearer token of the operators' JSON routes ({@link LedgerAdmin}). */

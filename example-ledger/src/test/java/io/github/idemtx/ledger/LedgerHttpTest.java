@@ -301,7 +301,8 @@ class LedgerHttpTest {
 
     private static void waitForClaimHolder() throws Exception {
         // the first request claimed the key and now waits on the locked account
-        TestDatabase.get().awaitLockWaiters("application_name = 'ledger'", 1);
+        TestDatabase.get()
+                .awaitLockWaiters("application_name = '" + LedgerServer.applicationName(server.schema()) + "'", 1);
     }
 
     private static int countClaims(String key) throws Exception {

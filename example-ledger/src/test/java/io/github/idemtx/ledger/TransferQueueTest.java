@@ -302,9 +302,9 @@ class TransferQueueTest {
     @Test
     void anIntentDatedBeyondTheClockSkewAllowanceIsDeadLetteredNotApplied() throws Exception {
         String dave = LedgerHttpTest.openAccount(TOKEN, "BRL");
-        String erin = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        String gus = LedgerHttpTest.openAccount(TOKEN, "BRL");
         LedgerHttpTest.deposit(TOKEN, dave, "10.00");
-        String future = intent(dave, erin, "4.00", null)
+        String future = intent(dave, gus, "4.00", null)
                 .replace(
                         CREATED_AT,
                         java.time.Instant.now()
@@ -317,20 +317,20 @@ class TransferQueueTest {
                 .asString()
                 .startsWith("dated in the future: created at ")
                 .contains("more than the 60 s allowed for clock skew");
-        assertThat(transfers(dave, erin)).as("nothing applied").isZero();
+        assertThat(transfers(dave, gus)).as("nothing applied").isZero();
 
         // within the allowance (a producer's clock 20 s ahead) it is applied
         publish(
                 "ahead-" + UUID.randomUUID(),
                 "ahead",
-                intent(dave, erin, "4.00", null)
+                intent(dave, gus, "4.00", null)
                         .replace(
                                 CREATED_AT,
                                 java.time.Instant.now()
                                         .plus(java.time.Duration.ofSeconds(20))
                                         .toString()));
         assertThat(header(replies("ahead", 1).get(0), "status")).isEqualTo("201");
-        assertThat(transfers(dave, erin)).isEqualTo(1);
+        assertThat(transfers(dave, gus)).isEqualTo(1);
     }
 
     @Test
@@ -405,7 +405,8 @@ class TransferQueueTest {
                 try {
                     try (Statement s = watch.createStatement();
                             ResultSet rs = s.executeQuery("SELECT pid || ':' || xact_start FROM pg_stat_activity"
-                                    + " WHERE application_name = 'ledger' AND wait_event_type = 'Lock'")) {
+                                    + " WHERE application_name = '" + LedgerServer.applicationName(schema)
+                                    + "' AND datname = current_database() AND wait_event_type = 'Lock'")) {
                         while (rs.next()) {
                             attempts.add(rs.getString(1));
                         }

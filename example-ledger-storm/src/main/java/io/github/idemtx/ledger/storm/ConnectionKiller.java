@@ -12,19 +12,25 @@ final class ConnectionKiller {
     private ConnectionKiller() {}
 
     /**
-     * Kills a random busy ledger connection {@code perSecond} times a second, on average, while
+     * Kills a random busy connection of the ledger on {@code schema} {@code perSecond} times a second, on average, while
      * {@code running}; counts each kill in {@code faults}. Returns at once for a rate of 0.
      */
     static void run(
-            SideDatabase db, double perSecond, AtomicBoolean running, AtomicLong faults, java.io.PrintStream progress) {
+            SideDatabase db,
+            String schema,
+            double perSecond,
+            AtomicBoolean running,
+            AtomicLong faults,
+            java.io.PrintStream progress) {
         if (perSecond <= 0) {
             return;
         }
         ThreadLocalRandom random = ThreadLocalRandom.current();
         try (Backends backends = new Backends(db.connect())) {
             // exponential pauses: kills arrive as a Poisson process of the given rate
+            // the sessions of this storm's ledger only (Backends picks in its own database)
             backends.killRepeatedly(
-                    "ledger",
+                    io.github.idemtx.ledger.LedgerServer.applicationName(schema),
                     0.0,
                     () -> Math.min((long) (-Math.log(1 - random.nextDouble()) * 1000 / perSecond), 2000),
                     running::get,

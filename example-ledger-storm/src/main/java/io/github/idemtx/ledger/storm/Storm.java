@@ -268,7 +268,7 @@ public final class Storm {
             if (failovers != null) {
                 failovers.inject(running, done);
             } else if (db != null) {
-                ConnectionKiller.run(db, options.faultsPerSecond(), running, tally.faults, progress);
+                ConnectionKiller.run(db, schema, options.faultsPerSecond(), running, tally.faults, progress);
             }
         });
         long start = System.nanoTime();

@@ -28,10 +28,11 @@ public final class Backends implements AutoCloseable {
             side.setAutoCommit(true);
             terminate = side.prepareStatement("select pg_terminate_backend(?)");
             alive = side.prepareStatement("select count(*) from pg_stat_activity where pid = ?");
-            // a session of the application other than this one: one that runs a statement or sits in
-            // a transaction, or, with the given chance, an idle one
+            // a session of the application in this database (never another program's elsewhere on a
+            // shared server), other than this one: one that runs a statement or sits in a transaction,
+            // or, with the given chance, an idle one
             pick = side.prepareStatement("select pid, state from pg_stat_activity"
-                    + " where application_name = ? and pid <> pg_backend_pid()"
+                    + " where application_name = ? and datname = current_database() and pid <> pg_backend_pid()"
                     + " and (state <> 'idle' or random() < ?) order by random() limit 1");
         } catch (SQLException e) {
             close();

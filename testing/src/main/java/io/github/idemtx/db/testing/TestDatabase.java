@@ -221,8 +221,10 @@ public final class TestDatabase {
     }
 
     /**
-     * Waits (up to 30 s) until at least {@code n} other sessions matching {@code condition} (SQL over
-     * pg_stat_activity's columns, e.g. {@code application_name = 'ledger'}) wait on a lock.
+     * Waits (up to 30 s) until at least {@code n} other sessions of this database matching
+     * {@code condition} (SQL over pg_stat_activity's columns, e.g. {@code application_name =
+     * 'ledger:books'}; make it select the test's own sessions: other programs share the server) wait on
+     * a lock.
      */
     public void awaitLockWaiters(String condition, int n) throws InterruptedException {
         awaitLockWaitersUnless(condition, n, () -> false);
@@ -235,7 +237,7 @@ public final class TestDatabase {
     public boolean awaitLockWaitersUnless(String condition, int n, java.util.function.BooleanSupplier stop)
             throws InterruptedException {
         String sql = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
-                + " AND (" + condition + ")";
+                + " AND datname = current_database() AND (" + condition + ")";
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
         while (true) {
             if (stop.getAsBoolean()) {
