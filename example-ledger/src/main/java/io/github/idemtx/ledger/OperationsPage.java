@@ -157,7 +157,7 @@ final class OperationsPage {
                 }
                 Map<String, String> query = form(exchange.getRequestURI().getRawQuery());
                 String flash = query.get("flash") == null ? null : flashes.remove(query.get("flash"));
-                send(exchange, 200, page(query.get("scope"), query.get("key"), flash, null));
+                send(exchange, 200, page(query.get("scope"), query.get("key"), flash, null, query));
             }
             case "/ops/resolve", "/ops/forget" -> {
                 if (!method.equals("POST")) {
@@ -365,6 +365,11 @@ final class OperationsPage {
     // ------------------------------------------------------------------ the page
 
     private String page(String scope, String key, String flash, String error) {
+        return page(scope, key, flash, error, Map.of());
+    }
+
+    /** The page; {@code query} may page the lists ({@code per-page}, {@code <list id>-after}). */
+    private String page(String scope, String key, String flash, String error, Map<String, String> query) {
         StringBuilder h = new StringBuilder(16_384);
         h.append("<!doctype html><html lang=en><head><meta charset=utf-8><title>ledger operations</title>")
                 .append(STYLE)
@@ -382,19 +387,46 @@ final class OperationsPage {
             lookedUp(h, scope, key);
         }
         ClaimAdmin.Backlog backlog = admin.backlog();
+        int perPage = perPage(query.get("per-page"));
         list(
                 h,
                 "needs-reconciliation",
                 "Needs reconciliation",
                 backlog.needingReconciliation(),
-                ClaimView.State.NEEDS_RECONCILIATION);
-        list(h, "in-flight", "In flight", backlog.inFlight(), ClaimView.State.IN_FLIGHT);
+                ClaimView.State.NEEDS_RECONCILIATION,
+                perPage,
+                query.get("needs-reconciliation-after"));
+        list(
+                h,
+                "in-flight",
+                "In flight",
+                backlog.inFlight(),
+                ClaimView.State.IN_FLIGHT,
+                perPage,
+                query.get("in-flight-after"));
         h.append("<p class=muted>Times are UTC. The bank is asked again on every load of this page.</p>");
         return h.append("</body></html>").toString();
     }
 
-    private void list(StringBuilder h, String id, String title, long total, ClaimView.State state) {
-        List<ClaimView> claims = admin.list(state, effect, LIST_LIMIT, null).claims();
+    /** {@code per-page}: 1 to {@link #LIST_LIMIT}, else {@link #LIST_LIMIT}. */
+    private static int perPage(String given) {
+        try {
+            int n = given == null ? LIST_LIMIT : Integer.parseInt(given.trim());
+            return n >= 1 && n <= LIST_LIMIT ? n : LIST_LIMIT;
+        } catch (NumberFormatException e) {
+            return LIST_LIMIT;
+        }
+    }
+
+    private void list(
+            StringBuilder h, String id, String title, long total, ClaimView.State state, int perPage, String after) {
+        ClaimAdmin.Page page;
+        try {
+            page = admin.list(state, effect, perPage, after);
+        } catch (IllegalArgumentException e) { // an edited or stale position: from the start again
+            page = admin.list(state, effect, perPage, null);
+        }
+        List<ClaimView> claims = page.claims();
         h.append("<section id=")
                 .append(id)
                 .append("><h2>")
@@ -402,9 +434,14 @@ final class OperationsPage {
                 .append(" (")
                 .append(total);
         if (total > claims.size()) {
-            h.append(", the oldest ").append(claims.size()).append(" shown");
+            h.append(after == null ? ", the oldest " : ", ")
+                    .append(claims.size())
+                    .append(" shown");
         }
         h.append(")</h2>");
+        if (after != null) {
+            h.append("<p><a class=first href=\"/ops?per-page=").append(perPage).append("\">from the oldest</a></p>");
+        }
         if (claims.isEmpty()) {
             h.append("<p class=muted>none</p></section>");
             return;
@@ -440,24 +477,70 @@ final class OperationsPage {
             }
             h.append("</tr>");
         }
-        h.append("</tbody></table></section>");
+        h.append("</tbody></table>");
+        if (page.next() != null) {
+            h.append("<p><a class=next href=\"/ops?per-page=")
+                    .append(perPage)
+                    .append("&amp;")
+                    .append(id)
+                    .append("-after=")
+                    .append(esc(URLEncoder.encode(page.next(), StandardCharsets.UTF_8)))
+                    .append("\">next ")
+                    .append(perPage)
+                    .append(" &rarr;</a></p>");
+        }
+        h.append("</section>");
     }
 
     private void settleForms(StringBuilder h, ClaimView c, String says) {
         String found = says.startsWith("found ") ? says.substring("found ".length()) : "";
+        String id = "f" + randomToken().substring(0, 12); // each form's fields named apart on one page
         h.append("<form method=post action=\"/ops/resolve\" class=applied>");
         hidden(h, c, "applied");
-        h.append("<label>charge id <input name=answer required maxlength=200 value=\"")
-                .append(esc(found))
-                .append("\"></label>");
-        note(h);
+        if (says.equals("absent") || says.startsWith("declined: ")) {
+            // the bank's own answer contradicts "applied": say so where the operator is about to record it
+            h.append("<p class=warning>The bank says ")
+                    .append(esc(says))
+                    .append(": record applied only with the bank's statement showing the charge.</p>");
+        }
+        field(h, id + "-answer", "charge id", "answer", 200, found);
+        note(h, id + "-applied");
         h.append("<button type=submit>applied</button></form>");
         h.append("<form method=post action=\"/ops/resolve\" class=refused>");
         hidden(h, c, "refused");
-        h.append("<label>code <input name=code required maxlength=200 value=\"bank_declined\"></label>"
-                + "<label>message <input name=message required maxlength=4000></label>");
-        note(h);
+        // the default follows the bank's answer: its own refusal, or no record of the payout at all
+        String code = "";
+        String message = "";
+        if (says.startsWith("declined: ")) {
+            String declined = says.substring("declined: ".length());
+            int space = declined.indexOf(' ');
+            code = space < 0 ? declined : declined.substring(0, space);
+            message = space < 0 ? "" : declined.substring(space + 1);
+        } else if (says.equals("absent")) {
+            code = "not_charged";
+            message = "the bank has no record of this payout";
+        }
+        field(h, id + "-code", "code", "code", 200, code);
+        field(h, id + "-message", "message", "message", 4000, message);
+        note(h, id + "-refused");
         h.append("<button type=submit>refused</button></form>");
+    }
+
+    /** A required text field with its label bound to it ({@code for}), on a line of its own. */
+    private static void field(StringBuilder h, String id, String label, String name, int max, String value) {
+        h.append("<label for=")
+                .append(id)
+                .append(">")
+                .append(esc(label))
+                .append("</label><input id=")
+                .append(id)
+                .append(" name=")
+                .append(name)
+                .append(" required maxlength=")
+                .append(max)
+                .append(" value=\"")
+                .append(esc(value))
+                .append("\">");
     }
 
     private void hidden(StringBuilder h, ClaimView c, String outcome) {
@@ -476,18 +559,16 @@ final class OperationsPage {
         }
     }
 
-    private static void note(StringBuilder h) {
-        h.append("<label>operator <input name=operator required maxlength=255></label>"
-                + "<label>reason <input name=reason required maxlength=1000></label>");
+    private static void note(StringBuilder h, String id) {
+        field(h, id + "-operator", "operator", "operator", 255, "");
+        field(h, id + "-reason", "reason", "reason", 1000, "");
     }
 
     private void lookupForm(StringBuilder h, String scope, String key) {
-        h.append("<form method=get action=\"/ops\" id=lookup class=lookup>"
-                        + "<label>scope <input name=scope required value=\"")
-                .append(esc(scope == null ? "" : scope))
-                .append("\"></label><label>key <input name=key required value=\"")
-                .append(esc(key == null ? "" : key))
-                .append("\"></label><button type=submit>look up</button></form>");
+        h.append("<form method=get action=\"/ops\" id=lookup class=lookup>");
+        field(h, "lookup-scope", "scope", "scope", 255, scope == null ? "" : scope);
+        field(h, "lookup-key", "key", "key", 255, key == null ? "" : key);
+        h.append("<button type=submit>look up</button></form>");
     }
 
     private void lookedUp(StringBuilder h, String scopeText, String keyText) {
@@ -504,8 +585,14 @@ final class OperationsPage {
             return;
         }
         if (found.isEmpty()) {
-            h.append("<p class=state id=claim-state>no claim for this key (never made, purged or forgotten)</p>"
-                    + "</section>");
+            List<ClaimView.Action> history = admin.history(Scope.of(scopeText), IdempotencyKey.of(keyText));
+            h.append("<p class=state id=claim-state>no claim for this key (never made, purged or forgotten)</p>");
+            if (!history.isEmpty()) {
+                h.append("<h3>history</h3><p class=muted>What operators recorded on this key, kept after the claim"
+                        + " was forgotten.</p>");
+                history(h, history);
+            }
+            h.append("</section>");
             return;
         }
         ClaimView c = found.get();
@@ -533,17 +620,7 @@ final class OperationsPage {
         if (c.history().isEmpty()) {
             h.append("<p class=muted>no operator has acted on it</p>");
         } else {
-            h.append("<table id=history><thead><tr><th>at</th><th>action</th><th>operator</th><th>reason</th>"
-                    + "</tr></thead><tbody>");
-            for (ClaimView.Action a : c.history()) {
-                h.append("<tr>");
-                cell(h, "at", time(a.at()));
-                cell(h, "action", a.action());
-                cell(h, "operator", a.operator());
-                cell(h, "reason", a.reason());
-                h.append("</tr>");
-            }
-            h.append("</tbody></table>");
+            history(h, c.history());
         }
         if (c.state() == ClaimView.State.NEEDS_RECONCILIATION) {
             h.append("<h3>settle</h3><div class=settle>");
@@ -554,10 +631,24 @@ final class OperationsPage {
             h.append("<h3>forget</h3><p class=muted>The next request with this key runs again: the payout would"
                     + " be made again.</p><form method=post action=\"/ops/forget\" id=forget>");
             hidden(h, c, null);
-            note(h);
+            note(h, "forget");
             h.append("<button type=submit>forget</button></form>");
         }
         h.append("</section>");
+    }
+
+    private static void history(StringBuilder h, List<ClaimView.Action> history) {
+        h.append("<table id=history><thead><tr><th>at</th><th>action</th><th>operator</th><th>reason</th>"
+                + "</tr></thead><tbody>");
+        for (ClaimView.Action a : history) {
+            h.append("<tr>");
+            cell(h, "at", time(a.at()));
+            cell(h, "action", a.action());
+            cell(h, "operator", a.operator());
+            cell(h, "reason", a.reason());
+            h.append("</tr>");
+        }
+        h.append("</tbody></table>");
     }
 
     /** What the bank says of each claim, asked concurrently, each within {@link #BANK_WAIT}. */
@@ -609,7 +700,13 @@ final class OperationsPage {
     }
 
     private static String lookups(ClaimView c) {
-        String n = c.lookups() == null ? "" : String.valueOf(c.lookups());
+        String n = c.lookups() == null ? "" : c.lookups() + " unanswered";
+        if (c.state() == ClaimView.State.NEEDS_RECONCILIATION) {
+            // never looked up again: the schedule ran out, an operator decides now
+            return n + (n.isEmpty() ? "" : "; ") + "handed over"
+                    + (c.completedAt() == null ? "" : " at " + time(c.completedAt()))
+                    + ": no more lookups";
+        }
         String next = c.nextLookupAt() == null ? "" : "next " + time(c.nextLookupAt());
         return n.isEmpty() || next.isEmpty() ? n + next : n + ", " + next;
     }
@@ -660,13 +757,21 @@ final class OperationsPage {
         return out.toString();
     }
 
-    private static final String STYLE = "<style>body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}"
-            + "table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.3em .5em;"
-            + "vertical-align:top;text-align:left}th{background:#f3f3f3}form{margin:.2em 0}label{margin-right:.4em}"
-            + "input{margin-left:.2em}.flash{background:#e7f6e7;border:1px solid #7c7;padding:.5em}"
+    // Fits a 1366 px wide window: the tables take the page's width and wrap long values (keys, downstream
+    // keys, requests) anywhere; each form is a grid of label and field, one pair a line, its button under.
+    private static final String STYLE = "<style>body{font:14px system-ui,sans-serif;margin:1em;color:#222}"
+            + "table{border-collapse:collapse;margin:.5em 0 1.5em;width:100%;table-layout:fixed}"
+            + "th,td{border:1px solid #ccc;padding:.3em .4em;vertical-align:top;text-align:left;"
+            + "overflow-wrap:anywhere}th{background:#f3f3f3}th:last-child{width:17em}"
+            + "form{margin:.2em 0 .6em;display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em .4em;"
+            + "align-items:center;max-width:32em}form button,form p{grid-column:1/-1;justify-self:start;margin:0}"
+            + "input{min-width:0;width:100%;box-sizing:border-box}"
+            + ".warning{background:#fff4d6;border:1px solid #d9a400;padding:.3em}"
+            + ".flash{background:#e7f6e7;border:1px solid #7c7;padding:.5em}"
             + ".error{background:#fbe9e9;border:1px solid #d77;padding:.5em}.muted{color:#777}"
             + "td.downstream{font-family:monospace;font-size:12px}.state{font-weight:bold}"
-            + "dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dd{margin:0}</style>";
+            + "dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}"
+            + "dd{margin:0;overflow-wrap:anywhere}</style>";
 
     // ------------------------------------------------------------------ HTTP
 

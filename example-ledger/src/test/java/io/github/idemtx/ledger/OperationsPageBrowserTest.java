@@ -239,6 +239,39 @@ class OperationsPageBrowserTest {
                 .isEqualTo("20.00 to BR " + HOSTILE + " (from account " + account + ")");
         assertNoAlert();
 
+        // what the page says of a claim handed over: no lookup is to come
+        assertThat(first.findElement(By.cssSelector("td.lookups")).getText())
+                .contains("unanswered; handed over at ", ": no more lookups")
+                .doesNotContain("next");
+        // the forms follow the bank's answer: "absent" warns against "applied" and prefills the refusal
+        assertThat(second.findElement(By.cssSelector("form.applied p.warning")).getText())
+                .startsWith("The bank says absent");
+        assertThat(first.findElements(By.cssSelector("form.applied p.warning"))).isEmpty();
+        assertThat(second.findElement(By.cssSelector("form.refused"))
+                        .findElement(By.name("code"))
+                        .getAttribute("value"))
+                .isEqualTo("not_charged");
+        assertFitsAndLabelsItsFields(1920, 1080);
+        assertFitsAndLabelsItsFields(1366, 768);
+
+        // a long list pages
+        browser().get(ops() + "?per-page=1");
+        assertThat(listedKeys("needs-reconciliation")).containsExactly(charged);
+        browser().findElement(By.cssSelector("#needs-reconciliation a.next")).click();
+        BROWSER.waiting().until(d -> listedKeys("needs-reconciliation").equals(List.of(notCharged)));
+        // a full page cannot know whether more follow: the next one may be empty, and says so
+        browser().findElement(By.cssSelector("#needs-reconciliation a.next")).click();
+        BROWSER.waiting().until(d -> listedKeys("needs-reconciliation").isEmpty());
+        assertThat(browser()
+                        .findElement(By.cssSelector("#needs-reconciliation p.muted"))
+                        .getText())
+                .isEqualTo("none");
+        assertThat(browser()
+                        .findElement(By.cssSelector("#needs-reconciliation a.first"))
+                        .getText())
+                .isEqualTo("from the oldest");
+        browser().get(ops());
+
         // a second operator settles the charged payout in another tab, from the bank's answer prefilled
         String firstWindow = browser().getWindowHandle();
         browser().switchTo().newWindow(WindowType.TAB);
@@ -257,6 +290,10 @@ class OperationsPageBrowserTest {
 
         // the first operator's page is stale: refusing the same payout is refused, and nothing changes
         WebElement refusedStale = row("needs-reconciliation", charged).findElement(By.cssSelector("form.refused"));
+        // the bank says found: no refusal code is offered, the operator types one
+        assertThat(refusedStale.findElement(By.name("code")).getAttribute("value"))
+                .isEmpty();
+        fill(refusedStale, "code", "not_charged");
         fill(refusedStale, "message", "thought it was not charged");
         submit(refusedStale, "ana", "stale page");
         await("error");
@@ -306,7 +343,66 @@ class OperationsPageBrowserTest {
         await("flash");
         assertThat(browser().findElement(By.id("flash")).getText()).startsWith("forgot " + TENANT + " / " + notCharged);
         assertThat(browser().findElement(By.id("claim-state")).getText()).startsWith("no claim for this key");
+        assertThat(browser().findElement(By.id("history")).getText())
+                .as("the forgotten claim's history still shown")
+                .contains("resolved_refused", "ana", "forg");
         assertNoAlert();
+    }
+
+    /**
+     * At {@code width} x {@code height}: the page needs no sideways scrolling, and every label is bound
+     * ({@code for}) to the field it names, which sits on its line, right of it. Keeps a screenshot in
+     * target/screenshots.
+     */
+    private static void assertFitsAndLabelsItsFields(int width, int height) throws Exception {
+        browser().manage().window().setSize(new org.openqa.selenium.Dimension(width, height));
+        browser().navigate().refresh();
+        org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) browser();
+        Number scrollWidth = (Number) js.executeScript("return document.documentElement.scrollWidth");
+        Number innerWidth = (Number) js.executeScript("return document.documentElement.clientWidth");
+        java.nio.file.Path shots = java.nio.file.Path.of("target", "screenshots");
+        java.nio.file.Files.createDirectories(shots);
+        java.nio.file.Files.write(
+                shots.resolve("ops-" + width + "x" + height + ".png"),
+                ((org.openqa.selenium.TakesScreenshot) browser())
+                        .getScreenshotAs(org.openqa.selenium.OutputType.BYTES));
+        assertThat(scrollWidth.intValue())
+                .as("page width at " + width + "x" + height)
+                .isLessThanOrEqualTo(innerWidth.intValue());
+        Map<String, String> names = Map.of(
+                "charge id",
+                "answer",
+                "code",
+                "code",
+                "message",
+                "message",
+                "operator",
+                "operator",
+                "reason",
+                "reason",
+                "scope",
+                "scope",
+                "key",
+                "key");
+        List<WebElement> labels = browser().findElements(By.tagName("label"));
+        assertThat(labels).isNotEmpty();
+        for (WebElement label : labels) {
+            String text = label.getText().trim();
+            String id = label.getAttribute("for");
+            assertThat(id).as("label '" + text + "' bound to a field").isNotBlank();
+            WebElement field = browser().findElement(By.id(id));
+            assertThat(field.getAttribute("name"))
+                    .as("the field of label '" + text + "'")
+                    .isEqualTo(names.get(text));
+            org.openqa.selenium.Rectangle l = label.getRect();
+            org.openqa.selenium.Rectangle f = field.getRect();
+            assertThat(f.getX())
+                    .as("'" + text + "' field right of its label")
+                    .isGreaterThanOrEqualTo(l.getX() + l.getWidth());
+            assertThat(Math.abs((f.getY() + f.getHeight() / 2) - (l.getY() + l.getHeight() / 2)))
+                    .as("'" + text + "' field on its label's line")
+                    .isLessThanOrEqualTo(f.getHeight());
+        }
     }
 
     /**

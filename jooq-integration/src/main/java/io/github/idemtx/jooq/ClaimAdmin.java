@@ -127,6 +127,29 @@ public final class ClaimAdmin {
     }
 
     /**
+     * {@return the operators' recorded actions on ({@code scope}, {@code key}), newest first, up to
+     * 50: what {@link ClaimView#history()} shows, and still there once the claim is forgotten (its
+     * forget the newest) or purged; empty when nobody acted on it}
+     *
+     * @param scope the claim's scope
+     * @param key the claim's key
+     * @throws NullPointerException if an argument is null
+     */
+    public List<ClaimView.Action> history(Scope scope, IdempotencyKey key) {
+        Objects.requireNonNull(scope, "scope must not be null");
+        Objects.requireNonNull(key, "key must not be null");
+        return actions(inTransaction(scope, key, c -> sql.history(c, scope, key)));
+    }
+
+    private static List<ClaimView.Action> actions(List<AdminStatements.Action> history) {
+        List<ClaimView.Action> actions = new ArrayList<>(history.size());
+        for (AdminStatements.Action a : history) {
+            actions.add(new ClaimView.Action(a.at(), a.action(), a.operator(), a.reason()));
+        }
+        return List.copyOf(actions);
+    }
+
+    /**
      * {@return up to {@code limit} claims in {@code state}, oldest first, after the page that
      * {@code after} ended; {@link Page#next()} continues it}
      *
@@ -464,10 +487,7 @@ public final class ClaimAdmin {
                 problems.add("the stored result no longer decodes (" + oneLine(cause.toString()) + ")");
             }
         }
-        List<ClaimView.Action> actions = new ArrayList<>(history.size());
-        for (AdminStatements.Action a : history) {
-            actions.add(new ClaimView.Action(a.at(), a.action(), a.operator(), a.reason()));
-        }
+        List<ClaimView.Action> actions = actions(history);
         return new ClaimView(
                 row.scope(),
                 row.key(),
