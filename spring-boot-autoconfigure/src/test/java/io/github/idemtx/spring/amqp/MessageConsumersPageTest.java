@@ -2,6 +2,7 @@ package io.github.idemtx.spring.amqp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.idemtx.spring.DocsFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,23 +85,11 @@ class MessageConsumersPageTest {
         return out.toString();
     }
 
-    /** The directory holding docs/ and this module: the first ancestor of the working directory with both. */
     static Path repositoryRoot() {
-        String maven = System.getProperty("maven.multiModuleProjectDirectory");
-        if (maven != null && Files.isRegularFile(Path.of(maven, PAGE))) {
-            return Path.of(maven);
-        }
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve(PAGE)) && Files.isDirectory(dir.resolve(SOURCES))) {
-                return dir;
-            }
-        }
-        throw new IllegalStateException(
-                "no " + PAGE + " beside " + SOURCES + " above " + Path.of("").toAbsolutePath());
+        return DocsFiles.repositoryRoot(PAGE, SOURCES);
     }
 
     private static String normalized(String text) {
-        String unix = text.replace("\r\n", "\n");
-        return unix.endsWith("\n") ? unix : unix + "\n";
+        return DocsFiles.normalized(text);
     }
 }

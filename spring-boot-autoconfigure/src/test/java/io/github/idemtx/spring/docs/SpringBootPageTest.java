@@ -2,6 +2,7 @@ package io.github.idemtx.spring.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.idemtx.spring.DocsFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -82,23 +83,11 @@ class SpringBootPageTest {
                 .isEqualTo("\n```java\n" + normalized(Files.readString(root.resolve(SOURCES + file))) + "```\n");
     }
 
-    /** The directory holding docs/ and this module: Maven's, or the first ancestor with both. */
     static Path repositoryRoot() {
-        String maven = System.getProperty("maven.multiModuleProjectDirectory");
-        if (maven != null && Files.isRegularFile(Path.of(maven, PAGE))) {
-            return Path.of(maven);
-        }
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve(PAGE)) && Files.isDirectory(dir.resolve(SOURCES))) {
-                return dir;
-            }
-        }
-        throw new IllegalStateException(
-                "no " + PAGE + " beside " + SOURCES + " above " + Path.of("").toAbsolutePath());
+        return DocsFiles.repositoryRoot(PAGE, SOURCES);
     }
 
     private static String normalized(String text) {
-        String unix = text.replace("\r\n", "\n");
-        return unix.endsWith("\n") ? unix : unix + "\n";
+        return DocsFiles.normalized(text);
     }
 }
