@@ -45,12 +45,7 @@ public class IdempotencyExceptionHandler {
      */
     @ExceptionHandler(InvalidJsonException.class)
     public ResponseEntity<ProblemDetail> invalidJson(InvalidJsonException e) {
-        return problem(new Problem(
-                Problem.TYPE_PREFIX + "invalid-json",
-                "Invalid JSON body",
-                400,
-                Objects.requireNonNullElse(e.getMessage(), "the body is not acceptable JSON"),
-                Map.of()));
+        return problem("invalid-json", "Invalid JSON body", 400, e, "the body is not acceptable JSON");
     }
 
     /**
@@ -70,12 +65,7 @@ public class IdempotencyExceptionHandler {
      */
     @ExceptionHandler(InvalidScopeException.class)
     public ResponseEntity<ProblemDetail> invalidScope(InvalidScopeException e) {
-        return problem(new Problem(
-                Problem.TYPE_PREFIX + "invalid-scope",
-                "Invalid scope",
-                400,
-                Objects.requireNonNullElse(e.getMessage(), "the request's scope is not valid"),
-                Map.of()));
+        return problem("invalid-scope", "Invalid scope", 400, e, "the request's scope is not valid");
     }
 
     /**
@@ -85,11 +75,22 @@ public class IdempotencyExceptionHandler {
      */
     @ExceptionHandler(ScopeNotConfiguredException.class)
     public ResponseEntity<ProblemDetail> scopeNotConfigured(ScopeNotConfiguredException e) {
-        return problem(new Problem(
-                Problem.TYPE_PREFIX + "scope-not-configured",
+        return problem(
+                "scope-not-configured",
                 "Idempotency scope not configured",
                 500,
-                Objects.requireNonNullElse(e.getMessage(), "define an IdempotencyScopeResolver bean"),
+                e,
+                "define an IdempotencyScopeResolver bean");
+    }
+
+    /** A problem of this module's own {@code type}, whose detail is the exception's message, else {@code fallback}. */
+    private static ResponseEntity<ProblemDetail> problem(
+            String type, String title, int status, RuntimeException e, String fallback) {
+        return problem(new Problem(
+                Problem.TYPE_PREFIX + type,
+                title,
+                status,
+                Objects.requireNonNullElse(e.getMessage(), fallback),
                 Map.of()));
     }
 
