@@ -179,7 +179,9 @@ public final class Bench {
                 log.accept("warm-up: " + o.globalWarmup().toMillis() / 1000.0 + " s over "
                         + o.strategies().size() + " strategies at " + mainMax + " threads");
                 List<String> warm = new ArrayList<>(o.strategies());
-                if ((warm.contains(Strategies.REPLAY) || warm.contains(Strategies.REPLAY_WORK_FIRST))
+                if ((warm.contains(Strategies.REPLAY)
+                                || warm.contains(Strategies.REPLAY_WORK_FIRST)
+                                || warm.contains(Strategies.REPLAY_ADAPTIVE))
                         && !warm.contains(Strategies.CLAIM)) {
                     warm.add(0, Strategies.CLAIM); // replay needs completed keys
                 }
@@ -314,7 +316,8 @@ public final class Bench {
         targets.add(0L);
         targets.addAll(o.tableRows());
         for (long target : targets) {
-            List<String> names = new ArrayList<>(List.of(Strategies.BARE, Strategies.CLAIM, Strategies.FLOOR));
+            List<String> names =
+                    new ArrayList<>(List.of(Strategies.BARE, Strategies.CLAIM, Strategies.FLOOR_CLAIM_FIRST));
             if (target == 0) {
                 log.accept("growth: emptying the claim table");
                 table.truncate();

@@ -31,16 +31,20 @@ final class BenchContext {
     final DSLContext dsl;
     final Ledger ledger;
     final Shared shared;
-    /** In the library's default mode ({@code ADAPTIVE}), serving {@code claim} (and the growth phase) alone. */
+    /**
+     * In the library's default mode ({@code CLAIM_FIRST}, built without a claim mode), serving
+     * {@code claim}, {@code replay}, {@code mixed-claim-first} and the growth phase: the order keeps no
+     * state between calls.
+     */
     final IdempotentTransaction<Ledger.Receipt> idem;
-    /** In the default mode, serving {@code replay} alone: an adaptive instance learns from its own calls only. */
-    final IdempotentTransaction<Ledger.Receipt> idemReplay;
-    /** In the default mode, serving the retry-share phase's {@code mixed} alone. */
-    final IdempotentTransaction<Ledger.Receipt> idemMixed;
     /** In {@code ClaimMode.WORK_FIRST}. */
     final IdempotentTransaction<Ledger.Receipt> idemWorkFirst;
-    /** In {@code CLAIM_FIRST}. */
-    final IdempotentTransaction<Ledger.Receipt> idemReadFirst;
+    /** In {@code ClaimMode.ADAPTIVE}, serving {@code claim-adaptive} alone: an adaptive instance learns from its own calls. */
+    final IdempotentTransaction<Ledger.Receipt> idemAdaptive;
+    /** In {@code ADAPTIVE}, serving {@code replay-adaptive} alone. */
+    final IdempotentTransaction<Ledger.Receipt> idemReplayAdaptive;
+    /** In {@code ADAPTIVE}, serving the retry-share phase's {@code mixed-adaptive} alone. */
+    final IdempotentTransaction<Ledger.Receipt> idemMixedAdaptive;
     /** The share of calls of the {@code mixed} strategies that retry a completed key, from 0 to 1. */
     volatile double retryShare;
 
@@ -55,25 +59,22 @@ final class BenchContext {
         this.idem = IdempotentTransaction.builder(dsl, Ledger.CODEC)
                 .schema(ledger.schema())
                 .build();
-        this.idemReplay = IdempotentTransaction.builder(dsl, Ledger.CODEC)
-                .schema(ledger.schema())
-                .build();
-        this.idemMixed = IdempotentTransaction.builder(dsl, Ledger.CODEC)
-                .schema(ledger.schema())
-                .build();
-        this.idemWorkFirst = IdempotentTransaction.builder(dsl, Ledger.CODEC)
-                .schema(ledger.schema())
-                .claimMode(io.github.idemtx.jooq.ClaimMode.WORK_FIRST)
-                .build();
-        this.idemReadFirst = IdempotentTransaction.builder(dsl, Ledger.CODEC)
-                .schema(ledger.schema())
-                .claimMode(io.github.idemtx.jooq.ClaimMode.CLAIM_FIRST)
-                .build();
+        this.idemWorkFirst = withMode(io.github.idemtx.jooq.ClaimMode.WORK_FIRST);
+        this.idemAdaptive = withMode(io.github.idemtx.jooq.ClaimMode.ADAPTIVE);
+        this.idemReplayAdaptive = withMode(io.github.idemtx.jooq.ClaimMode.ADAPTIVE);
+        this.idemMixedAdaptive = withMode(io.github.idemtx.jooq.ClaimMode.ADAPTIVE);
         this.burstIdem = IdempotentTransaction.builder(dsl, Ledger.CODEC)
                 .schema(ledger.schema())
                 .policy(burstPolicy)
                 .build();
         this.ttlMillis = idem.policy().ttl().toMillis();
+    }
+
+    private IdempotentTransaction<Ledger.Receipt> withMode(io.github.idemtx.jooq.ClaimMode mode) {
+        return IdempotentTransaction.builder(dsl, Ledger.CODEC)
+                .schema(ledger.schema())
+                .claimMode(mode)
+                .build();
     }
 
     String schema() {

@@ -10,8 +10,11 @@ import java.util.Map;
  * ratio of medians over rounds, per thread count, except {@code grown-rows}, the claim table's size
  * the growth goal names.
  *
- * @param claimOverFloor {@code claim/floor}: the library's default mode against the floor, at least
- * @param claimP99OverFloorP99 {@code claim-p99/floor-p99}: the tail at 8 clients, at most
+ * @param claimOverFloor {@code claim/floor}: each claim order against its own floor, at least: the
+ *     default ({@code claim}, CLAIM_FIRST) against {@code floor-claim-first}, {@code claim-work-first}
+ *     and {@code claim-adaptive} (which works first on fresh keys) against {@code floor}
+ * @param claimP99OverFloorP99 {@code claim-p99/floor-p99}: the default's tail at 8 clients against its
+ *     floor's ({@code floor-claim-first}), at most
  * @param metricsOverClaim {@code claim+metrics/claim}: what Micrometer may cost, at least
  * @param claimOverThreeTx {@code claim/three-tx}: against the three-transaction middleware at 8 clients, at least
  * @param replayOverBare {@code replay/bare}: a replay against the bare transfer, at least

@@ -47,21 +47,34 @@ record Options(
             Strategies.BARE,
             Strategies.CLAIM,
             Strategies.CLAIM_WORK_FIRST,
-            Strategies.CLAIM_READ_FIRST,
+            Strategies.CLAIM_ADAPTIVE,
             Strategies.REPLAY,
             Strategies.REPLAY_WORK_FIRST,
-            Strategies.REPLAY_READ_FIRST,
+            Strategies.REPLAY_ADAPTIVE,
             Strategies.THREE_TX,
             Strategies.FLOOR,
+            Strategies.FLOOR_CLAIM_FIRST,
             Strategies.BURST);
+
+    /**
+     * Names the bench had before: the fixed claim-first mode was {@code *-read-first} while ADAPTIVE
+     * was the default; since CLAIM_FIRST is the default it is {@code claim} and {@code replay}.
+     */
+    static final Map<String, String> RENAMED = Map.of(
+            "duplicate-storm", Strategies.BURST,
+            "claim-read-first", Strategies.CLAIM,
+            "replay-read-first", Strategies.REPLAY);
 
     /** Strategies run only when named: the external-effect mode against a remote stub of fixed latency. */
     static final List<String> OPTIONAL_STRATEGIES = List.of(
             Strategies.REMOTE_BARE, Strategies.REMOTE_FLOOR, Strategies.REMOTE_EFFECT, Strategies.CLAIM_METRICS);
 
-    /** The retry-share phase's strategies: the default mode and the two fixed ones, on the same traffic. */
+    /**
+     * The retry-share phase's strategies: the adaptive mode (first: the one the phase judges) and the
+     * two fixed ones, on the same traffic.
+     */
     static final List<String> MIXED_STRATEGIES =
-            List.of(Strategies.MIXED, Strategies.MIXED_WORK_FIRST, Strategies.MIXED_READ_FIRST);
+            List.of(Strategies.MIXED_ADAPTIVE, Strategies.MIXED_WORK_FIRST, Strategies.MIXED_CLAIM_FIRST);
 
     /** Whether segments run for a fixed number of operations instead of a fixed time. */
     boolean opsMode() {
@@ -119,7 +132,9 @@ record Options(
                                     mode, WORK_FIRST and CLAIM_FIRST run each step on the same traffic
               --retry-share-threads LIST  client thread counts of that phase (default 8)
               --goals LIST          what the report judges the run by, name=value pairs overriding the defaults:
-                                    claim/floor=%s, claim-p99/floor-p99=%s (at most), claim+metrics/claim=%s,
+                                    claim/floor=%s (each order against its own floor: claim/floor-claim-first,
+                                    claim-work-first/floor, claim-adaptive/floor), claim-p99/floor-p99=%s (at
+                                    most; claim against floor-claim-first), claim+metrics/claim=%s,
                                     claim/three-tx=%s, replay/bare=%s, grown/empty=%s, grown-rows=%d,
                                     mixed/best-fixed=%s, remote-effect/remote-floor=%s
               --quick               a one-minute sanity run: 1 round of 2s segments, 3s global warm-up
@@ -138,8 +153,10 @@ record Options(
         String password = take(flags, "db-password", env("BENCH_DB_PASSWORD", null));
         String schema = take(flags, "schema", "idemtx_bench");
         List<String> strategies = new ArrayList<>(strings(take(flags, "strategies", String.join(",", ALL_STRATEGIES))));
-        // the burst was called duplicate-storm before; the ledger's storm is another thing
-        strategies.replaceAll(s -> s.equals("duplicate-storm") ? Strategies.BURST : s);
+        // the burst was called duplicate-storm before (the ledger's storm is another thing); the
+        // read-first names are the default's now
+        strategies.replaceAll(s -> RENAMED.getOrDefault(s, s));
+        strategies = new ArrayList<>(new java.util.LinkedHashSet<>(strategies));
         for (String s : strategies) {
             if (!ALL_STRATEGIES.contains(s) && !OPTIONAL_STRATEGIES.contains(s)) {
                 throw new IllegalArgumentException("unknown strategy '" + s + "'; known: " + ALL_STRATEGIES

@@ -203,7 +203,7 @@ final class Report {
     }
 
     /**
-     * The per-round ratios of the default mode to the better of the two fixed modes at {@code step}
+     * The per-round ratios of the adaptive mode to the better of the two fixed modes at {@code step}
      * of the retry-share phase (the one with the higher median throughput there: which mode is
      * better is a property of the share, and taking the better of two noisy figures round by round
      * would bias the ratio down by the noise alone), sorted; empty unless all three ran.
@@ -211,20 +211,20 @@ final class Report {
     List<Double> mixedOverBestFixed(int step, int threads) {
         String phase = RETRY_SHARE + ":" + step;
         Group wf = group(phase, Strategies.MIXED_WORK_FIRST, threads);
-        Group rf = group(phase, Strategies.MIXED_READ_FIRST, threads);
-        if (wf == null || rf == null) {
+        Group cf = group(phase, Strategies.MIXED_CLAIM_FIRST, threads);
+        if (wf == null || cf == null) {
             return new ArrayList<>();
         }
-        return ratios(phase, Strategies.MIXED, bestFixed(step, threads), threads);
+        return ratios(phase, Strategies.MIXED_ADAPTIVE, bestFixed(step, threads), threads);
     }
 
     /** The fixed mode's strategy with the higher median throughput at {@code step}. */
     String bestFixed(int step, int threads) {
         String phase = RETRY_SHARE + ":" + step;
         Group wf = group(phase, Strategies.MIXED_WORK_FIRST, threads);
-        Group rf = group(phase, Strategies.MIXED_READ_FIRST, threads);
-        return wf != null && rf != null && rf.ops() > wf.ops()
-                ? Strategies.MIXED_READ_FIRST
+        Group cf = group(phase, Strategies.MIXED_CLAIM_FIRST, threads);
+        return wf != null && cf != null && cf.ops() > wf.ops()
+                ? Strategies.MIXED_CLAIM_FIRST
                 : Strategies.MIXED_WORK_FIRST;
     }
 
@@ -259,47 +259,50 @@ final class Report {
 
     List<Goal> goals() {
         List<Goal> goals = new ArrayList<>();
-        for (int t : mainThreads()) {
-            Double v = ratio(MAIN, Strategies.CLAIM, Strategies.FLOOR, t);
-            goals.add(new Goal(
-                    "claim/floor at " + t + " client" + (t == 1 ? "" : "s"),
-                    Goals.atLeast(goal.claimOverFloor()),
-                    v,
-                    v == null ? null : v >= goal.claimOverFloor(),
-                    null,
-                    spread(MAIN, Strategies.CLAIM, Strategies.FLOOR, t)));
-        }
-        for (int t : mainThreads()) {
-            Double v = ratio(MAIN, Strategies.CLAIM_WORK_FIRST, Strategies.FLOOR, t);
-            if (v != null) {
-                goals.add(new Goal(
-                        "claim-work-first/floor at " + t + " client" + (t == 1 ? "" : "s"),
-                        "reported",
-                        v,
-                        null,
-                        "the WORK_FIRST mode, fixed",
-                        spread(MAIN, Strategies.CLAIM_WORK_FIRST, Strategies.FLOOR, t)));
+        // each claim order against its own floor: the default (claim-first) against the claim-first
+        // floor, the opt-in orders (working first on fresh keys) against the work-first floor
+        for (String[] pair : new String[][] {
+            {Strategies.CLAIM, Strategies.FLOOR_CLAIM_FIRST},
+            {Strategies.CLAIM_WORK_FIRST, Strategies.FLOOR},
+            {Strategies.CLAIM_ADAPTIVE, Strategies.FLOOR}
+        }) {
+            for (int t : mainThreads()) {
+                Double v = ratio(MAIN, pair[0], pair[1], t);
+                if (v != null || pair[0].equals(Strategies.CLAIM)) {
+                    goals.add(new Goal(
+                            pair[0] + "/" + pair[1] + " at " + t + " client" + (t == 1 ? "" : "s"),
+                            Goals.atLeast(goal.claimOverFloor()),
+                            v,
+                            v == null ? null : v >= goal.claimOverFloor(),
+                            pair[0].equals(Strategies.CLAIM) ? "the default, CLAIM_FIRST, against its floor" : null,
+                            spread(MAIN, pair[0], pair[1], t)));
+                }
             }
         }
-        for (int t : mainThreads()) {
-            Double v = ratio(MAIN, Strategies.CLAIM_READ_FIRST, Strategies.FLOOR, t);
-            if (v != null) {
-                goals.add(new Goal(
-                        "claim-read-first/floor at " + t + " client" + (t == 1 ? "" : "s"),
-                        "reported",
-                        v,
-                        null,
-                        "the CLAIM_FIRST mode, one round trip more",
-                        spread(MAIN, Strategies.CLAIM_READ_FIRST, Strategies.FLOOR, t)));
+        for (String[] pair : new String[][] {
+            {Strategies.CLAIM, Strategies.FLOOR, "the default against the work-first floor: one round trip more"},
+            {Strategies.FLOOR_CLAIM_FIRST, Strategies.FLOOR, "the claim-first floor against the work-first one"}
+        }) {
+            for (int t : mainThreads()) {
+                Double v = ratio(MAIN, pair[0], pair[1], t);
+                if (v != null) {
+                    goals.add(new Goal(
+                            pair[0] + "/" + pair[1] + " at " + t + " client" + (t == 1 ? "" : "s"),
+                            "reported",
+                            v,
+                            null,
+                            pair[2],
+                            spread(MAIN, pair[0], pair[1], t)));
+                }
             }
         }
         int eightClients = mainThreads().contains(8) ? 8 : -1;
         Group claim8 = group(MAIN, Strategies.CLAIM, eightClients);
-        Group floor8 = group(MAIN, Strategies.FLOOR, eightClients);
+        Group floor8 = group(MAIN, Strategies.FLOOR_CLAIM_FIRST, eightClients);
         if (claim8 != null && floor8 != null) {
             double p99 = claim8.percentileMs(99) / floor8.percentileMs(99);
             goals.add(new Goal(
-                    "claim p99 / floor p99 at 8 clients",
+                    "claim p99 / floor-claim-first p99 at 8 clients",
                     Goals.atMost(goal.claimP99OverFloorP99()),
                     p99,
                     p99 <= goal.claimP99OverFloorP99(),
@@ -330,8 +333,8 @@ final class Report {
                         "reported",
                         share,
                         null,
-                        "below it WORK_FIRST costs less per call; from the medians of claim-work-first, claim-read-first,"
-                                + " replay-work-first, replay-read-first"));
+                        "below it WORK_FIRST costs less per call; from the medians of claim-work-first, claim,"
+                                + " replay-work-first, replay"));
             }
         }
         List<Integer> shares = retryShares();
@@ -345,8 +348,8 @@ final class Report {
                         Goals.atLeast(goal.mixedOverBestFixed()),
                         median,
                         median == null ? null : median >= goal.mixedOverBestFixed(),
-                        "the default mode against the better fixed mode there, "
-                                + bestFixed(step, t).substring(Strategies.MIXED.length() + 1),
+                        "the adaptive mode against the better fixed mode there, "
+                                + bestFixed(step, t).substring("mixed-".length()),
                         v.size() < 3
                                 ? "-"
                                 : String.format(Locale.ROOT, "%.2f-%.2f", quantile(v, 0.25), quantile(v, 0.75))));
@@ -440,14 +443,14 @@ final class Report {
 
     /**
      * The share p of retries (calls for a key that already completed) at which both claim modes cost
-     * the same time per call: (1-p)/claim + p/replay-work-first = (1-p)/claim-read-first + p/replay, with
+     * the same time per call: (1-p)/claim-work-first + p/replay-work-first = (1-p)/claim + p/replay, with
      * each strategy's median throughput at {@code threads}; null unless all four ran and the modes differ.
      */
     Double breakEvenRetryShare(int threads) {
         Group wf = group(MAIN, Strategies.CLAIM_WORK_FIRST, threads);
-        Group rf = group(MAIN, Strategies.CLAIM_READ_FIRST, threads);
+        Group rf = group(MAIN, Strategies.CLAIM, threads); // the default, CLAIM_FIRST
         Group wfReplay = group(MAIN, Strategies.REPLAY_WORK_FIRST, threads);
-        Group rfReplay = group(MAIN, Strategies.REPLAY_READ_FIRST, threads);
+        Group rfReplay = group(MAIN, Strategies.REPLAY, threads);
         if (wf == null || rf == null || wfReplay == null || rfReplay == null) {
             return null;
         }
@@ -476,7 +479,7 @@ final class Report {
                             + " all threads, and of the server backends of its pool)\n");
             sb.append(String.format(
                     Locale.ROOT,
-                    "%-16s %3s %12s %10s %7s %10s %8s %8s %9s %6s %8s %8s %6s%n",
+                    "%-18s %3s %12s %10s %7s %10s %8s %8s %9s %6s %8s %8s %6s%n",
                     "strategy",
                     "thr",
                     "claim rows@0",
@@ -497,7 +500,7 @@ final class Report {
                     }
                     sb.append(String.format(
                             Locale.ROOT,
-                            "%-16s %3d %12s %10.1f %7s %10s %8.2f %8.2f %9.2f %6.2f %8s %8s %6d%n",
+                            "%-18s %3d %12s %10.1f %7s %10s %8.2f %8.2f %9.2f %6.2f %8s %8s %6d%n",
                             g.strategy(),
                             g.threads(),
                             human(g.atStart().rows()),
@@ -550,7 +553,7 @@ final class Report {
         }
         List<Integer> shares = retryShares();
         if (!shares.isEmpty()) {
-            sb.append("\nRetry share: the default mode (mixed) against WORK_FIRST and CLAIM_FIRST on the same traffic,"
+            sb.append("\nRetry share: ADAPTIVE against WORK_FIRST and CLAIM_FIRST on the same traffic,"
                     + " step by step; medians over rounds\n");
             sb.append(String.format(
                     Locale.ROOT,
@@ -558,9 +561,9 @@ final class Report {
                     "step",
                     "retry",
                     "thr",
-                    "mixed ops/s",
+                    "adaptive",
                     "work-first",
-                    "read-first",
+                    "claim-first",
                     "x best",
                     "IQR"));
             for (int t : retryShareThreads()) {
@@ -573,9 +576,9 @@ final class Report {
                             step + 1,
                             shares.get(step),
                             t,
-                            opsOf(group(phase, Strategies.MIXED, t)),
+                            opsOf(group(phase, Strategies.MIXED_ADAPTIVE, t)),
                             opsOf(group(phase, Strategies.MIXED_WORK_FIRST, t)),
-                            opsOf(group(phase, Strategies.MIXED_READ_FIRST, t)),
+                            opsOf(group(phase, Strategies.MIXED_CLAIM_FIRST, t)),
                             v.isEmpty() ? "-" : fmt(medianOf(v)),
                             v.size() < 3
                                     ? "-"
@@ -584,7 +587,8 @@ final class Report {
             }
         }
         if (!growthTargets().isEmpty()) {
-            sb.append("\nGrowth: the claim table empty vs holding preloaded rows (half expired, half live)\n");
+            sb.append("\nGrowth: the claim table empty vs holding preloaded rows (half expired, half live);"
+                    + " cfloor: floor-claim-first\n");
             sb.append(String.format(
                     Locale.ROOT,
                     "%12s %3s %10s %10s %8s %8s %11s %10s %11s %10s%n",
@@ -593,8 +597,8 @@ final class Report {
                     "bare ops/s",
                     "claim ops/s",
                     "claim/b",
-                    "floor/b",
-                    "claim/floor",
+                    "cfloor/b",
+                    "claim/cfloor",
                     "c+purge/b",
                     "purged/s",
                     "MB@0"));
@@ -615,8 +619,8 @@ final class Report {
                             bare.ops(),
                             claim.ops(),
                             fmt(ratio(phase, Strategies.CLAIM, Strategies.BARE, t)),
-                            fmt(ratio(phase, Strategies.FLOOR, Strategies.BARE, t)),
-                            fmt(ratio(phase, Strategies.CLAIM, Strategies.FLOOR, t)),
+                            fmt(ratio(phase, Strategies.FLOOR_CLAIM_FIRST, Strategies.BARE, t)),
+                            fmt(ratio(phase, Strategies.CLAIM, Strategies.FLOOR_CLAIM_FIRST, t)),
                             fmt(ratio(phase, Strategies.CLAIM_PURGE, Strategies.BARE, t)),
                             purge == null || purge.extraMedian("purged_rows_per_s") == null
                                     ? "-"

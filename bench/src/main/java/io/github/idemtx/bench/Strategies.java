@@ -25,27 +25,37 @@ import org.jooq.impl.DefaultTransactionProvider;
 final class Strategies {
 
     static final String BARE = "bare";
-    /** {@code run} with a fresh key in the library's default mode (ADAPTIVE). */
+    /** {@code run} with a fresh key in the library's default mode, CLAIM_FIRST: the key claimed first. */
     static final String CLAIM = "claim";
-    /** The same in WORK_FIRST: the work, then the claim row with COMMIT. */
+    /** The same in WORK_FIRST (opt-in): the work, then the claim row with COMMIT. */
     static final String CLAIM_WORK_FIRST = "claim-work-first";
-    /** The same in CLAIM_FIRST: the key read and locked first. */
-    static final String CLAIM_READ_FIRST = "claim-read-first";
-    /** {@code run} with a completed key, in the default mode (an instance of its own, which soon reads first). */
+    /** The same in ADAPTIVE (opt-in), an instance of its own: on fresh keys it works first. */
+    static final String CLAIM_ADAPTIVE = "claim-adaptive";
+    /** {@code run} with a completed key, in the default mode (CLAIM_FIRST): the read alone. */
     static final String REPLAY = "replay";
     /** The same in WORK_FIRST: the work and the insert, rolled back, then the read. */
     static final String REPLAY_WORK_FIRST = "replay-work-first";
-    /** The same in CLAIM_FIRST: the read alone. */
-    static final String REPLAY_READ_FIRST = "replay-read-first";
-    /** Retry-share phase: fresh keys and, at the phase's share, retries of completed ones, in the default mode. */
-    static final String MIXED = "mixed";
+    /** The same in ADAPTIVE, an instance of its own, which soon reads first. */
+    static final String REPLAY_ADAPTIVE = "replay-adaptive";
+    /**
+     * Retry-share phase: fresh keys and, at the phase's share, retries of completed ones, in ADAPTIVE
+     * (an instance serving this phase alone); the one compared with the better fixed mode.
+     */
+    static final String MIXED_ADAPTIVE = "mixed-adaptive";
     /** The same in WORK_FIRST. */
     static final String MIXED_WORK_FIRST = "mixed-work-first";
-    /** The same in CLAIM_FIRST. */
-    static final String MIXED_READ_FIRST = "mixed-read-first";
+    /** The same in CLAIM_FIRST (the default). */
+    static final String MIXED_CLAIM_FIRST = "mixed-claim-first";
 
     static final String THREE_TX = "three-tx";
+    /** The work-first floor: the transfer, then a completed claim row inserted with COMMIT (4 round trips). */
     static final String FLOOR = "floor";
+    /**
+     * The claim-first floor: a claim row inserted with BEGIN, the transfer, its completion updated
+     * with COMMIT (5 round trips).
+     */
+    static final String FLOOR_CLAIM_FIRST = "floor-claim-first";
+
     static final String BURST = "duplicate-burst";
     /** Growth phase only: {@code claim} with {@code purgeExpired} running beside it. */
     static final String CLAIM_PURGE = "claim+purge";
@@ -74,10 +84,10 @@ final class Strategies {
             case BARE_JOOQ_DEFAULT -> new Bare(BARE_JOOQ_DEFAULT, ctx, true);
             case CLAIM -> new Claim(CLAIM, ctx, ctx.idem, 0);
             case CLAIM_WORK_FIRST -> new Claim(CLAIM_WORK_FIRST, ctx, ctx.idemWorkFirst, 0);
-            case CLAIM_READ_FIRST -> new Claim(CLAIM_READ_FIRST, ctx, ctx.idemReadFirst, 0);
-            case MIXED -> new Mixed(MIXED, ctx, ctx.idemMixed);
+            case CLAIM_ADAPTIVE -> new Claim(CLAIM_ADAPTIVE, ctx, ctx.idemAdaptive, 0);
+            case MIXED_ADAPTIVE -> new Mixed(MIXED_ADAPTIVE, ctx, ctx.idemMixedAdaptive);
             case MIXED_WORK_FIRST -> new Mixed(MIXED_WORK_FIRST, ctx, ctx.idemWorkFirst);
-            case MIXED_READ_FIRST -> new Mixed(MIXED_READ_FIRST, ctx, ctx.idemReadFirst);
+            case MIXED_CLAIM_FIRST -> new Mixed(MIXED_CLAIM_FIRST, ctx, ctx.idem);
             case CLAIM_PURGE -> new Claim(CLAIM_PURGE, ctx, ctx.idem, purgeLimit);
             case CLAIM_METRICS ->
                 new Claim(
@@ -89,11 +99,12 @@ final class Strategies {
                                         new io.micrometer.core.instrument.simple.SimpleMeterRegistry()))
                                 .build(),
                         0);
-            case REPLAY -> new Replay(REPLAY, ctx, ctx.idemReplay);
+            case REPLAY -> new Replay(REPLAY, ctx, ctx.idem);
             case REPLAY_WORK_FIRST -> new Replay(REPLAY_WORK_FIRST, ctx, ctx.idemWorkFirst);
-            case REPLAY_READ_FIRST -> new Replay(REPLAY_READ_FIRST, ctx, ctx.idemReadFirst);
+            case REPLAY_ADAPTIVE -> new Replay(REPLAY_ADAPTIVE, ctx, ctx.idemReplayAdaptive);
             case THREE_TX -> new ThreeTx(ctx);
             case FLOOR -> new Floor(ctx);
+            case FLOOR_CLAIM_FIRST -> new ClaimFirstFloor(ctx);
             case BURST -> new Burst(ctx);
             case REMOTE_BARE -> new RemoteBare(ctx);
             case REMOTE_FLOOR -> new RemoteFloor(ctx);
@@ -121,6 +132,12 @@ final class Strategies {
         void run(Ledger.Receipt receipt) throws Exception;
     }
 
+    /** A plain-JDBC statement sent before the transfer, as the transaction's first. */
+    @FunctionalInterface
+    private interface FirstStatement {
+        void run() throws Exception;
+    }
+
     /**
      * The floors' transaction in plain JDBC on {@code c}: the transfer, then {@code last}, a statement
      * sent together with the COMMIT (the {@code commit()} that follows is a no-op); rolled back on
@@ -128,8 +145,23 @@ final class Strategies {
      */
     private static void transferThenCommitWith(
             BenchContext ctx, Connection c, Ledger.TransferRequest request, CommittingStatement last) throws Exception {
+        transferThenCommitWith(ctx, c, () -> {}, request, last);
+    }
+
+    /**
+     * The same with {@code first} sent before the transfer, as the transaction's first statement
+     * (pgjdbc sends BEGIN together with it).
+     */
+    private static void transferThenCommitWith(
+            BenchContext ctx,
+            Connection c,
+            FirstStatement first,
+            Ledger.TransferRequest request,
+            CommittingStatement last)
+            throws Exception {
         c.setAutoCommit(false);
         try {
+            first.run();
             last.run(ctx.ledger.transfer(DSL.using(c, SQLDialect.POSTGRES, BenchContext.SETTINGS), request));
             c.commit();
         } catch (Exception e) {
@@ -659,6 +691,69 @@ final class Strategies {
                             ps.executeUpdate();
                         }
                     });
+                }
+                ctx.shared.claimRows.incrementAndGet();
+                return Kind.EXECUTED;
+            };
+        }
+    }
+
+    /**
+     * The least a claim-first unit can send by hand: the claim row (running, state 0) inserted as the
+     * transaction's first statement (pgjdbc sends BEGIN with it; a duplicate would fail or wait on the
+     * primary key here, before any work), the transfer, then the completion (state, result) updated
+     * and sent together with COMMIT: 5 round trips, one more than {@link Floor}. Plain JDBC on the
+     * same pool, the library's claim table; no library code.
+     */
+    static final class ClaimFirstFloor implements Strategy {
+        private final BenchContext ctx;
+        private final String claimSql;
+        private final String completeSql;
+
+        ClaimFirstFloor(BenchContext ctx) {
+            this.ctx = ctx;
+            String s = ctx.schema();
+            this.claimSql = insertClaim(s, "0", "NULL", "NULL");
+            this.completeSql =
+                    "UPDATE " + s + ".idempotency_claim SET state = 1, result = ?, completed_at = clock_timestamp()"
+                            + " WHERE scope = ? AND idem_key = ?; commit";
+        }
+
+        @Override
+        public String name() {
+            return FLOOR_CLAIM_FIRST;
+        }
+
+        @Override
+        public Worker worker(int index, int threads) {
+            SplittableRandom random = random();
+            return wave -> {
+                Ledger.TransferRequest request = ctx.ledger.randomRequest(random);
+                String scope = BenchContext.scopeName(random.nextInt(BenchContext.SCOPES));
+                String key = BenchContext.freshKey(random).value();
+                byte[] fingerprint = request.fingerprint().bytes();
+                try (Connection c = ctx.pool.getConnection()) {
+                    transferThenCommitWith(
+                            ctx,
+                            c,
+                            () -> {
+                                try (PreparedStatement ps = c.prepareStatement(claimSql)) {
+                                    ps.setString(1, scope);
+                                    ps.setString(2, key);
+                                    ps.setBytes(3, fingerprint);
+                                    ps.setLong(4, ctx.ttlMillis);
+                                    ps.executeUpdate();
+                                }
+                            },
+                            request,
+                            receipt -> {
+                                try (PreparedStatement ps = c.prepareStatement(completeSql)) {
+                                    ps.setBytes(1, Ledger.CODEC.encode(receipt));
+                                    ps.setString(2, scope);
+                                    ps.setString(3, key);
+                                    ps.executeUpdate();
+                                }
+                            });
                 }
                 ctx.shared.claimRows.incrementAndGet();
                 return Kind.EXECUTED;

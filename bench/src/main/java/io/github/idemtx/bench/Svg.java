@@ -69,8 +69,8 @@ final class Svg {
     }
 
     /**
-     * The retry-share phase: throughput of the default mode and of the two fixed ones at each step
-     * (groups, in the phase's order), the default's bar labelled with its ratio to the better fixed mode.
+     * The retry-share phase: throughput of ADAPTIVE and of the two fixed orders at each step (groups,
+     * in the phase's order), ADAPTIVE's bar labelled with its ratio to the better fixed order.
      */
     static String retryShare(Report report) {
         List<Integer> shares = report.retryShares();
@@ -86,7 +86,7 @@ final class Svg {
             }
         }
         Chart c = new Chart(Math.max(760, 110 + shares.size() * (40 + modes.size() * 46)), 470);
-        c.title("Retry share moving within one run: the default mode against the fixed ones, " + threads
+        c.title("Retry share moving within one run: ADAPTIVE against the fixed orders, " + threads
                 + " clients (ops/s, medians)");
         c.subtitle(String.valueOf(report.environment().getOrDefault("summary", "")));
         double top = niceCeiling(max * 1.12);
@@ -116,13 +116,13 @@ final class Svg {
             }
             c.xLabel(c.left + step * groupWidth + groupWidth / 2, (step + 1) + ": " + shares.get(step) + "% retries");
         }
-        c.legend(List.of("default (ADAPTIVE)", "WORK_FIRST", "CLAIM_FIRST"), COLORS);
-        c.note("The default's label below its ops/s: its ratio to the better fixed mode at that step (per-round"
+        c.legend(List.of("ADAPTIVE", "WORK_FIRST", "CLAIM_FIRST (the default)"), COLORS);
+        c.note("ADAPTIVE's label below its ops/s: its ratio to the better fixed mode at that step (per-round"
                 + " ratios, medianed).");
         return c.end();
     }
 
-    /** The claim (and floor) ratio to bare per claim-table size and client count. */
+    /** The claim (and its floor's, floor-claim-first) ratio to bare per claim-table size and client count. */
     static String growth(Report report) {
         List<Long> targets = report.growthTargets();
         List<Integer> threads = report.growthThreads();
@@ -132,7 +132,7 @@ final class Svg {
         double top = 1.2;
         for (long t : targets) {
             for (int th : threads) {
-                for (String s : List.of(Strategies.CLAIM, Strategies.FLOOR, Strategies.CLAIM_PURGE)) {
+                for (String s : List.of(Strategies.CLAIM, Strategies.FLOOR_CLAIM_FIRST, Strategies.CLAIM_PURGE)) {
                     Double r = report.ratio(Report.GROWTH + ":" + t, s, Strategies.BARE, th);
                     if (r != null) {
                         top = Math.max(top, niceCeiling(r * 1.15));
@@ -141,7 +141,7 @@ final class Svg {
             }
         }
         c.yAxis(top, "ratio to bare", true);
-        List<String> series = List.of(Strategies.CLAIM, Strategies.FLOOR, Strategies.CLAIM_PURGE);
+        List<String> series = List.of(Strategies.CLAIM, Strategies.FLOOR_CLAIM_FIRST, Strategies.CLAIM_PURGE);
         double groupWidth = c.plotWidth() / Math.max(1, targets.size());
         double barWidth = Math.min(34, (groupWidth - 24) / Math.max(1, threads.size() * series.size()));
         List<String> legend = new ArrayList<>();

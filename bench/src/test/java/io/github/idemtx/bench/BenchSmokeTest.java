@@ -97,6 +97,19 @@ class BenchSmokeTest {
         // replays replayed; bare, claim, floor and three-tx executed
         assertThat(report.group(Report.MAIN, Strategies.REPLAY, 1).kind(Strategy.Kind.REPLAYED))
                 .isEqualTo(report.group(Report.MAIN, Strategies.REPLAY, 1).totalCalls());
+        // each floor sends what its definition says: the work-first floor the bare transfer's 4 round
+        // trips, the claim-first floor one more (its claim INSERT rides with BEGIN, its UPDATE with
+        // COMMIT), as the default claim does (a short segment's count is blurred at its edges)
+        assertThat(report.group(Report.MAIN, Strategies.FLOOR, 1).roundTrips())
+                .isCloseTo(4.0, org.assertj.core.api.Assertions.within(0.4));
+        assertThat(report.group(Report.MAIN, Strategies.FLOOR_CLAIM_FIRST, 1).roundTrips())
+                .isCloseTo(5.0, org.assertj.core.api.Assertions.within(0.4));
+        assertThat(report.group(Report.MAIN, Strategies.CLAIM, 1).roundTrips())
+                .isCloseTo(5.0, org.assertj.core.api.Assertions.within(0.4));
+        assertThat(report.group(Report.MAIN, Strategies.CLAIM_WORK_FIRST, 1).roundTrips())
+                .isCloseTo(4.0, org.assertj.core.api.Assertions.within(0.4));
+        assertThat(report.goals()).anyMatch(g -> g.name().equals("claim/floor-claim-first at 1 client"));
+        assertThat(report.goals()).anyMatch(g -> g.name().equals("claim-adaptive/floor at 3 clients"));
         // the growth phase: empty and preloaded, with the purge beside claim
         assertThat(report.growthTargets()).containsExactly(0L, 2000L);
         assertThat(report.ratio(Report.GROWTH + ":2000", Strategies.CLAIM_PURGE, Strategies.BARE, 2))
