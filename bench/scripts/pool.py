@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Pools bench runs: per run, the median over rounds of the per-round ratio a/b (each pair of
+segments from the same round and client count, as the report takes it); over the runs, the mean
+of those medians with its standard error (sample standard deviation / sqrt(n)). This is how
+bench/README.md pooled runs 22-30.
+
+    python3 bench/scripts/pool.py RUN [RUN...]        # RUN: a results.json(.gz) or a directory holding one
+    python3 bench/scripts/pool.py bench/results/claim-first-floor/run*.json.gz --goal 0.95
+
+Prints, per comparison and client count, the pooled ratio, its SE, n, the per-run medians and
+how many runs alone met --goal; then the round trips per call of each strategy (median over all
+segments) and each run's start (time, load average).
+"""
+import argparse
+import gzip
+import json
+import math
+import os
+import statistics
+import sys
+
+# (a, b, judged against the goal): each claim order against its own floor, then what is reported
+COMPARISONS = [
+    ("claim", "floor-claim-first", True),
+    ("claim-work-first", "floor", True),
+    ("claim-adaptive", "floor", True),
+    ("claim", "floor", False),
+    ("floor-claim-first", "floor", False),
+    ("claim", "three-tx", False),
+    ("floor", "bare", False),
+    ("floor-claim-first", "bare", False),
+    ("claim", "bare", False),
+    ("claim-work-first", "bare", False),
+    ("claim-adaptive", "bare", False),
+    ("three-tx", "bare", False),
+]
+
+
+def load(path):
+    if os.path.isdir(path):
+        for name in ("results.json", "results.json.gz"):
+            if os.path.exists(os.path.join(path, name)):
+                path = os.path.join(path, name)
+                break
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return path, json.load(f)
+
+
+def per_round(run, phase="main"):
+    """{(strategy, threads): {round: segment}} for one run's phase."""
+    out = {}
+    for s in run["segments"]:
+        if s["phase"] == phase:
+            out.setdefault((s["strategy"], s["threads"]), {})[s["round"]] = s
+    return out
+
+
+def run_median(groups, a, b, threads):
+    ga, gb = groups.get((a, threads)), groups.get((b, threads))
+    if not ga or not gb:
+        return None
+    ratios = [ga[r]["ops_per_s"] / gb[r]["ops_per_s"] for r in ga if r in gb and gb[r]["ops_per_s"] > 0]
+    return statistics.median(ratios) if ratios else None
+
+
+def pooled(values):
+    n = len(values)
+    mean = statistics.fmean(values)
+    se = statistics.stdev(values) / math.sqrt(n) if n > 1 else float("nan")
+    return mean, se, n
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--goal", type=float, default=0.95, help="the goal of the judged comparisons (default 0.95)")
+    args = ap.parse_args()
+    runs = [load(p) for p in args.runs]
+    groups = [per_round(r) for _, r in runs]
+    threads = sorted({t for g in groups for (_, t) in g})
+    print(f"{len(runs)} runs; per run the median of per-round ratios, pooled: mean of the runs' medians, "
+          f"SE = sd / sqrt(n)\n")
+    print("| comparison | clients | pooled | SE | n | (pooled - goal) / SE | runs >= goal | per-run medians |")
+    print("|---|---|---|---|---|---|---|---|")
+    for a, b, judged in COMPARISONS:
+        for t in threads:
+            meds = [m for m in (run_median(g, a, b, t) for g in groups) if m is not None]
+            if not meds:
+                continue
+            mean, se, n = pooled(meds)
+            z = (mean - args.goal) / se if judged and se > 0 else None
+            met = sum(1 for m in meds if m >= args.goal) if judged else None
+            print(f"| {a}/{b} | {t} | {mean:.3f} | {se:.3f} | {n} | "
+                  f"{'' if z is None else f'{z:+.1f}'} | {'' if met is None else f'{met}/{n}'} | "
+                  f"{', '.join(f'{m:.2f}' for m in meds)} |")
+    print("\nround trips per call (median over every segment of every run)\n")
+    print("| strategy | " + " | ".join(f"{t} client{'s' if t > 1 else ''}" for t in threads) + " |")
+    print("|---|" + "---|" * len(threads))
+    order = ["bare", "floor", "floor-claim-first", "claim", "claim-work-first", "claim-adaptive", "three-tx"]
+    names = sorted({s for g in groups for (s, _) in g}, key=lambda s: (order.index(s) if s in order else 99, s))
+    for s in names:
+        cells = []
+        for t in threads:
+            v = [seg["round_trips_per_call"] for g in groups for seg in g.get((s, t), {}).values()]
+            cells.append(f"{statistics.median(v):.2f}" if v else "-")
+        print(f"| {s} | " + " | ".join(cells) + " |")
+    print("\nruns\n")
+    for path, r in runs:
+        env = r["environment"]
+        print(f"- {path}: started {env.get('started_at')}, load average {env.get('load_average_start'):.2f} at start, "
+              f"{env.get('total_seconds', 0):.0f} s, {r['options'].get('rounds')} rounds")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
