@@ -64,6 +64,13 @@ def run_median(groups, a, b, threads):
     return statistics.median(ratios) if ratios else None
 
 
+ORDER = ["bare", "floor", "floor-claim-first", "claim", "claim-work-first", "claim-adaptive", "three-tx"]
+
+
+def names_in(groups):
+    return sorted({s for g in groups for (s, _) in g}, key=lambda s: (ORDER.index(s) if s in ORDER else 99, s))
+
+
 def pooled(values):
     n = len(values)
     mean = statistics.fmean(values)
@@ -94,22 +101,53 @@ def main():
             print(f"| {a}/{b} | {t} | {mean:.3f} | {se:.3f} | {n} | "
                   f"{'' if z is None else f'{z:+.1f}'} | {'' if met is None else f'{met}/{n}'} | "
                   f"{', '.join(f'{m:.2f}' for m in meds)} |")
+    print("\none table: pooled ratios at " + " / ".join(str(t) for t in threads)
+          + " clients (SE in brackets), round trips per call\n")
+    bases = ["bare", "floor", "floor-claim-first"]
+    print("| strategy | round trips | " + " | ".join(f"x {b}" for b in bases) + " |")
+    print("|---|---|" + "---|" * len(bases))
+    for s in names_in(groups):
+        rts = [seg["round_trips_per_call"] for g in groups for (n, _), segs in g.items() if n == s
+               for seg in segs.values()]
+        cells = []
+        for b in bases:
+            if b == s:
+                cells.append("1")
+                continue
+            vals = []
+            for t in threads:
+                meds = [m for m in (run_median(g, s, b, t) for g in groups) if m is not None]
+                if not meds:
+                    break
+                mean, se, _ = pooled(meds)
+                vals.append(f"{mean:.3f} ({se:.3f})")
+            cells.append(" / ".join(vals) if len(vals) == len(threads) else "-")
+        print(f"| {s} | {statistics.median(rts):.2f} | " + " | ".join(cells) + " |")
+
     print("\nround trips per call (median over every segment of every run)\n")
     print("| strategy | " + " | ".join(f"{t} client{'s' if t > 1 else ''}" for t in threads) + " |")
     print("|---|" + "---|" * len(threads))
-    order = ["bare", "floor", "floor-claim-first", "claim", "claim-work-first", "claim-adaptive", "three-tx"]
-    names = sorted({s for g in groups for (s, _) in g}, key=lambda s: (order.index(s) if s in order else 99, s))
+    names = names_in(groups)
     for s in names:
         cells = []
         for t in threads:
             v = [seg["round_trips_per_call"] for g in groups for seg in g.get((s, t), {}).values()]
             cells.append(f"{statistics.median(v):.2f}" if v else "-")
         print(f"| {s} | " + " | ".join(cells) + " |")
-    print("\nruns\n")
+    print("\nruns (p99: claim against floor-claim-first at 8 clients, merged histograms, goal <= 1.10;"
+          " CPU: claim minus floor-claim-first per call at 8 clients, client / server)\n")
     for path, r in runs:
         env = r["environment"]
-        print(f"- {path}: started {env.get('started_at')}, load average {env.get('load_average_start'):.2f} at start, "
-              f"{env.get('total_seconds', 0):.0f} s, {r['options'].get('rounds')} rounds")
+        p99 = next((g["value"] for g in r.get("goals", []) if g["goal"].startswith("claim p99 /")), None)
+        rows = {(x["strategy"], x["threads"]): x for x in r.get("summary", []) if x["phase"] == "main"}
+        a, b = rows.get(("claim", 8)), rows.get(("floor-claim-first", 8))
+        cpu = "-"
+        if a and b and a.get("client_cpu_us_per_call") is not None and b.get("client_cpu_us_per_call") is not None:
+            cpu = (f"{a['client_cpu_us_per_call'] - b['client_cpu_us_per_call']:+.0f} / "
+                   f"{(a.get('server_cpu_us_per_call') or 0) - (b.get('server_cpu_us_per_call') or 0):+.0f} us")
+        print(f"- {path}: started {env.get('started_at', '')[:19]}Z, load average {env.get('load_average_start'):.2f}"
+              f" at start, {env.get('total_seconds', 0):.0f} s, {r['options'].get('rounds')} rounds;"
+              f" p99 {'-' if p99 is None else f'{p99:.2f}'}; CPU {cpu}")
 
 
 if __name__ == "__main__":
