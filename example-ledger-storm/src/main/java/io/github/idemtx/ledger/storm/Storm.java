@@ -234,6 +234,7 @@ public final class Storm {
     private final StormTally tally = new StormTally();
     private final StormClients clients;
     private final SideDatabase db; // null for a ledger the storm did not start
+    private final String schema; // the ledger's: its sessions are named after it
     private final StormChecks checks;
     private final FailoverDriver failovers; // null without --failover
 
@@ -249,6 +250,7 @@ public final class Storm {
         this.options = options;
         this.progress = progress;
         this.db = db;
+        this.schema = schema;
         this.clients = new StormClients(base, tokens, options, tally, progress);
         this.checks = new StormChecks(clients, tally, db, schema, progress);
         this.failovers =
