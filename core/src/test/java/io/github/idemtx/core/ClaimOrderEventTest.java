@@ -9,17 +9,28 @@ class ClaimOrderEventTest {
 
     @Test
     void carriesTheOrderAndTheSharesThatDecidedIt() {
-        ClaimOrderEvent toReadFirst = ClaimOrderEvent.toClaimFirst(0.3, 0.15);
-        assertThat(toReadFirst.claimFirst()).isTrue();
-        assertThat(toReadFirst.takenShare()).isEqualTo(0.3);
-        assertThat(toReadFirst.breakEven()).isEqualTo(0.15);
-        assertThat(toReadFirst).hasToString("ClaimOrderEvent[claim first, takenShare=0.3000, breakEven=0.1500]");
+        ClaimOrderEvent toClaimFirst = ClaimOrderEvent.toClaimFirst(0.3, 0.15);
+        assertThat(toClaimFirst.claimFirst()).isTrue();
+        assertThat(toClaimFirst.takenShare()).isEqualTo(0.3);
+        assertThat(toClaimFirst.breakEven()).isEqualTo(0.15);
+        assertThat(toClaimFirst).hasToString("ClaimOrderEvent[claim first, takenShare=0.3000, breakEven=0.1500]");
 
         ClaimOrderEvent back = ClaimOrderEvent.toWorkFirst(0, 1);
         assertThat(back.claimFirst()).isFalse();
         assertThat(back.takenShare()).isZero();
         assertThat(back.breakEven()).isEqualTo(1);
         assertThat(back).hasToString("ClaimOrderEvent[work first, takenShare=0.0000, breakEven=1.0000]");
+    }
+
+    @Test
+    @SuppressWarnings("removal") // the deprecated names are what this test is about
+    void theNamesBefore1Point0StillSayTheSame() {
+        ClaimOrderEvent old = ClaimOrderEvent.toReadFirst(0.3, 0.15);
+        assertThat(old.claimFirst()).isTrue();
+        assertThat(old.readFirst()).isTrue();
+        assertThat(old.takenShare()).isEqualTo(0.3);
+        assertThat(old.breakEven()).isEqualTo(0.15);
+        assertThat(ClaimOrderEvent.toWorkFirst(0.1, 0.2).readFirst()).isFalse();
     }
 
     @Test
