@@ -246,6 +246,7 @@ class IdempotencyEndpointTest {
                 "management.endpoint.idempotency.access=unrestricted")) {
             needingReconciliation(app, "a1");
             needingReconciliation(app, "a2");
+            needingReconciliation(app, "as-text");
             completed(app, "done");
 
             HttpResponse<String> applied = send(
@@ -260,6 +261,26 @@ class IdempotencyEndpointTest {
             assertThat(after.path("answer").path("reference").asString()).isEqualTo("bank-77");
             assertThat(after.path("history").get(0).path("operator").asString()).isEqualTo("alice");
             assertThat(after.path("history").get(0).path("action").asString()).isEqualTo("resolved_applied");
+
+            // the answer as a JSON object, not its JSON text in a string: Spring Boot reads an endpoint's
+            // body as text values and refuses it with a bare 400 before the endpoint runs (spring-boot.md
+            // says so); nothing is recorded, and the same answer as text is taken
+            HttpResponse<String> asObject = send(
+                    app,
+                    "POST",
+                    claimPath("as-text"),
+                    "{\"outcome\": \"applied\", \"answer\": {\"reference\": \"bank-78\"}, "
+                            + note("alice", "on statement 2026-12-02") + "}");
+            assertThat(asObject.statusCode()).as(asObject.body()).isEqualTo(400);
+            HttpResponse<String> asText = send(
+                    app,
+                    "POST",
+                    claimPath("as-text"),
+                    "{\"outcome\": \"applied\", \"answer\": \"{\\\"reference\\\": \\\"bank-78\\\"}\", "
+                            + note("alice", "on statement 2026-12-02") + "}");
+            assertThat(asText.statusCode()).as(asText.body()).isEqualTo(200);
+            assertThat(json(asText).path("answer").path("reference").asString()).isEqualTo("bank-78");
+            assertThat(json(asText).path("history")).as("resolved once").hasSize(1);
 
             // resolving it again: the state does not allow it
             HttpResponse<String> again = send(

@@ -167,8 +167,11 @@ public class IdempotencyEndpoint {
      * @param scope the claim's scope
      * @param key the claim's key
      * @param outcome {@code applied} or {@code refused}
-     * @param answer for applied, required: the result in the effect codec's stored form, as text (a
-     *     result that is null is resolved through {@link ClaimAdmin} itself)
+     * @param answer for applied, required: the result in the effect codec's stored form, as text: a
+     *     JSON string in the body, e.g. {@code "answer": "{\"reference\": \"bank-77\"}"} (a JSON object
+     *     there is refused by Spring Boot's Actuator, which reads the body as text values, with a bare
+     *     400 before this method runs); a result that is null is resolved through {@link ClaimAdmin}
+     *     itself
      * @param code for refused: the failure's code
      * @param message for refused: the failure's message
      * @param operator who resolves it
