@@ -250,15 +250,7 @@ class TransferQueueTest {
                 "bad-amount", "amount must be a positive amount",
                 "bad-account", "from must be an account id (a UUID), was 'alice'",
                 "bad-id", "message_id is not a valid idempotency key");
-        for (Map.Entry<String, String> e : reasons.entrySet()) {
-            GetResponse dead = deadLetter(e.getKey());
-            assertThat(header(dead, TransferQueue.REASON_HEADER))
-                    .as(e.getKey())
-                    .asString()
-                    .startsWith("undecodable: ")
-                    .contains(e.getValue());
-            assertThat(text(dead)).as("the message as it came").isEqualTo(bodies.get(e.getKey()));
-        }
+        assertParkedUndecodable(reasons, bodies);
         assertThat(claims()).as("nothing written for an undecodable message").isEqualTo(claimsBefore);
         assertThat(replies).doesNotContainKeys(bodies.keySet().toArray(String[]::new));
     }
@@ -283,9 +275,19 @@ class TransferQueueTest {
                 "huge-number", "the body is JSON the ledger cannot read: ",
                 "huge-name", "the body is JSON the ledger cannot read: ",
                 "surrogate", "its key cannot be derived from its fields: ");
+        assertParkedUndecodable(reasons, bodies);
+        assertThat(transfers(frank, gina)).as("nothing applied").isZero();
+    }
+
+    /**
+     * Each message of {@code bodies} (by correlation id) dead-lettered as it came, by the consumer at
+     * its first delivery (not by the broker's delivery limit after requeues), its reason
+     * "undecodable: ..." holding the one in {@code reasons}.
+     */
+    private static void assertParkedUndecodable(Map<String, String> reasons, Map<String, String> bodies)
+            throws Exception {
         for (Map.Entry<String, String> e : reasons.entrySet()) {
             GetResponse dead = deadLetter(e.getKey());
-            // dead-lettered by the consumer with a reason, not by the broker's delivery limit after requeues
             assertThat(header(dead, TransferQueue.REASON_HEADER))
                     .as(e.getKey())
                     .asString()
@@ -296,7 +298,6 @@ class TransferQueueTest {
                     .isIn(null, "0");
             assertThat(text(dead)).as("the message as it came").isEqualTo(bodies.get(e.getKey()));
         }
-        assertThat(transfers(frank, gina)).as("nothing applied").isZero();
     }
 
     @Test
