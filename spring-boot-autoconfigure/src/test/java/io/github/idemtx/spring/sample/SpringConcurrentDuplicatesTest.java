@@ -324,7 +324,7 @@ class SpringConcurrentDuplicatesTest {
         long guard = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
         try (Connection c = TestDatabase.get().connect();
                 PreparedStatement ps = c.prepareStatement("select count(*) from pg_stat_activity"
-                        + " where wait_event_type = 'Lock' and wait_event = 'advisory'"
+                        + " where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'"
                         + " and query like '%idemtx:await%' and query like ?")) {
             ps.setString(1, "%" + transactions.schema() + "%");
             while (true) {

@@ -4,6 +4,7 @@ import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ConditionEvaluationResult;
 import org.junit.jupiter.api.extension.ExecutionCondition;
@@ -15,11 +16,19 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * runs; when there is none, the first such class of the test JVM fails with the one message that
  * says why and how to provide one, and every later one is skipped, pointing at it: a run without a
  * database ends with one clear error in Maven's summary, not one per class.
+ *
+ * <p>Such a class carries the tag {@value #TAG}: {@code -DexcludedGroups=database} (the {@code unit}
+ * profile, docs/contributing.md) leaves every one out, and there {@link TestDatabase#get()} refuses to
+ * start, naming the class that forgot the annotation.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
+@Tag(DatabaseTest.TAG)
 @ExtendWith(DatabaseTest.Condition.class)
 public @interface DatabaseTest {
+
+    /** The JUnit tag of every database test class. */
+    String TAG = "database";
 
     /** Resolves the database before the class; skips the class once the failure was reported. */
     final class Condition implements ExecutionCondition, BeforeAllCallback {

@@ -337,6 +337,11 @@ public final class LocalPostgres implements AutoCloseable {
         return Optional.ofNullable(binaries);
     }
 
+    /** Whether this JVM started the server (embedded, container), which then goes when the JVM exits. */
+    boolean startedHere() {
+        return owned != null;
+    }
+
     /** Stops the server when this JVM started it (embedded, container); a no-op for any other. */
     @Override
     public void close() {

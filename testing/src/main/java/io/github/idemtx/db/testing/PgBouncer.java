@@ -37,9 +37,9 @@ final class PgBouncer {
 
     /**
      * Server connections PgBouncer keeps to the database, shared by all client connections of the
-     * test JVM (the tests' pools hold up to 48). Three is the least some tests need at once (a
+     * test JVM (the tests' pools hold up to 24). Three is the least some tests need at once (a
      * claim holder, a duplicate waiting on it inside the server, and the test polling
-     * {@code pg_stat_activity} for that waiter); the rest is headroom so that the 16- and 32-thread
+     * {@code pg_stat_activity} for that waiter); the rest is headroom so that the 16-thread
      * storms still have several transactions truly concurrent in the server while the other
      * clients queue in PgBouncer.
      */
@@ -185,7 +185,7 @@ final class PgBouncer {
                 ; the client's user name is ignored; every server connection logs in as the database entry says
                 auth_type = any
                 pool_mode = transaction
-                ; a few server connections shared by all client connections (the tests' pools hold up to 48),
+                ; a few server connections shared by all client connections (the tests' pools hold up to 24),
                 ; never more: leftoverSessionState looks at each of them by holding that many at once
                 default_pool_size = %d
                 min_pool_size = 0

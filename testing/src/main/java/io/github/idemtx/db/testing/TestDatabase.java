@@ -25,8 +25,13 @@ import javax.sql.DataSource;
  * that lets user {@code postgres} in; else an embedded PostgreSQL; else Testcontainers where Docker
  * answers; else every database test fails with one message that says why and how to provide one.
  *
- * <p>Each JVM works in a schema of its own ({@code idemtx_test_<random>}), created here and dropped
- * when the JVM exits; the migrations are applied to it by whoever needs them.
+ * <p>Each JVM works in a database of its own ({@code idemtx_test_<random>}, created on that server and
+ * dropped when the JVM exits), and in a schema of the same name in it; the migrations are applied to
+ * it by whoever needs them. So whatever a test asks about "other sessions" ({@code pg_stat_activity},
+ * {@code pg_locks}) with {@code datname = current_database()} sees only this JVM's: not another
+ * program's on a shared server, not another surefire fork's, not a second build's. Where the user may
+ * not create databases, the JVM works in a schema of the database it was given, and says so: then
+ * those questions see every session of that database.
  *
  * <p>With the system property {@value #PGBOUNCER_PROPERTY}{@code =true}, the code under test reaches
  * that server through a PgBouncer in transaction pooling mode that this class starts on a free
@@ -58,15 +63,18 @@ public final class TestDatabase {
     private static TestDatabase instance;
     private static RuntimeException failure;
 
-    private final String url;
+    private final String givenUrl;
+    private String url;
     private final String user;
     private final String password;
     private final String schema;
     private final String origin;
+    private boolean ownDatabase;
     private PgBouncer pgBouncer;
     private LocalPostgres local;
 
     private TestDatabase(String url, String user, String password, String origin) {
+        this.givenUrl = url;
         this.url = url;
         this.user = user;
         this.password = password;
@@ -79,6 +87,12 @@ public final class TestDatabase {
         return failure != null;
     }
 
+    /**
+     * System property: {@code true} in a run of the unit tests alone (the {@code unit} profile), where
+     * every database test class is left out by its tag and asking for the database is a mistake.
+     */
+    public static final String NO_DATABASE_PROPERTY = "idemtx.test.noDatabase";
+
     /** The database of this test JVM, resolved and prepared on first use. */
     public static synchronized TestDatabase get() {
         if (instance != null) {
@@ -87,10 +101,17 @@ public final class TestDatabase {
         if (failure != null) {
             throw failure;
         }
+        if (Boolean.getBoolean(NO_DATABASE_PROPERTY)) {
+            throw new IllegalStateException("a test asked for the database in a run of the unit tests alone ("
+                    + NO_DATABASE_PROPERTY + "=true, which leaves out the classes tagged '" + DatabaseTest.TAG
+                    + "'): annotate its class @DatabaseTest (jqwik: @net.jqwik.api.Tag(\"" + DatabaseTest.TAG
+                    + "\")) so that the unit run leaves it out");
+        }
         try {
             TestDatabase db = resolve();
+            db.createDatabase();
             db.createSchema();
-            Runtime.getRuntime().addShutdownHook(new Thread(db::dropSchema, "drop-test-schema"));
+            Runtime.getRuntime().addShutdownHook(new Thread(db::drop, "drop-test-database"));
             if (Boolean.getBoolean(PGBOUNCER_PROPERTY)) {
                 db.pgBouncer = PgBouncer.start(PgBouncer.ServerAddress.parse(db.url, db.user, db.password), db.schema);
                 System.out.println(
@@ -143,6 +164,19 @@ public final class TestDatabase {
      */
     public String url() {
         return pgBouncer != null ? pgBouncer.jdbcUrl() : url;
+    }
+
+    /**
+     * The JDBC URL the tests were given (setting, 127.0.0.1:5432, embedded server): its database is
+     * where this JVM's own was created from, and where other programs may be.
+     */
+    public String givenUrl() {
+        return givenUrl;
+    }
+
+    /** Whether this JVM works in a database of its own (else in a schema of the given one). */
+    public boolean ownDatabase() {
+        return ownDatabase;
     }
 
     /** The JDBC URL of the server itself, never through PgBouncer. */
@@ -214,6 +248,10 @@ public final class TestDatabase {
         }
         config.setMaximumPoolSize(maxSize);
         config.setMinimumIdle(0);
+        // an idle connection goes back within HikariCP's housekeeping period (30 s), so that a class that
+        // once needed many leaves none open for the rest of the JVM: two forks of a suite, a second
+        // build and other programs share the server's max_connections
+        config.setIdleTimeout(10_000);
         config.setConnectionTimeout(30_000);
         config.setPoolName("test-" + schema);
         customizer.accept(config);
@@ -271,15 +309,61 @@ public final class TestDatabase {
         }
     }
 
+    /**
+     * Creates this JVM's database (named as its schema) and moves {@link #url} to it; where the user
+     * may not create databases, stays in the given one and says what that costs.
+     */
+    private void createDatabase() {
+        try (Connection c = DriverManager.getConnection(givenUrl, credentials(user, password));
+                Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE " + schema);
+            ownDatabase = true;
+            url = withDatabase(givenUrl, schema);
+        } catch (SQLException e) {
+            if (!"42501".equals(e.getSQLState())) { // insufficient_privilege
+                throw new IllegalStateException("cannot create the test database " + schema + " on " + origin, e);
+            }
+            System.out.println("database tests: user " + user + " may not create databases (" + e.getMessage()
+                    + "); this JVM works in schema " + schema + " of " + givenUrl
+                    + ", and the tests that look for other sessions see every session of that database");
+        }
+    }
+
+    /**
+     * {@code jdbcUrl} (a {@code jdbc:postgresql://hosts[/database][?options]} URL) naming
+     * {@code database} instead of its own.
+     */
+    static String withDatabase(String jdbcUrl, String database) {
+        String prefix = "jdbc:postgresql://";
+        if (!jdbcUrl.regionMatches(true, 0, prefix, 0, prefix.length())) {
+            throw new IllegalArgumentException("not a PostgreSQL JDBC URL: " + jdbcUrl);
+        }
+        String rest = jdbcUrl.substring(prefix.length());
+        int query = rest.indexOf('?');
+        String options = query >= 0 ? rest.substring(query) : "";
+        String address = query >= 0 ? rest.substring(0, query) : rest;
+        int slash = address.indexOf('/');
+        String hosts = slash >= 0 ? address.substring(0, slash) : address;
+        return jdbcUrl.substring(0, prefix.length()) + hosts + "/" + database + options;
+    }
+
     private void createSchema() {
         execute("CREATE SCHEMA " + schema);
     }
 
-    private void dropSchema() {
-        try {
-            execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-        } catch (RuntimeException e) {
-            System.err.println("could not drop test schema " + schema + ": "
+    /** At JVM exit: the database (its sessions ended first), or the schema where there is none. */
+    private void drop() {
+        if (local != null && local.startedHere()) {
+            return; // the server goes with this JVM, and its stop may already be under way
+        }
+        String statement = ownDatabase
+                ? "DROP DATABASE IF EXISTS " + schema + " WITH (FORCE)"
+                : "DROP SCHEMA IF EXISTS " + schema + " CASCADE";
+        try (Connection c = DriverManager.getConnection(givenUrl, credentials(user, password));
+                Statement s = c.createStatement()) {
+            s.execute(statement);
+        } catch (SQLException e) {
+            System.err.println("could not drop the test " + (ownDatabase ? "database " : "schema ") + schema + ": "
                     + e.getMessage().toLowerCase(Locale.ROOT));
         }
     }

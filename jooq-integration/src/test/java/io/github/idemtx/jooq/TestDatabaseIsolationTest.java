@@ -1,0 +1,130 @@
+package io.github.idemtx.jooq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.db.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The test support is blind to strangers on the same server (issue 46): this JVM works in a database
+ * of its own, and a lock waiter in another database (another program's, another build's, another
+ * fork's) is not one of "this test's waiters", while one in its own database is.
+ */
+@DatabaseTest
+class TestDatabaseIsolationTest {
+
+    private static final TestDatabase DATABASE = Db.DATABASE;
+
+    @Test
+    void eachTestJvmWorksInADatabaseOfItsOwn() throws SQLException {
+        assertThat(DATABASE.ownDatabase())
+                .as("user %s may create databases on this server", DATABASE.user())
+                .isTrue();
+        try (Connection c = DATABASE.connect();
+                Connection given = given();
+                Statement s = c.createStatement();
+                Statement g = given.createStatement();
+                ResultSet own = s.executeQuery("select current_database()");
+                ResultSet theirs = g.executeQuery("select current_database()")) {
+            own.next();
+            theirs.next();
+            assertThat(own.getString(1)).isEqualTo(DATABASE.schema()).isNotEqualTo(theirs.getString(1));
+        }
+    }
+
+    @Test
+    void aLockWaiterInAnotherDatabaseIsNotThisTestsWhileOneInItsOwnIs() throws Exception {
+        String lock = "select pg_advisory_xact_lock(46046046)";
+        try (Connection holder = given();
+                Connection stranger = given()) {
+            String theirs = stranger.getCatalog(); // before its connection is busy waiting
+            holder.setAutoCommit(false);
+            holder.createStatement().execute(lock);
+            Future<?> waiting = waiter(stranger, lock);
+            awaitWaiterIn(holder);
+            long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+            assertThat(DATABASE.awaitLockWaitersUnless("true", 1, () -> System.nanoTime() > giveUp))
+                    .as("a stranger's lock waiter in database %s counts as this test's", theirs)
+                    .isFalse();
+            holder.rollback();
+            waiting.get(10, TimeUnit.SECONDS);
+        }
+
+        try (Connection holder = DATABASE.connect();
+                Connection mine = DATABASE.connect()) {
+            holder.setAutoCommit(false);
+            holder.createStatement().execute(lock);
+            Future<?> waiting = waiter(mine, lock);
+            DATABASE.awaitLockWaiters("pid = " + pid(mine), 1);
+            holder.rollback();
+            waiting.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static Future<?> waiter(Connection c, String sql) {
+        ExecutorService one = Executors.newSingleThreadExecutor();
+        try {
+            return one.submit(() -> {
+                try (Statement s = c.createStatement()) {
+                    s.execute(sql);
+                }
+                return null;
+            });
+        } finally {
+            one.shutdown();
+        }
+    }
+
+    /** Until a session of the given database waits on {@code holder}'s lock. */
+    private static void awaitWaiterIn(Connection holder) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        try (Connection look = given();
+                Statement s = look.createStatement()) {
+            while (true) {
+                try (ResultSet rs = s.executeQuery("select count(*) from pg_stat_activity where datname ="
+                        + " current_database() and wait_event_type = 'Lock' and " + pid(holder)
+                        + " = any (pg_blocking_pids(pid))")) {
+                    rs.next();
+                    if (rs.getInt(1) > 0) {
+                        return;
+                    }
+                }
+                assertThat(System.nanoTime())
+                        .as("the stranger waits on the lock within 30 s")
+                        .isLessThan(deadline);
+                Thread.sleep(5);
+            }
+        }
+    }
+
+    private static int pid(Connection c) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    /** A connection to the database the tests were given: where a stranger would be. */
+    private static Connection given() throws SQLException {
+        Properties props = new Properties();
+        if (DATABASE.user() != null) {
+            props.setProperty("user", DATABASE.user());
+        }
+        if (DATABASE.password() != null) {
+            props.setProperty("password", DATABASE.password());
+        }
+        return DriverManager.getConnection(DATABASE.givenUrl(), props);
+    }
+}
