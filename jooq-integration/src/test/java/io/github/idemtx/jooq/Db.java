@@ -20,7 +20,12 @@ final class Db {
 
     static final TestDatabase DATABASE = TestDatabase.get();
     static final String SCHEMA = DATABASE.schema();
-    static final HikariDataSource POOL = DATABASE.newPool(48);
+    /**
+     * The shared pool: 24 at most (the widest test, ConcurrencyTest, runs 16 clients), so that two
+     * forks of this suite and a second build fit a server's default max_connections of 100.
+     */
+    static final HikariDataSource POOL = DATABASE.newPool(24);
+
     static final DSLContext DSL_CONTEXT = DSL.using(POOL, SQLDialect.POSTGRES);
 
     /**

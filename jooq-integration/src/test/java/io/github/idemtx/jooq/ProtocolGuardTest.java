@@ -498,11 +498,13 @@ class ProtocolGuardTest {
     /**
      * Runs the cases side by side (each one's holder sleeps 4 s in its COMMIT; one after the other
      * they took most of this class's time) and fails naming every case that failed. Each case has
-     * its own scope and key, holder and duplicate. Through PgBouncer two at a time: its pool of 6
-     * server connections would queue a duplicate behind the sleeping holders, a wait no bound covers.
+     * its own scope and key, holder and duplicate. Six at a time (a case holds up to three
+     * connections: the holder's, the duplicate's and its pool's): the suite's forks share the
+     * server's max_connections. Through PgBouncer two at a time: its pool of 6 server connections
+     * would queue a duplicate behind the sleeping holders, a wait no bound covers.
      */
     private static void sideBySide(Map<String, SlowCase> cases) throws Exception {
-        int parallel = Db.DATABASE.throughPgBouncer() ? 2 : cases.size();
+        int parallel = Math.min(cases.size(), Db.DATABASE.throughPgBouncer() ? 2 : 6);
         ExecutorService runner = Executors.newFixedThreadPool(parallel);
         try {
             Map<String, Future<?>> running = new LinkedHashMap<>();

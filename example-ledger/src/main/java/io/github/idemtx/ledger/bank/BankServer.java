@@ -122,6 +122,7 @@ public final class BankServer implements AutoCloseable {
             hikari.setPassword(flags.get("db-password"));
         }
         hikari.setMaximumPoolSize(16);
+        hikari.setMinimumIdle(2); // a simulator: connections as the load asks, not sixteen held from the start
         hikari.setPoolName("bank");
         hikari.addDataSourceProperty("ApplicationName", "bank");
         this.pool = new HikariDataSource(hikari);
