@@ -30,6 +30,7 @@ import net.jqwik.api.lifecycle.SkipExecutionHook;
  * once, then replays) or is refused with the documented exception before any SQL; afterwards the
  * claim table and the business table hold exactly the accepted calls.
  */
+@net.jqwik.api.Tag(DatabaseTest.TAG)
 @AddLifecycleHook(
         value = HostileInputProperties.SkipWithoutDatabase.class,
         propagateTo = PropagationMode.ALL_DESCENDANTS)

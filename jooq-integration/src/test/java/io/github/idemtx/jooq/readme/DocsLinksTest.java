@@ -29,7 +29,7 @@ class DocsLinksTest {
 
     @Test
     void everyRelativeLinkResolves() throws IOException {
-        Path root = ReadmeExampleTest.repositoryRoot();
+        Path root = RepositoryRoot.find();
         List<String> broken = new ArrayList<>();
         int checked = 0;
         for (Path page : pages(root)) {

@@ -39,7 +39,7 @@ class DocsSnippetsTest {
 
     @Test
     void everyJavaBlockIsCompiledFromItsSourceOrMarkedAsAFragment() throws IOException {
-        Check check = check(ReadmeExampleTest.repositoryRoot());
+        Check check = check(RepositoryRoot.find());
 
         assertThat(check.problems())
                 .as("java blocks in the docs that could drift from the code")

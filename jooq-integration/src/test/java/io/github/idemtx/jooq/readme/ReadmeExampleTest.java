@@ -193,23 +193,9 @@ class ReadmeExampleTest {
         }
     }
 
-    /**
-     * The directory holding README.md and this module: Maven's multi-module directory when it is
-     * passed on, else the first ancestor of the working directory (the module's, under surefire)
-     * that has both.
-     */
+    /** The directory holding README.md and this module ({@link RepositoryRoot}). */
     static Path repositoryRoot() {
-        String maven = System.getProperty("maven.multiModuleProjectDirectory");
-        if (maven != null && Files.isRegularFile(Path.of(maven, SOURCE))) {
-            return Path.of(maven);
-        }
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve("README.md")) && Files.isRegularFile(dir.resolve(SOURCE))) {
-                return dir;
-            }
-        }
-        throw new IllegalStateException(
-                "no README.md beside " + SOURCE + " above " + Path.of("").toAbsolutePath());
+        return RepositoryRoot.find();
     }
 
     private static String normalized(String text) {
