@@ -158,6 +158,8 @@ class RetryTest {
         // Every call reads the count of effects in its scope and writes one more: under SERIALIZABLE
         // concurrent calls conflict (40001), and the retries must still leave one effect per key.
         // Each attempt's transaction is made SERIALIZABLE just before the claim opens it (Faults.isolationAtBegin).
+        // The first two originals to read the count wait for each other before they write: a write skew,
+        // which SERIALIZABLE always breaks with a 40001, however the threads happen to be scheduled.
         AtomicInteger serializationFailures = new AtomicInteger();
         DSLContext serializable = with(Faults.isolationAtBegin("SERIALIZABLE"), new SqlHook() {
             @Override
@@ -178,14 +180,25 @@ class RetryTest {
         java.util.List<IdempotencyKey> keys =
                 java.util.stream.Stream.generate(Db::freshKey).limit(8).toList();
 
+        java.util.concurrent.CountDownLatch bothRead = new java.util.concurrent.CountDownLatch(2);
         java.util.List<java.util.concurrent.Callable<Outcome<String>>> tasks = new java.util.ArrayList<>();
         for (IdempotencyKey k : keys) {
             for (int copy = 0; copy < 2; copy++) {
+                boolean original = copy == 0; // two keys' originals pair up, never a key with its duplicate
                 tasks.add(() -> idem.run(scope, k, fingerprint, tx -> {
                     int seen = tx.resultQuery(
                                     "select count(*)::int from " + Db.SCHEMA + ".effect where scope = ?", scope.value())
                             .fetchSingle()
                             .get(0, Integer.class);
+                    if (original) {
+                        bothRead.countDown();
+                        try {
+                            bothRead.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            throw new IllegalStateException(e);
+                        }
+                    }
                     return "seen-" + seen + "-effect-" + Db.writeEffect(tx, scope, k, "serializable");
                 }));
             }
