@@ -108,7 +108,15 @@ class AdaptiveClaimModeTest {
         assertThat(replayRuns)
                 .as("working first again after %d fresh calls", freshCalls)
                 .isEqualTo(1);
-        assertThat(orders).extracting(ClaimOrderEvent::claimFirst).containsExactly(true, false);
+        // after the storm's one change (asserted above) it may change more than once on the way back:
+        // the break-even follows the measured times, and on a loaded machine a work that took a
+        // scheduler's quantum moves it (ClaimOrderTest pins the thresholds with given times); every
+        // change is told once, so the orders alternate, and it ends working first
+        List<Boolean> told = orders.stream().map(ClaimOrderEvent::claimFirst).toList();
+        assertThat(told).as("the changes told").hasSizeGreaterThanOrEqualTo(2).endsWith(false);
+        for (int i = 0; i < told.size(); i++) {
+            assertThat(told.get(i)).as("change %d of %s", i, told).isEqualTo(i % 2 == 0);
+        }
         assertThat(Db.effects(scope, retried)).isEqualTo(1);
     }
 
