@@ -15,6 +15,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.jooq.internal.tx.TransactionSql;
 import java.io.PrintWriter;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -757,46 +758,30 @@ class ProtocolGuardTest {
 
     @Test
     void theGuardTellsTransactionEndingStatementsFromOthers() {
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("commit"))
+        assertThat(TransactionSql.endingVerb("commit")).isEqualTo("commit");
+        assertThat(TransactionSql.endingVerb("  -- x\n/* y /* z */ */ COMMIT AND CHAIN"))
                 .isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("  -- x\n/* y /* z */ */ COMMIT AND CHAIN"))
-                .isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1; rollback"))
-                .isEqualTo("rollback");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("prepare transaction 'x'"))
-                .isEqualTo("prepare transaction");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("abort"))
-                .isEqualTo("abort");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback to savepoint a"))
+        assertThat(TransactionSql.endingVerb("select 1; rollback")).isEqualTo("rollback");
+        assertThat(TransactionSql.endingVerb("prepare transaction 'x'")).isEqualTo("prepare transaction");
+        assertThat(TransactionSql.endingVerb("abort")).isEqualTo("abort");
+        assertThat(TransactionSql.endingVerb("rollback to savepoint a")).isNull();
+        assertThat(TransactionSql.endingVerb("insert into t values ('x; commit')"))
                 .isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("insert into t values ('x; commit')"))
-                .isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select $$; commit$$, $1"))
-                .isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1 -- ; commit"))
-                .isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("update t set committed = true"))
-                .isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("do $f$ begin perform 1; end $f$"))
-                .isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("prepare p as select 1"))
-                .isNull();
+        assertThat(TransactionSql.endingVerb("select $$; commit$$, $1")).isNull();
+        assertThat(TransactionSql.endingVerb("select 1 -- ; commit")).isNull();
+        assertThat(TransactionSql.endingVerb("update t set committed = true")).isNull();
+        assertThat(TransactionSql.endingVerb("do $f$ begin perform 1; end $f$")).isNull();
+        assertThat(TransactionSql.endingVerb("prepare p as select 1")).isNull();
         // an outside attack's finds: escaped quotes in E-strings, $ inside identifiers, a comment
         // ended by a carriage return, ROLLBACK WORK TO
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select E'\\' '; commit; --'"))
-                .isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1 as a$b$; commit; --$b$"))
-                .isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("select 1; --x\rcommit"))
-                .isEqualTo("commit");
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("insert into t values (E'it\\'s; commit')"))
+        assertThat(TransactionSql.endingVerb("select E'\\' '; commit; --'")).isEqualTo("commit");
+        assertThat(TransactionSql.endingVerb("select 1 as a$b$; commit; --$b$")).isEqualTo("commit");
+        assertThat(TransactionSql.endingVerb("select 1; --x\rcommit")).isEqualTo("commit");
+        assertThat(TransactionSql.endingVerb("insert into t values (E'it\\'s; commit')"))
                 .isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("ROLLBACK WORK TO SAVEPOINT a"))
-                .isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback transaction to a"))
-                .isNull();
-        assertThat(io.github.idemtx.jooq.internal.tx.WorkGuard.endingVerb("rollback work"))
-                .isEqualTo("rollback");
+        assertThat(TransactionSql.endingVerb("ROLLBACK WORK TO SAVEPOINT a")).isNull();
+        assertThat(TransactionSql.endingVerb("rollback transaction to a")).isNull();
+        assertThat(TransactionSql.endingVerb("rollback work")).isEqualTo("rollback");
     }
 
     private static long count(String sql, Object... bindings) {

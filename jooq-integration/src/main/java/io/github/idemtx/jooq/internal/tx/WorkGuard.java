@@ -3,28 +3,10 @@ package io.github.idemtx.jooq.internal.tx;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.WorkEndedTransactionException;
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
-import java.sql.Array;
-import java.sql.Blob;
-import java.sql.CallableStatement;
-import java.sql.Clob;
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
-import java.sql.NClob;
-import java.sql.PreparedStatement;
-import java.sql.SQLClientInfoException;
 import java.sql.SQLException;
-import java.sql.SQLWarning;
-import java.sql.SQLXML;
-import java.sql.Savepoint;
 import java.sql.Statement;
-import java.sql.Struct;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.Executor;
 import org.jooq.Configuration;
 import org.jooq.DSLContext;
 import org.jooq.impl.DefaultConnectionProvider;
@@ -34,10 +16,11 @@ import org.postgresql.core.TransactionState;
 
 /**
  * Keeps a work (or an effect's local writes) from ending the transaction it was handed, at no round
- * trip: the work's {@code tx} sees {@link #connection()}, which refuses {@code commit()},
- * {@code rollback()}, {@code setAutoCommit(true)}, {@code close()} and {@code abort} and every
- * statement that starts with COMMIT, END, ROLLBACK (not ROLLBACK TO), ABORT or PREPARE TRANSACTION
- * (each part of a multi-statement string too) before it goes out; afterwards {@link #check} reads
+ * trip: the work's {@code tx} sees {@link #connection()} (a {@link GuardedConnection}), which refuses
+ * {@code commit()}, {@code rollback()}, {@code setAutoCommit(true)}, {@code close()} and
+ * {@code abort} and every statement that starts with COMMIT, END, ROLLBACK (not ROLLBACK TO), ABORT
+ * or PREPARE TRANSACTION (each part of a multi-statement string too, as {@link TransactionSql}
+ * reads it) before it goes out; afterwards {@link #check} reads
  * pgjdbc's client-side transaction state to catch what slipped past (a raw {@code Statement}'s
  * multi-statement text). A refused call throws {@link SQLException} with SQLSTATE 2D000 (invalid
  * transaction termination) to the work; the flow then refuses the whole call with
@@ -67,7 +50,7 @@ public final class WorkGuard {
     public WorkGuard(Connection raw, boolean openBefore) {
         this.raw = raw;
         this.sawOpen = openBefore;
-        this.guarded = new Guarded();
+        this.guarded = new GuardedConnection(this, raw);
     }
 
     /** The connection the work's {@code tx} is bound to. */
@@ -145,7 +128,7 @@ public final class WorkGuard {
      * Every call of the work on the guarded connection starts here: a transaction that ended past
      * the guard since the last call is refused now, before the work goes on in a new one.
      */
-    private void enter() throws SQLException {
+    void enter() throws SQLException {
         if (endedPast == null) {
             endedPast = endedNow();
         }
@@ -165,7 +148,7 @@ public final class WorkGuard {
      * and its writes committed without the claim would go unnoticed. One round trip, for works that
      * unwrap the driver's connection only.
      */
-    private void openBeforeUnwrap() throws SQLException {
+    void openBeforeUnwrap() throws SQLException {
         if (sawOpen || raw.getAutoCommit() || state() != TransactionState.IDLE) {
             return;
         }
@@ -175,7 +158,11 @@ public final class WorkGuard {
         sawOpen = true;
     }
 
-    private SQLException refuse(String what) {
+    /**
+     * A call of the work that would end the transaction ({@code what}), stopped in time: noted for
+     * {@link #check}, and the SQLException to throw to the work instead.
+     */
+    SQLException refuse(String what) {
         if (attempted == null) {
             attempted = what;
         }
@@ -185,517 +172,12 @@ public final class WorkGuard {
                 INVALID_TERMINATION);
     }
 
-    private void sql(String sql) throws SQLException {
+    /** Before the SQL of a statement of the work goes out: refused when it would end the transaction. */
+    void sql(String sql) throws SQLException {
         enter();
-        String verb = endingVerb(sql);
+        String verb = TransactionSql.endingVerb(sql);
         if (verb != null) {
             throw refuse("the statement '" + verb + "'");
-        }
-    }
-
-    /**
-     * The transaction-ending command some statement of {@code sql} starts with (lower case, e.g.
-     * "commit"), or null. Semicolons inside quotes, dollar quotes and comments do not split.
-     */
-    public static @Nullable String endingVerb(@Nullable String sql) {
-        if (sql == null) {
-            return null;
-        }
-        if (sql.indexOf(';') < 0) {
-            return verbAt(sql, skipBlank(sql, 0)); // one statement (the usual case): its first word alone
-        }
-        int n = sql.length();
-        int i = 0;
-        while (i < n) {
-            i = skipBlank(sql, i);
-            String verb = verbAt(sql, i);
-            if (verb != null) {
-                return verb;
-            }
-            i = nextStatement(sql, i);
-        }
-        return null;
-    }
-
-    private static @Nullable String verbAt(String sql, int i) {
-        if (i >= sql.length()) {
-            return null;
-        }
-        switch (Character.toLowerCase(sql.charAt(i))) {
-            case 'c', 'e', 'a', 'r', 'p' -> {} // commit, end, abort, rollback, prepare
-            default -> {
-                return null; // select, insert, update, with, ...: no word to cut out and compare
-            }
-        }
-        String word = word(sql, i);
-        return switch (word) {
-            case "commit", "end", "abort" -> word;
-            case "rollback" -> {
-                int j = skipBlank(sql, i + word.length());
-                String next = word(sql, j);
-                if (next.equals("work") || next.equals("transaction")) {
-                    j = skipBlank(sql, j + next.length());
-                    next = word(sql, j);
-                }
-                if (next.equals("to")) {
-                    yield null; // ROLLBACK TO SAVEPOINT: the work's own savepoint
-                }
-                if (next.equals("prepared")) {
-                    yield null; // fails inside a transaction block anyway
-                }
-                yield word;
-            }
-            case "prepare" -> {
-                int j = skipBlank(sql, i + word.length());
-                yield word(sql, j).equals("transaction") ? "prepare transaction" : null;
-            }
-            default -> null;
-        };
-    }
-
-    private static String word(String sql, int i) {
-        int j = i;
-        while (j < sql.length() && Character.isLetter(sql.charAt(j))) {
-            j++;
-        }
-        return sql.substring(i, j).toLowerCase(Locale.ROOT);
-    }
-
-    /** Skips white space and comments from {@code i}. */
-    private static int skipBlank(String sql, int i) {
-        int n = sql.length();
-        while (i < n) {
-            char c = sql.charAt(i);
-            if (Character.isWhitespace(c) || c == '(') {
-                i++;
-            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-                i = endOfLineComment(sql, i);
-            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-                i = endOfBlockComment(sql, i);
-            } else {
-                return i;
-            }
-        }
-        return i;
-    }
-
-    /** The index past a {@code --} comment at {@code i}: the server ends it at a line feed or a carriage return. */
-    private static int endOfLineComment(String sql, int i) {
-        int n = sql.length();
-        while (i < n && sql.charAt(i) != '\n' && sql.charAt(i) != '\r') {
-            i++;
-        }
-        return i;
-    }
-
-    /** The index past the closing quote of an {@code E'...'} string whose body starts at {@code i}. */
-    private static int endOfEscapeString(String sql, int i) {
-        int n = sql.length();
-        while (i < n) {
-            char c = sql.charAt(i);
-            if (c == '\\') {
-                i += 2;
-            } else if (c == '\'') {
-                if (i + 1 < n && sql.charAt(i + 1) == '\'') {
-                    i += 2; // a doubled quote inside
-                } else {
-                    return i + 1;
-                }
-            } else {
-                i++;
-            }
-        }
-        return n;
-    }
-
-    private static boolean isIdentifierPart(char c) {
-        return Character.isLetterOrDigit(c) || c == '_' || c == '$';
-    }
-
-    private static int endOfBlockComment(String sql, int i) {
-        int depth = 0;
-        int n = sql.length();
-        while (i < n) {
-            if (sql.startsWith("/*", i)) {
-                depth++;
-                i += 2;
-            } else if (sql.startsWith("*/", i)) {
-                depth--;
-                i += 2;
-                if (depth == 0) {
-                    return i;
-                }
-            } else {
-                i++;
-            }
-        }
-        return n;
-    }
-
-    /** The index just past the next top-level semicolon from {@code i}, or the end. */
-    private static int nextStatement(String sql, int i) {
-        int n = sql.length();
-        while (i < n) {
-            char c = sql.charAt(i);
-            if (c == ';') {
-                return i + 1;
-            } else if (c == '\''
-                    && i > 0
-                    && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
-                    && (i < 2 || !isIdentifierPart(sql.charAt(i - 2)))) {
-                i = endOfEscapeString(sql, i + 1); // E'...': a backslash escapes the next character
-            } else if (c == '\'' || c == '"') {
-                int close = sql.indexOf(c, i + 1);
-                i = close < 0 ? n : close + 1; // a doubled quote closes and reopens: the same
-            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-                i = endOfLineComment(sql, i);
-            } else if (c == '$' && i > 0 && isIdentifierPart(sql.charAt(i - 1))) {
-                i++; // inside an identifier (a$b), not a dollar quote
-            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-                i = endOfBlockComment(sql, i);
-            } else if (c == '$') {
-                int tagEnd = i + 1;
-                while (tagEnd < n && (Character.isLetterOrDigit(sql.charAt(tagEnd)) || sql.charAt(tagEnd) == '_')) {
-                    tagEnd++;
-                }
-                if (tagEnd < n
-                        && sql.charAt(tagEnd) == '$'
-                        && (tagEnd == i + 1 || !Character.isDigit(sql.charAt(i + 1)))) {
-                    String tag = sql.substring(i, tagEnd + 1);
-                    int close = sql.indexOf(tag, tagEnd + 1);
-                    i = close < 0 ? n : close + tag.length();
-                } else {
-                    i = tagEnd; // a parameter such as $1
-                }
-            } else {
-                i++;
-            }
-        }
-        return n;
-    }
-
-    /** A statement handed out by {@code createStatement()}: its SQL arrives only when it runs. */
-    private Statement statement(Statement delegate) {
-        InvocationHandler handler = (proxy, method, args) -> {
-            String name = method.getName();
-            if (args != null
-                    && args.length > 0
-                    && args[0] instanceof String sql
-                    && (name.startsWith("execute") || name.equals("addBatch"))) {
-                sql(sql);
-            }
-            if (name.equals("getConnection") && method.getParameterCount() == 0) {
-                return guarded;
-            }
-            try {
-                return method.invoke(delegate, args);
-            } catch (InvocationTargetException e) {
-                throw e.getCause();
-            }
-        };
-        return (Statement)
-                Proxy.newProxyInstance(WorkGuard.class.getClassLoader(), new Class<?>[] {Statement.class}, handler);
-    }
-
-    /** The work's view of the connection: everything delegated, the ends of the transaction refused. */
-    private final class Guarded implements Connection {
-
-        @Override
-        public Statement createStatement() throws SQLException {
-            enter();
-            return statement(raw.createStatement());
-        }
-
-        @Override
-        public Statement createStatement(int type, int concurrency) throws SQLException {
-            enter();
-            return statement(raw.createStatement(type, concurrency));
-        }
-
-        @Override
-        public Statement createStatement(int type, int concurrency, int holdability) throws SQLException {
-            enter();
-            return statement(raw.createStatement(type, concurrency, holdability));
-        }
-
-        @Override
-        public PreparedStatement prepareStatement(String sql) throws SQLException {
-            sql(sql);
-            return raw.prepareStatement(sql);
-        }
-
-        @Override
-        public PreparedStatement prepareStatement(String sql, int type, int concurrency) throws SQLException {
-            sql(sql);
-            return raw.prepareStatement(sql, type, concurrency);
-        }
-
-        @Override
-        public PreparedStatement prepareStatement(String sql, int type, int concurrency, int holdability)
-                throws SQLException {
-            sql(sql);
-            return raw.prepareStatement(sql, type, concurrency, holdability);
-        }
-
-        @Override
-        public PreparedStatement prepareStatement(String sql, int autoGeneratedKeys) throws SQLException {
-            sql(sql);
-            return raw.prepareStatement(sql, autoGeneratedKeys);
-        }
-
-        @Override
-        public PreparedStatement prepareStatement(String sql, int[] columnIndexes) throws SQLException {
-            sql(sql);
-            return raw.prepareStatement(sql, columnIndexes);
-        }
-
-        @Override
-        public PreparedStatement prepareStatement(String sql, String[] columnNames) throws SQLException {
-            sql(sql);
-            return raw.prepareStatement(sql, columnNames);
-        }
-
-        @Override
-        public CallableStatement prepareCall(String sql) throws SQLException {
-            sql(sql);
-            return raw.prepareCall(sql);
-        }
-
-        @Override
-        public CallableStatement prepareCall(String sql, int type, int concurrency) throws SQLException {
-            sql(sql);
-            return raw.prepareCall(sql, type, concurrency);
-        }
-
-        @Override
-        public CallableStatement prepareCall(String sql, int type, int concurrency, int holdability)
-                throws SQLException {
-            sql(sql);
-            return raw.prepareCall(sql, type, concurrency, holdability);
-        }
-
-        @Override
-        public String nativeSQL(String sql) throws SQLException {
-            return raw.nativeSQL(sql);
-        }
-
-        @Override
-        public void setAutoCommit(boolean autoCommit) throws SQLException {
-            enter();
-            if (autoCommit) {
-                throw refuse("Connection.setAutoCommit(true)");
-            }
-            raw.setAutoCommit(false); // already off: a no-op
-        }
-
-        @Override
-        public boolean getAutoCommit() throws SQLException {
-            return raw.getAutoCommit();
-        }
-
-        @Override
-        public void commit() throws SQLException {
-            throw refuse("Connection.commit()");
-        }
-
-        @Override
-        public void rollback() throws SQLException {
-            throw refuse("Connection.rollback()");
-        }
-
-        @Override
-        public void rollback(Savepoint savepoint) throws SQLException {
-            enter();
-            raw.rollback(savepoint);
-        }
-
-        @Override
-        public void close() throws SQLException {
-            throw refuse("Connection.close()");
-        }
-
-        @Override
-        public void abort(Executor executor) throws SQLException {
-            throw refuse("Connection.abort(...)");
-        }
-
-        @Override
-        public boolean isClosed() throws SQLException {
-            return raw.isClosed();
-        }
-
-        @Override
-        public DatabaseMetaData getMetaData() throws SQLException {
-            enter();
-            return raw.getMetaData();
-        }
-
-        @Override
-        public void setReadOnly(boolean readOnly) throws SQLException {
-            raw.setReadOnly(readOnly);
-        }
-
-        @Override
-        public boolean isReadOnly() throws SQLException {
-            return raw.isReadOnly();
-        }
-
-        @Override
-        public void setCatalog(String catalog) throws SQLException {
-            raw.setCatalog(catalog);
-        }
-
-        @Override
-        public String getCatalog() throws SQLException {
-            return raw.getCatalog();
-        }
-
-        @Override
-        public void setTransactionIsolation(int level) throws SQLException {
-            raw.setTransactionIsolation(level);
-        }
-
-        @Override
-        public int getTransactionIsolation() throws SQLException {
-            return raw.getTransactionIsolation();
-        }
-
-        @Override
-        public SQLWarning getWarnings() throws SQLException {
-            return raw.getWarnings();
-        }
-
-        @Override
-        public void clearWarnings() throws SQLException {
-            raw.clearWarnings();
-        }
-
-        @Override
-        public Map<String, Class<?>> getTypeMap() throws SQLException {
-            return raw.getTypeMap();
-        }
-
-        @Override
-        public void setTypeMap(Map<String, Class<?>> map) throws SQLException {
-            raw.setTypeMap(map);
-        }
-
-        @Override
-        public void setHoldability(int holdability) throws SQLException {
-            raw.setHoldability(holdability);
-        }
-
-        @Override
-        public int getHoldability() throws SQLException {
-            return raw.getHoldability();
-        }
-
-        @Override
-        public Savepoint setSavepoint() throws SQLException {
-            enter();
-            return raw.setSavepoint();
-        }
-
-        @Override
-        public Savepoint setSavepoint(String name) throws SQLException {
-            enter();
-            return raw.setSavepoint(name);
-        }
-
-        @Override
-        public void releaseSavepoint(Savepoint savepoint) throws SQLException {
-            enter();
-            raw.releaseSavepoint(savepoint);
-        }
-
-        @Override
-        public Clob createClob() throws SQLException {
-            return raw.createClob();
-        }
-
-        @Override
-        public Blob createBlob() throws SQLException {
-            return raw.createBlob();
-        }
-
-        @Override
-        public NClob createNClob() throws SQLException {
-            return raw.createNClob();
-        }
-
-        @Override
-        public SQLXML createSQLXML() throws SQLException {
-            return raw.createSQLXML();
-        }
-
-        @Override
-        public boolean isValid(int timeout) throws SQLException {
-            return raw.isValid(timeout);
-        }
-
-        @Override
-        public void setClientInfo(String name, String value) throws SQLClientInfoException {
-            raw.setClientInfo(name, value);
-        }
-
-        @Override
-        public void setClientInfo(Properties properties) throws SQLClientInfoException {
-            raw.setClientInfo(properties);
-        }
-
-        @Override
-        public String getClientInfo(String name) throws SQLException {
-            return raw.getClientInfo(name);
-        }
-
-        @Override
-        public Properties getClientInfo() throws SQLException {
-            return raw.getClientInfo();
-        }
-
-        @Override
-        public Array createArrayOf(String typeName, Object[] elements) throws SQLException {
-            return raw.createArrayOf(typeName, elements);
-        }
-
-        @Override
-        public Struct createStruct(String typeName, Object[] attributes) throws SQLException {
-            return raw.createStruct(typeName, attributes);
-        }
-
-        @Override
-        public void setSchema(String schema) throws SQLException {
-            raw.setSchema(schema);
-        }
-
-        @Override
-        public String getSchema() throws SQLException {
-            return raw.getSchema();
-        }
-
-        @Override
-        public void setNetworkTimeout(Executor executor, int milliseconds) throws SQLException {
-            raw.setNetworkTimeout(executor, milliseconds);
-        }
-
-        @Override
-        public int getNetworkTimeout() throws SQLException {
-            return raw.getNetworkTimeout();
-        }
-
-        @Override
-        public <W> W unwrap(Class<W> iface) throws SQLException {
-            if (iface.isInstance(this)) {
-                return iface.cast(this);
-            }
-            enter(); // the driver's own connection runs statements the guard does not see: note the state now
-            openBeforeUnwrap();
-            return raw.unwrap(iface);
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) throws SQLException {
-            return iface.isInstance(this) || raw.isWrapperFor(iface);
         }
     }
 
