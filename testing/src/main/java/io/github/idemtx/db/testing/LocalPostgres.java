@@ -46,6 +46,9 @@ public final class LocalPostgres implements AutoCloseable {
     /** The image used for {@code testcontainers} without one. */
     public static final String DEFAULT_IMAGE = "postgres:18-alpine";
 
+    /** What {@link #close()} does for a server this JVM did not start. */
+    private static final AutoCloseable NOT_OURS = () -> {};
+
     private final String url;
     private final String user;
     private final String password;
@@ -120,7 +123,7 @@ public final class LocalPostgres implements AutoCloseable {
                     user,
                     password,
                     "PostgreSQL at " + value + " (" + settings.urlVariable() + ")",
-                    () -> {},
+                    NOT_OURS,
                     null);
         }
         Optional<Failure> local = ConnectionCheck.check(defaultUrl, DEFAULT_USER, null, settings);
@@ -131,7 +134,7 @@ public final class LocalPostgres implements AutoCloseable {
                     DEFAULT_USER,
                     null,
                     "PostgreSQL at " + address + " as postgres" + " (found there)." + how,
-                    () -> {},
+                    NOT_OURS,
                     null);
         }
         String passedOver = local.get().problem() == Problem.UNREACHABLE
@@ -339,7 +342,7 @@ public final class LocalPostgres implements AutoCloseable {
 
     /** Whether this JVM started the server (embedded, container), which then goes when the JVM exits. */
     boolean startedHere() {
-        return owned != null;
+        return owned != NOT_OURS;
     }
 
     /** Stops the server when this JVM started it (embedded, container); a no-op for any other. */

@@ -319,6 +319,7 @@ public final class TestDatabase {
             s.execute("CREATE DATABASE " + schema);
             ownDatabase = true;
             url = withDatabase(givenUrl, schema);
+            System.out.println("database tests: this JVM works in database " + schema + ", dropped when it exits");
         } catch (SQLException e) {
             if (!"42501".equals(e.getSQLState())) { // insufficient_privilege
                 throw new IllegalStateException("cannot create the test database " + schema + " on " + origin, e);
