@@ -15,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The test support is blind to strangers on the same server (issue 46): this JVM works in a database
@@ -22,6 +23,8 @@ import org.junit.jupiter.api.Test;
  * fork's) is not one of "this test's waiters", while one in its own database is.
  */
 @DatabaseTest
+// a waiter that never comes fails the test, never hangs the build (a thread blocked in pgjdbc ignores interrupts)
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class TestDatabaseIsolationTest {
 
     private static final TestDatabase DATABASE = Db.DATABASE;
@@ -45,14 +48,17 @@ class TestDatabaseIsolationTest {
 
     @Test
     void aLockWaiterInAnotherDatabaseIsNotThisTestsWhileOneInItsOwnIs() throws Exception {
-        String lock = "select pg_advisory_xact_lock(46046046)";
+        // a key of this run's own: a second build running this test beside it locks another
+        String lock = "select pg_advisory_xact_lock("
+                + java.util.concurrent.ThreadLocalRandom.current().nextLong() + ")";
         try (Connection holder = given();
                 Connection stranger = given()) {
             String theirs = stranger.getCatalog(); // before its connection is busy waiting
+            int holderPid = pid(holder);
             holder.setAutoCommit(false);
             holder.createStatement().execute(lock);
             Future<?> waiting = waiter(stranger, lock);
-            awaitWaiterIn(holder);
+            awaitWaiterOn(holderPid);
             long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
             assertThat(DATABASE.awaitLockWaitersUnless("true", 1, () -> System.nanoTime() > giveUp))
                     .as("a stranger's lock waiter in database %s counts as this test's", theirs)
@@ -63,10 +69,11 @@ class TestDatabaseIsolationTest {
 
         try (Connection holder = DATABASE.connect();
                 Connection mine = DATABASE.connect()) {
+            int waiterPid = pid(mine); // before its connection is busy waiting: pgjdbc would queue this behind it
             holder.setAutoCommit(false);
             holder.createStatement().execute(lock);
             Future<?> waiting = waiter(mine, lock);
-            DATABASE.awaitLockWaiters("pid = " + pid(mine), 1);
+            DATABASE.awaitLockWaiters("pid = " + waiterPid, 1);
             holder.rollback();
             waiting.get(10, TimeUnit.SECONDS);
         }
@@ -86,14 +93,14 @@ class TestDatabaseIsolationTest {
         }
     }
 
-    /** Until a session of the given database waits on {@code holder}'s lock. */
-    private static void awaitWaiterIn(Connection holder) throws Exception {
+    /** Until a session of the given database waits on a lock that backend {@code holderPid} holds. */
+    private static void awaitWaiterOn(int holderPid) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         try (Connection look = given();
                 Statement s = look.createStatement()) {
             while (true) {
                 try (ResultSet rs = s.executeQuery("select count(*) from pg_stat_activity where datname ="
-                        + " current_database() and wait_event_type = 'Lock' and " + pid(holder)
+                        + " current_database() and wait_event_type = 'Lock' and " + holderPid
                         + " = any (pg_blocking_pids(pid))")) {
                     rs.next();
                     if (rs.getInt(1) > 0) {
