@@ -5,11 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -125,13 +123,6 @@ class TestDatabaseIsolationTest {
 
     /** A connection to the database the tests were given: where a stranger would be. */
     private static Connection given() throws SQLException {
-        Properties props = new Properties();
-        if (DATABASE.user() != null) {
-            props.setProperty("user", DATABASE.user());
-        }
-        if (DATABASE.password() != null) {
-            props.setProperty("password", DATABASE.password());
-        }
-        return DriverManager.getConnection(DATABASE.givenUrl(), props);
+        return DATABASE.connectGiven();
     }
 }

@@ -174,6 +174,14 @@ public final class TestDatabase {
         return givenUrl;
     }
 
+    /**
+     * A new connection to the given database ({@link #givenUrl()}), where this JVM's own is created
+     * and dropped and where other programs may be; autocommit, the caller closes it.
+     */
+    public Connection connectGiven() throws SQLException {
+        return DriverManager.getConnection(givenUrl, credentials(user, password));
+    }
+
     /** Whether this JVM works in a database of its own (else in a schema of the given one). */
     public boolean ownDatabase() {
         return ownDatabase;
@@ -314,7 +322,7 @@ public final class TestDatabase {
      * may not create databases, stays in the given one and says what that costs.
      */
     private void createDatabase() {
-        try (Connection c = DriverManager.getConnection(givenUrl, credentials(user, password));
+        try (Connection c = connectGiven();
                 Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE " + schema);
             ownDatabase = true;
@@ -360,7 +368,7 @@ public final class TestDatabase {
         String statement = ownDatabase
                 ? "DROP DATABASE IF EXISTS " + schema + " WITH (FORCE)"
                 : "DROP SCHEMA IF EXISTS " + schema + " CASCADE";
-        try (Connection c = DriverManager.getConnection(givenUrl, credentials(user, password));
+        try (Connection c = connectGiven();
                 Statement s = c.createStatement()) {
             s.execute(statement);
         } catch (SQLException e) {
