@@ -14,23 +14,16 @@ import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
 import io.github.idemtx.jooq.internal.store.AdminStatements;
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.ClaimTable;
-import io.github.idemtx.jooq.internal.store.Digests;
-import io.github.idemtx.jooq.internal.store.FailureEncoding;
 import io.github.idemtx.jooq.internal.store.SqlStates;
 import io.github.idemtx.jooq.internal.tx.Jdbc;
 import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
 import io.github.idemtx.jooq.internal.tx.Units;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,7 +54,10 @@ import org.jspecify.annotations.Nullable;
  * by {@link #inspect} afterwards, and told to the listeners ({@link ClaimEvent}). Resolving runs the
  * effect's own local writes ({@link Remote#after} or {@link Remote#refused}) in that transaction, as
  * a holder's record would; it races safely with a late answer of the remote or a recoverer's lookup:
- * one of them records, the other is refused or told the claim is settled.
+ * one of them records, the other is refused or told the claim is settled. This is the one place
+ * where an operator's finding is recorded; a program that reads the remote's answer itself records
+ * it typed with {@link #resolveApplied(ExternalEffect, Scope, IdempotencyKey, Object, Note)}. The
+ * recovery that hands claims over to reconciliation is the effect's {@link ExternalEffect#recovery()}.
  *
  * <p>Each method owns its transactions; inside a caller's transaction it is refused. Instances are
  * immutable and thread-safe.
@@ -76,7 +72,7 @@ public final class ClaimAdmin {
     private final AdminStatements sql;
     private final TransactionOwnership ownership;
     private final Map<String, ExternalEffect<?, ?>> effects;
-    private final @Nullable ResultCodec<?> transactionResults;
+    private final ClaimViewDecoder views;
     private final Listeners listeners;
     private final Jdbc.ServerCheck serverCheck = new Jdbc.ServerCheck();
 
@@ -89,7 +85,7 @@ public final class ClaimAdmin {
                 "an operator's action commits on its own, with its record,",
                 "call it outside the transaction");
         this.effects = Map.copyOf(b.effects);
-        this.transactionResults = b.transactionResults;
+        this.views = new ClaimViewDecoder(effects, b.transactionResults);
         this.listeners = new Listeners(b.listeners);
     }
 
@@ -122,7 +118,7 @@ public final class ClaimAdmin {
         Objects.requireNonNull(key, "key must not be null");
         return Optional.ofNullable(inTransaction(scope, key, c -> {
             AdminStatements.Row row = sql.read(c, scope, key);
-            return row == null ? null : view(row, sql.history(c, scope, key));
+            return row == null ? null : views.view(row, sql.history(c, scope, key));
         }));
     }
 
@@ -138,15 +134,7 @@ public final class ClaimAdmin {
     public List<ClaimView.Action> history(Scope scope, IdempotencyKey key) {
         Objects.requireNonNull(scope, "scope must not be null");
         Objects.requireNonNull(key, "key must not be null");
-        return actions(inTransaction(scope, key, c -> sql.history(c, scope, key)));
-    }
-
-    private static List<ClaimView.Action> actions(List<AdminStatements.Action> history) {
-        List<ClaimView.Action> actions = new ArrayList<>(history.size());
-        for (AdminStatements.Action a : history) {
-            actions.add(new ClaimView.Action(a.at(), a.action(), a.operator(), a.reason()));
-        }
-        return List.copyOf(actions);
+        return ClaimViewDecoder.actions(inTransaction(scope, key, c -> sql.history(c, scope, key)));
     }
 
     /**
@@ -173,7 +161,7 @@ public final class ClaimAdmin {
         if (limit < 1 || limit > MAX_PAGE) {
             throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE + ", was " + limit);
         }
-        Cursor from = after == null ? null : Cursor.parse(after);
+        PageCursor from = after == null ? null : PageCursor.parse(after);
         List<AdminStatements.Row> rows = inTransaction(
                 null,
                 null,
@@ -187,14 +175,14 @@ public final class ClaimAdmin {
                         limit));
         List<ClaimView> views = new ArrayList<>(rows.size());
         for (AdminStatements.Row row : rows) {
-            views.add(view(row, List.of()));
+            views.add(this.views.view(row, List.of()));
         }
         AdminStatements.Row last = rows.size() == limit ? rows.get(rows.size() - 1) : null;
         return new Page(
                 views,
                 last == null
                         ? null
-                        : new Cursor(
+                        : new PageCursor(
                                         last.createdAt(),
                                         last.scope().value(),
                                         last.key().value())
@@ -226,7 +214,48 @@ public final class ClaimAdmin {
      *     whether it was recorded
      */
     public ClaimView resolveApplied(Scope scope, IdempotencyKey key, @Nullable String answer, Note note) {
-        return resolve(scope, key, answer, null, note);
+        return resolve(
+                scope,
+                key,
+                null,
+                AdminStatements.RESOLVED_APPLIED,
+                note,
+                (effect, also) -> decodeAndResolve(effect.flow(), scope, key, answer, also));
+    }
+
+    /**
+     * Records that the remote applied a claim of {@code effect} that needs reconciliation, with
+     * {@code result} as it is (for a program that read the remote's answer, such as a reconciler
+     * matching a bank statement), and runs {@code effect}'s {@link Remote#after} in the same
+     * transaction, as {@link #resolveApplied(Scope, IdempotencyKey, String, Note)} does with an answer
+     * in its stored form. {@code effect} need not have been given to {@link Builder#effect}.
+     *
+     * @param <T> the effect's result type
+     * @param effect the effect that wrote the claim
+     * @param scope the claim's scope
+     * @param key the claim's key
+     * @param result what the remote applied; may be null
+     * @param note who, and why
+     * @return the claim as it is now
+     * @throws NullPointerException if {@code effect}, {@code scope}, {@code key} or {@code note} is null
+     * @throws ClaimAdminException if there is no such claim, it does not need reconciliation, or
+     *     another effect wrote it ({@link ClaimAdminException.Reason#UNKNOWN_EFFECT}); nothing was written
+     * @throws io.github.idemtx.core.CommitOutcomeUnknownException if the connection was lost while its
+     *     COMMIT was in flight, or the synchronous standby never confirmed it: {@link #inspect} tells
+     *     whether it was recorded
+     * @throws RuntimeException what {@link Remote#after} threw, or the database's failure: nothing is
+     *     recorded, and the resolution can be tried again
+     */
+    public <T> ClaimView resolveApplied(
+            ExternalEffect<?, T> effect, Scope scope, IdempotencyKey key, @Nullable T result, Note note) {
+        Objects.requireNonNull(effect, "effect must not be null");
+        return resolve(
+                scope,
+                key,
+                effect,
+                AdminStatements.RESOLVED_APPLIED,
+                note,
+                (e, also) -> effect.flow().resolve(scope, key, result, null, also));
     }
 
     /**
@@ -247,7 +276,14 @@ public final class ClaimAdmin {
      *     whether it was recorded
      */
     public ClaimView resolveRefused(Scope scope, IdempotencyKey key, Failure failure, Note note) {
-        return resolve(scope, key, null, Objects.requireNonNull(failure, "failure must not be null"), note);
+        Objects.requireNonNull(failure, "failure must not be null");
+        return resolve(
+                scope,
+                key,
+                null,
+                AdminStatements.RESOLVED_REFUSED,
+                note,
+                (effect, also) -> effect.flow().resolve(scope, key, null, failure, also));
     }
 
     /**
@@ -273,7 +309,7 @@ public final class ClaimAdmin {
         Objects.requireNonNull(note, "note must not be null");
         ClaimView before = existing(scope, key);
         if (before.state() != ClaimView.State.COMPLETED && before.state() != ClaimView.State.FAILED) {
-            throw refusedToForget(before);
+            throw ClaimAdminRefusals.cannotForget(before);
         }
         boolean gone;
         try {
@@ -283,64 +319,66 @@ public final class ClaimAdmin {
                     c -> sql.forget(
                             c, scope, key, before.createdAt(), before.completedAt(), note.operator(), note.reason()));
         } catch (RuntimeException e) {
-            throw inDoubt(scope, key, "forget", e); // forgotten or not: inspect tells
+            throw ClaimAdminRefusals.inDoubt(scope, key, "forget", e); // forgotten or not: inspect tells
         }
         if (!gone) {
             // forgotten, purged or made again by someone else between the read and the delete: explain
             // from what it is now
             ClaimView now = existing(scope, key);
             if (now.createdAt().equals(before.createdAt())) {
-                throw refusedToForget(now);
+                throw ClaimAdminRefusals.cannotForget(now);
             }
-            throw new ClaimAdminException(
-                    ClaimAdminException.Reason.WRONG_STATE,
-                    scope,
-                    key,
-                    "cannot forget the claim: it was made again at " + now.createdAt() + ", after the one read at the"
-                            + " start of this action (created at " + before.createdAt() + "); nothing was deleted:"
-                            + " inspect it, and forget it again if that is meant");
+            throw ClaimAdminRefusals.madeAgain(before, now);
         }
         tell(ClaimEvent.Kind.FORGOTTEN, before, note);
         return before;
     }
 
+    /** How a resolution records its finding with the effect's local writes: true if it did. */
+    @FunctionalInterface
+    private interface Finding {
+        boolean record(ExternalEffect<?, ?> effect, EffectFlow.InSameTransaction also);
+    }
+
+    /**
+     * Checks that the claim needs reconciliation and was written by {@code given} (null: by an effect
+     * this admin knows), then records {@code finding} with the operator's {@code action} and note in
+     * one transaction.
+     */
     private ClaimView resolve(
-            Scope scope, IdempotencyKey key, @Nullable String answer, @Nullable Failure failure, Note note) {
+            Scope scope,
+            IdempotencyKey key,
+            @Nullable ExternalEffect<?, ?> given,
+            String action,
+            Note note,
+            Finding finding) {
         Objects.requireNonNull(scope, "scope must not be null");
         Objects.requireNonNull(key, "key must not be null");
         Objects.requireNonNull(note, "note must not be null");
         ClaimView claim = existing(scope, key);
         String name = claim.effect();
         if (name == null) {
-            throw new ClaimAdminException(
-                    ClaimAdminException.Reason.WRONG_STATE,
-                    scope,
-                    key,
-                    "the claim was written by IdempotentTransaction and is "
-                            + claim.state().tag()
-                            + ": only an external effect's claim that needs reconciliation can be resolved");
+            throw ClaimAdminRefusals.notAnEffect(claim);
         }
-        ExternalEffect<?, ?> effect = effects.get(name);
+        ExternalEffect<?, ?> effect = given != null ? given : effects.get(name);
+        if (given != null && !given.name().equals(name)) {
+            throw ClaimAdminRefusals.otherEffect(claim, given.name());
+        }
         if (effect == null) {
-            throw new ClaimAdminException(
-                    ClaimAdminException.Reason.UNKNOWN_EFFECT,
-                    scope,
-                    key,
-                    "the claim was written by the effect '" + name + "', which this ClaimAdmin was not given"
-                            + " (it knows " + (effects.isEmpty() ? "none" : String.join(", ", effects.keySet()))
-                            + "): build it with ClaimAdmin.Builder.effect so its local writes run with the resolution");
+            throw ClaimAdminRefusals.unknownEffect(claim, effects.keySet());
         }
         if (claim.state() != ClaimView.State.NEEDS_RECONCILIATION) {
-            throw refusedToResolve(claim);
+            throw ClaimAdminRefusals.cannotResolve(claim);
         }
-        String action = failure != null ? AdminStatements.RESOLVED_REFUSED : AdminStatements.RESOLVED_APPLIED;
         boolean resolved;
         try {
-            resolved = resolve(effect.flow(), scope, key, answer, failure, (EffectFlow.InSameTransaction) c ->
-                    sql.record(c, scope, key, action, note.operator(), note.reason(), ClaimState.NEEDS_RECONCILIATION));
+            resolved = finding.record(
+                    effect,
+                    c -> sql.record(
+                            c, scope, key, action, note.operator(), note.reason(), ClaimState.NEEDS_RECONCILIATION));
         } catch (CommitOutcomeUnknownException e) {
             // the effect's in-doubt answer is a caller's; an operator gets the same cause with an operator's advice
-            throw inDoubt(
+            throw ClaimAdminRefusals.inDoubt(
                     scope,
                     key,
                     "resolution",
@@ -348,7 +386,7 @@ public final class ClaimAdmin {
         }
         if (!resolved) {
             // settled meanwhile (a late answer, a recoverer) or gone: explain from what it is now
-            throw refusedToResolve(existing(scope, key));
+            throw ClaimAdminRefusals.cannotResolve(existing(scope, key));
         }
         // committed: it is told before the read back, which can fail (the event's fields are the same)
         tell(ClaimEvent.Kind.RESOLVED, claim, note);
@@ -362,87 +400,24 @@ public final class ClaimAdmin {
         }
     }
 
-    private static <R, T> boolean resolve(
+    /** Decodes an operator's answer with the effect's result codec, then records it. */
+    private static <R, T> boolean decodeAndResolve(
             EffectFlow<R, T> flow,
             Scope scope,
             IdempotencyKey key,
             @Nullable String answer,
-            @Nullable Failure failure,
             EffectFlow.InSameTransaction also) {
-        if (failure != null) {
-            return flow.resolve(scope, key, null, failure, also);
-        }
         T result;
         try {
             result = flow.decodeResult(scope, key, answer == null ? null : answer.getBytes(StandardCharsets.UTF_8));
         } catch (RuntimeException e) {
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            throw new ClaimAdminException(
-                    ClaimAdminException.Reason.BAD_INPUT,
-                    scope,
-                    key,
-                    "the answer does not decode with the effect's result codec (" + oneLine(cause.toString())
-                            + "); give the result in the form the codec stores (JSON for a JSON codec)");
+            throw ClaimAdminRefusals.badAnswer(scope, key, e);
         }
         return flow.resolve(scope, key, result, null, also);
     }
 
     private ClaimView existing(Scope scope, IdempotencyKey key) {
-        return inspect(scope, key)
-                .orElseThrow(() -> new ClaimAdminException(
-                        ClaimAdminException.Reason.NOT_FOUND,
-                        scope,
-                        key,
-                        "there is no claim for this key (never made, purged, forgotten, or not committed yet)"));
-    }
-
-    private static ClaimAdminException refusedToResolve(ClaimView claim) {
-        String why = switch (claim.state()) {
-            case IN_FLIGHT ->
-                "it is in flight: its call is running or the recoverer will look it up"
-                        + (claim.nextLookupAt() == null ? "" : " at " + claim.nextLookupAt())
-                        + "; it can be resolved once it needs reconciliation";
-            case COMPLETED, FAILED ->
-                "it is settled already (" + claim.state().tag() + " at " + claim.completedAt()
-                        + "); forget it first if that answer is wrong";
-            default -> "it is " + claim.state().tag() + "; only a claim that needs reconciliation can be resolved";
-        };
-        return new ClaimAdminException(
-                ClaimAdminException.Reason.WRONG_STATE, claim.scope(), claim.key(), "cannot resolve the claim: " + why);
-    }
-
-    /**
-     * {@code e} as an operator's action in doubt when it says the action's COMMIT was in flight when
-     * the connection was lost (or committed on the primary only), else {@code e} as it is. Its advice
-     * is not a caller's "retry with the same key": a call with the key may have run since, so the
-     * claim is looked at before the action is repeated.
-     */
-    private static RuntimeException inDoubt(Scope scope, IdempotencyKey key, String action, RuntimeException e) {
-        if (!SqlStates.isCommitInDoubt(e)) {
-            return e;
-        }
-        return new CommitOutcomeUnknownException(
-                scope,
-                key,
-                "the " + action + "'s COMMIT was in flight when the connection was lost, or the synchronous standby"
-                        + " never confirmed it: it may or may not have taken effect. Inspect the claim before doing"
-                        + " anything else (a call with its key may have run since) and repeat the " + action
-                        + " only if it did not",
-                e);
-    }
-
-    private static ClaimAdminException refusedToForget(ClaimView claim) {
-        String why = switch (claim.state()) {
-            case IN_FLIGHT ->
-                "it is in flight: forgetting it could send the remote request again; wait until it is settled";
-            case NEEDS_RECONCILIATION ->
-                "it needs reconciliation: forgetting it could send the remote request again;"
-                        + " resolve it as applied or refused first";
-            case RUNNING -> "its work is running (a claim of schema version 1)";
-            default -> "it is " + claim.state().tag();
-        };
-        return new ClaimAdminException(
-                ClaimAdminException.Reason.WRONG_STATE, claim.scope(), claim.key(), "cannot forget the claim: " + why);
+        return inspect(scope, key).orElseThrow(() -> ClaimAdminRefusals.notFound(scope, key));
     }
 
     private void tell(ClaimEvent.Kind kind, ClaimView claim, Note note) {
@@ -450,95 +425,6 @@ public final class ClaimAdmin {
             listeners.claimChanged(ClaimEvent.byOperator(
                     kind, claim.operation(), claim.scope(), claim.key(), note.operator(), note.reason()));
         }
-    }
-
-    // ------------------------------------------------------------------ views
-
-    private ClaimView view(AdminStatements.Row row, List<AdminStatements.Action> history) {
-        String effectName = row.effect();
-        ExternalEffect<?, ?> effect = effectName == null ? null : effects.get(effectName);
-        ClaimView.State state = state(row.state());
-        boolean settled = state == ClaimView.State.COMPLETED || state == ClaimView.State.FAILED;
-        List<String> problems = new ArrayList<>();
-        Object request = null;
-        if (effect != null && row.request() != null) {
-            EffectFlow.DecodedRequest<?> decoded = effect.flow().decodeRequest(row.scope(), row.key(), row.request());
-            request = decoded.request();
-            if (decoded.problem() != null) {
-                problems.add(decoded.problem());
-            }
-        }
-        Object answer = null;
-        Failure failure = null;
-        String answerText = null;
-        if (state == ClaimView.State.FAILED) {
-            failure = FailureEncoding.decode(row.result());
-        } else if (state == ClaimView.State.COMPLETED && row.result() != null) {
-            answerText = text(row.result());
-            ResultCodec<?> codec = transactionResults;
-            try {
-                if (effect != null) {
-                    answer = effect.flow().decodeResult(row.scope(), row.key(), row.result());
-                } else if (effectName == null && codec != null) {
-                    answer = codec.decode(row.result());
-                }
-            } catch (Exception e) { // a codec's decode may throw checked exceptions too
-                Throwable cause = e.getCause() != null ? e.getCause() : e;
-                problems.add("the stored result no longer decodes (" + oneLine(cause.toString()) + ")");
-            }
-        }
-        List<ClaimView.Action> actions = actions(history);
-        return new ClaimView(
-                row.scope(),
-                row.key(),
-                state,
-                effectName == null ? "transaction" : "effect:" + effectName,
-                HexFormat.of().formatHex(row.fingerprint()),
-                row.createdAt(),
-                row.completedAt(),
-                row.expiresAt(),
-                row.expired(),
-                row.fence(),
-                settled ? null : row.leaseUntil(),
-                settled ? null : row.lookups(),
-                row.nextLookupAt(),
-                effectName == null
-                        ? null
-                        : Digests.downstreamKey(
-                                effectName, row.scope().value(), row.key().value(), row.createdAt()),
-                request,
-                answer,
-                answerText,
-                failure,
-                problems.isEmpty() ? null : String.join("; ", problems),
-                actions);
-    }
-
-    private static ClaimView.State state(ClaimState state) {
-        return switch (state) {
-            case RUNNING -> ClaimView.State.RUNNING;
-            case SUCCEEDED -> ClaimView.State.COMPLETED;
-            case FAILED -> ClaimView.State.FAILED;
-            case IN_FLIGHT -> ClaimView.State.IN_FLIGHT;
-            case NEEDS_RECONCILIATION -> ClaimView.State.NEEDS_RECONCILIATION;
-        };
-    }
-
-    private static @Nullable String text(byte[] stored) {
-        try {
-            return StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(stored))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            return null;
-        }
-    }
-
-    private static String oneLine(String s) {
-        return s.replaceAll("\\s*[\\r\\n]+\\s*", " ");
     }
 
     // ------------------------------------------------------------------ transactions
@@ -640,32 +526,6 @@ public final class ClaimAdmin {
             return oldestInFlight == null || oldestInFlight.isAfter(now)
                     ? Duration.ZERO
                     : Duration.between(oldestInFlight, now);
-        }
-    }
-
-    /** Where a page ended: (created_at, scope, key), base64url. */
-    private record Cursor(Instant createdAt, String scope, String key) {
-        String format() {
-            long micros = createdAt.getEpochSecond() * 1_000_000L + createdAt.getNano() / 1000;
-            return Base64.getUrlEncoder()
-                    .withoutPadding()
-                    .encodeToString((micros + "\0" + scope + "\0" + key).getBytes(StandardCharsets.UTF_8));
-        }
-
-        static Cursor parse(String after) {
-            try {
-                String[] parts =
-                        new String(Base64.getUrlDecoder().decode(after), StandardCharsets.UTF_8).split("\0", 3);
-                long micros = Long.parseLong(parts[0]);
-                return new Cursor(
-                        Instant.ofEpochSecond(
-                                Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000),
-                        parts[1],
-                        parts[2]);
-            } catch (RuntimeException e) {
-                throw new IllegalArgumentException(
-                        "after must be the next of a page this admin listed, was '" + after + "'");
-            }
         }
     }
 

@@ -1,17 +1,17 @@
 package io.github.idemtx.jooq;
 
-import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.IdempotencyListener;
 import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.core.internal.Listeners;
 import io.github.idemtx.db.ClaimPartitions;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.internal.flow.Timings;
 import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
-import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.ClaimTable;
 import io.github.idemtx.jooq.internal.store.Digests;
 import io.github.idemtx.jooq.internal.store.EffectStatements;
@@ -23,6 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.jooq.DSLContext;
 import org.jspecify.annotations.Nullable;
@@ -44,13 +46,13 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>When the answer does not say whether the remote applied the request (a timeout, a 5xx), the
  * outcome is {@link RemoteOutcome.Unknown}: the claim stays in flight, never released by time. A
- * retry after the lease, or {@link #recover}, takes it over with a new token and first asks
+ * retry after the lease, or the effect's {@link #recovery()}, takes it over with a new token and first asks
  * {@link Remote#lookup}: <b>found</b> is recorded; <b>absent</b> sends again with the same
  * downstream key only where the remote promises read-after-write ({@link Builder#readAfterWrite});
  * <b>unknown</b> is looked up again on the schedule (1, 2, 4 minutes by default; the recoverer
  * counts every unanswered attempt, a lookup or a resend), after which the claim needs
  * reconciliation ({@link RemoteOutcome.NeedsReconciliation}) until an operator records it
- * ({@link #resolveApplied}, {@link #resolveRefused}). A holder whose lease was taken over can no
+ * ({@link ClaimAdmin#resolveApplied}, {@link ClaimAdmin#resolveRefused}). A holder whose lease was taken over can no
  * longer renew or release the claim (fencing); a definite answer it still brings back is recorded
  * while the claim is unsettled, and otherwise it learns the claim's outcome. A duplicate of a
  * claim in flight, or of one still being claimed (its {@link Remote.Holding#before} running), waits up to
@@ -71,7 +73,7 @@ import org.jspecify.annotations.Nullable;
  *                     }
  *                 })
  *         .build();
- * AutoCloseable recovery = charges.scheduleRecovery(Duration.ofSeconds(10), 100, pass -> {}); // close on shutdown
+ * AutoCloseable recovering = charges.recovery().schedule(Duration.ofSeconds(10), 100, pass -> {}); // close on shutdown
  *
  * RemoteOutcome<Charge> outcome = charges.run(scope, key, fingerprint, request); // outside any transaction
  * }</pre>
@@ -109,23 +111,34 @@ public final class ExternalEffect<R, T> {
     /** The longest pause {@link Builder#lookupSchedule} accepts: 30 days. */
     public static final Duration LONGEST_LOOKUP_PAUSE = Duration.ofDays(30);
 
-    /** The shortest pause between the scheduled recoverer's passes: 1 millisecond. */
-    public static final Duration SHORTEST_RECOVERY_INTERVAL = Duration.ofMillis(1);
+    /**
+     * The shortest pause between the scheduled recoverer's passes: 1 millisecond.
+     *
+     * @deprecated since 1.0, moved: {@link EffectRecovery#SHORTEST_INTERVAL}; it will be removed in 2.0
+     */
+    @Deprecated(since = "1.0", forRemoval = true)
+    public static final Duration SHORTEST_RECOVERY_INTERVAL = EffectRecovery.SHORTEST_INTERVAL;
 
-    /** The longest pause between the scheduled recoverer's passes: 1 day. */
-    public static final Duration LONGEST_RECOVERY_INTERVAL = Duration.ofDays(1);
+    /**
+     * The longest pause between the scheduled recoverer's passes: 1 day.
+     *
+     * @deprecated since 1.0, moved: {@link EffectRecovery#LONGEST_INTERVAL}; it will be removed in 2.0
+     */
+    @Deprecated(since = "1.0", forRemoval = true)
+    public static final Duration LONGEST_RECOVERY_INTERVAL = EffectRecovery.LONGEST_INTERVAL;
 
     private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9_.-]{0,63}");
 
     private final String name;
     private final @Nullable ClaimPartitions partitions;
     private final EffectFlow<R, T> flow;
-    private final io.github.idemtx.core.internal.Listeners listeners;
+    private final Listeners listeners;
+    private final EffectRecovery<R> recovery;
 
     private ExternalEffect(Builder<R, T> b) {
         this.name = b.name;
         this.partitions = b.partitions;
-        this.listeners = new io.github.idemtx.core.internal.Listeners(b.listeners);
+        this.listeners = new Listeners(b.listeners);
         this.flow = new EffectFlow<>(
                 b.dsl.configuration(),
                 b.policy,
@@ -143,6 +156,7 @@ public final class ExternalEffect<R, T> {
                 b.lookupSchedule,
                 b.readAfterWrite,
                 listeners);
+        this.recovery = new EffectRecovery<>(b.name, flow);
     }
 
     /**
@@ -252,215 +266,90 @@ public final class ExternalEffect<R, T> {
     }
 
     /**
-     * One recovery pass: takes over up to {@code limit} in-flight claims of this effect whose lease
-     * has passed and whose next lookup is due ({@code FOR UPDATE SKIP LOCKED}, so passes and live
-     * calls run side by side), and settles each as described above. Call it on a schedule.
-     *
-     * @param limit from 1 to 10,000
-     * @return how the claims taken over ended
-     * @throws IllegalArgumentException if {@code limit} is out of range
+     * {@return the recovery of this effect's claims whose outcome is unknown: the recovery pass, its
+     * schedule and the listings of unsettled claims}; one per effect, thread-safe. Recording what
+     * the remote did with a claim that needs reconciliation is an operator's action:
+     * {@link ClaimAdmin#resolveApplied(ExternalEffect, Scope, IdempotencyKey, Object, ClaimAdmin.Note)},
+     * {@link ClaimAdmin#resolveRefused}.
      */
-    public Recovery recover(int limit) {
-        return recover(limit, () -> false);
+    public EffectRecovery<R> recovery() {
+        return recovery;
     }
 
     /**
-     * One recovery pass, as {@link #recover(int)}, that a scheduler can stop: {@code stop} is asked
-     * before each claim of the batch is settled, and once it answers true the claims not yet settled
-     * are handed back at once (their lease ends, counted {@code handed_back}) for the next recoverer.
-     * The claim being settled when it turns true is finished (its remote call ends within the lease).
+     * One recovery pass.
+     *
+     * @param limit from 1 to 10,000
+     * @return how the claims taken over ended
+     * @deprecated since 1.0, moved: {@code recovery().recover(limit)}, which counts by
+     *     {@link EffectRecovery.Ending}; it will be removed in 2.0
+     */
+    @Deprecated(since = "1.0", forRemoval = true)
+    public Recovery recover(int limit) {
+        return Recovery.of(recovery.recover(limit));
+    }
+
+    /**
+     * One recovery pass that a scheduler can stop.
      *
      * @param limit from 1 to 10,000
      * @param stop asked before each claim; true stops the pass
      * @return how the claims taken over ended
-     * @throws NullPointerException if {@code stop} is null
-     * @throws IllegalArgumentException if {@code limit} is out of range
+     * @deprecated since 1.0, moved: {@code recovery().recover(limit, stop)}, which counts by
+     *     {@link EffectRecovery.Ending}; it will be removed in 2.0
      */
-    public Recovery recover(int limit, java.util.function.BooleanSupplier stop) {
-        Objects.requireNonNull(stop, "stop must not be null");
-        checkLimit(limit);
-        Map<String, Integer> counts = new TreeMap<>();
-        for (EffectFlow.Settled s : flow.recover(limit, stop)) {
-            counts.merge(s.name().toLowerCase(java.util.Locale.ROOT), 1, Integer::sum);
-        }
-        return new Recovery(counts);
+    @Deprecated(since = "1.0", forRemoval = true)
+    public Recovery recover(int limit, BooleanSupplier stop) {
+        return Recovery.of(recovery.recover(limit, stop));
     }
 
     /**
-     * Runs {@link #recover}{@code (limit)} every {@code every} on a daemon thread of its own, again
-     * at once while a pass takes over {@code limit} claims (each claim it could not settle is counted
-     * and due again only on the lookup schedule, so this catches up and never spins); a failed pass
-     * is tried again at the next tick. Close the returned handle to stop it: it waits only for the
-     * claim being settled (a remote call ends within the lease), the rest of a running pass's batch
-     * is handed back ({@code handed_back}) for the next recoverer.
+     * Runs recovery passes on a schedule.
      *
      * @param every from 1 ms to 1 day
      * @param limit claims per pass, from 1 to 10,000
-     * @param onPass told of each pass that took any claim over (for logs and metrics); may be null
-     * @return the handle that stops the recoverer; its {@code close()} waits up to a minute
-     * @throws NullPointerException if {@code every} is null
-     * @throws IllegalArgumentException if {@code every} or {@code limit} is out of range
+     * @param onPass told of each pass that took any claim over; may be null
+     * @return the handle that stops the recoverer
+     * @deprecated since 1.0, moved: {@code recovery().schedule(every, limit, onPass)}, whose passes
+     *     count by {@link EffectRecovery.Ending}; it will be removed in 2.0
      */
-    public AutoCloseable scheduleRecovery(
-            Duration every, int limit, java.util.function.@Nullable Consumer<Recovery> onPass) {
-        Objects.requireNonNull(every, "every must not be null");
-        if (every.compareTo(SHORTEST_RECOVERY_INTERVAL) < 0 || every.compareTo(LONGEST_RECOVERY_INTERVAL) > 0) {
-            throw new IllegalArgumentException("every must be between 1 ms and 1 day, was " + every);
-        }
-        checkLimit(limit);
-        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.ScheduledExecutorService scheduler =
-                java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-                    Thread t = new Thread(r, "idemtx-recover-" + name);
-                    t.setDaemon(true);
-                    return t;
-                });
-        // the task catches all but a VirtualMachineError, so its Future has nothing to report;
-        // the handle below stops it through the scheduler
-        java.util.concurrent.Future<?> unused = scheduler.scheduleWithFixedDelay(
-                () -> {
-                    try {
-                        Recovery pass;
-                        do {
-                            pass = recover(limit, closed::get);
-                            if (onPass != null && pass.total() > 0) {
-                                onPass.accept(pass);
-                            }
-                            // again at once only while whole batches were taken: each claim of one is settled,
-                            // or counted and scheduled later, or held by someone else, so a next batch holds
-                            // other claims; failures wait for the next tick
-                        } while (pass.total() == limit && pass.count("failed") == 0 && !closed.get());
-                    } catch (VirtualMachineError e) {
-                        throw e;
-                    } catch (Throwable e) {
-                        // a scheduled task that throws is never run again: log and go on
-                        System.getLogger("io.github.idemtx")
-                                .log(
-                                        System.Logger.Level.WARNING,
-                                        "idemtx: a recovery pass of " + name + " failed; the next tick tries again",
-                                        e);
-                    }
-                },
-                0,
-                every.toMillis(),
-                java.util.concurrent.TimeUnit.MILLISECONDS);
-        return () -> {
-            closed.set(true);
-            scheduler.shutdown();
-            if (!scheduler.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES)) {
-                scheduler.shutdownNow();
-            }
-        };
-    }
-
-    private static void checkLimit(int limit) {
-        if (limit < 1 || limit > 10_000) {
-            throw new IllegalArgumentException("limit must be between 1 and 10000, was " + limit);
-        }
+    @Deprecated(since = "1.0", forRemoval = true)
+    public AutoCloseable scheduleRecovery(Duration every, int limit, @Nullable Consumer<Recovery> onPass) {
+        return recovery.schedule(every, limit, onPass == null ? null : pass -> onPass.accept(Recovery.of(pass)));
     }
 
     /**
-     * {@return claims of this effect that wait for an operator, at most {@code limit}, in key order}
+     * {@return claims of this effect that wait for an operator}
      *
      * @param limit from 1 to 10,000
-     * @throws IllegalArgumentException if {@code limit} is out of range
+     * @deprecated since 1.0, moved: {@code recovery().needingReconciliation(limit)}; it will be
+     *     removed in 2.0
      */
-    public List<Unsettled<R>> needingReconciliation(int limit) {
-        return unsettled(ClaimState.NEEDS_RECONCILIATION, limit);
+    @Deprecated(since = "1.0", forRemoval = true)
+    public List<EffectRecovery.Unsettled<R>> needingReconciliation(int limit) {
+        return recovery.needingReconciliation(limit);
     }
 
     /**
-     * {@return claims of this effect in flight now (a call running, or an unknown outcome waiting for
-     * its lookup), at most {@code limit}, in key order}
+     * {@return claims of this effect in flight now}
      *
      * @param limit from 1 to 10,000
-     * @throws IllegalArgumentException if {@code limit} is out of range
+     * @deprecated since 1.0, moved: {@code recovery().inFlight(limit)}; it will be removed in 2.0
      */
-    public List<Unsettled<R>> inFlight(int limit) {
-        return unsettled(ClaimState.IN_FLIGHT, limit);
-    }
-
-    private List<Unsettled<R>> unsettled(ClaimState state, int limit) {
-        checkLimit(limit);
-        List<Unsettled<R>> out = new ArrayList<>();
-        for (EffectStatements.Stuck s : flow.unsettled(state, limit)) {
-            // a row whose request no longer decodes is listed as such, not an error for the whole list
-            EffectFlow.DecodedRequest<R> request = flow.decodeRequest(s.scope(), s.key(), s.request());
-            out.add(new Unsettled<>(
-                    s.scope(),
-                    s.key(),
-                    request.request(),
-                    s.fence(),
-                    s.lookups(),
-                    state == ClaimState.NEEDS_RECONCILIATION ? s.since() : null,
-                    s.nextLookupAt(),
-                    request.problem()));
-        }
-        return out;
+    @Deprecated(since = "1.0", forRemoval = true)
+    public List<EffectRecovery.Unsettled<R>> inFlight(int limit) {
+        return recovery.inFlight(limit);
     }
 
     /**
-     * An operator's finding for a claim that needs reconciliation: the remote applied it, with
-     * {@code result}; recorded with {@link Remote#after} (whose intent's request is null when the
-     * stored one no longer decodes, see {@link Unsettled#undecodable}). Retries then replay it. The
-     * stored request is cleared, as a holder's record clears it.
+     * What a recovery pass did, by how each claim it took over ended, named in lower case.
      *
-     * @param scope the claim's scope
-     * @param key the claim's key
-     * @param result what the remote applied; may be null
-     * @return false if the claim does not need reconciliation (nothing changed)
-     * @throws NullPointerException if {@code scope} or {@code key} is null
-     * @throws RuntimeException what {@link Remote#after} threw, a {@link io.github.idemtx.core.Rejection}
-     *     as it is, or {@link org.jooq.exception.DataAccessException} when the database failed: nothing
-     *     is recorded, the claim still needs reconciliation, and the resolution can be tried again; or
-     *     {@link io.github.idemtx.core.CommitOutcomeUnknownException} when its COMMIT returned before
-     *     the synchronous standby confirmed it (recorded on the primary, where it is no longer
-     *     unsettled), or the connection was lost while it was in flight (resolving again returns
-     *     false if it was recorded)
-     * @see ClaimAdmin#resolveApplied ClaimAdmin, which also records who resolved it and why
+     * @param counts how many claims ended each way ({@link EffectRecovery.Ending#tag()}); ways that
+     *     did not occur are absent
+     * @deprecated since 1.0, replaced by {@link EffectRecovery.Pass}, which counts by
+     *     {@link EffectRecovery.Ending}; it will be removed in 2.0
      */
-    public boolean resolveApplied(Scope scope, IdempotencyKey key, @Nullable T result) {
-        return flow.resolve(
-                Objects.requireNonNull(scope, "scope"), Objects.requireNonNull(key, "key"), result, null, null);
-    }
-
-    /**
-     * An operator's finding for a claim that needs reconciliation: the remote did not apply it, for
-     * {@code failure}; recorded with {@link Remote#refused} (its intent's request null when the
-     * stored one no longer decodes). Retries then get it as {@code Rejected}. The stored request is
-     * cleared.
-     *
-     * @param scope the claim's scope
-     * @param key the claim's key
-     * @param failure why the remote did not apply it
-     * @return false if the claim does not need reconciliation (nothing changed)
-     * @throws NullPointerException if an argument is null
-     * @throws RuntimeException what {@link Remote#refused} threw, a {@link io.github.idemtx.core.Rejection}
-     *     as it is, or {@link org.jooq.exception.DataAccessException} when the database failed: nothing
-     *     is recorded, the claim still needs reconciliation, and the resolution can be tried again; or
-     *     {@link io.github.idemtx.core.CommitOutcomeUnknownException} when its COMMIT returned before
-     *     the synchronous standby confirmed it (recorded on the primary, where it is no longer
-     *     unsettled), or the connection was lost while it was in flight (resolving again returns
-     *     false if it was recorded)
-     * @see ClaimAdmin#resolveRefused ClaimAdmin, which also records who resolved it and why
-     */
-    public boolean resolveRefused(Scope scope, IdempotencyKey key, Failure failure) {
-        return flow.resolve(
-                Objects.requireNonNull(scope, "scope"),
-                Objects.requireNonNull(key, "key"),
-                null,
-                Objects.requireNonNull(failure, "failure"),
-                null);
-    }
-
-    /**
-     * What a recovery pass did, by how each claim it took over ended: {@code found}, {@code refused},
-     * {@code resent}, {@code unknown} (looked up again later), {@code reconciliation} (handed to an
-     * operator), {@code lost_fence} (another holder settled it), {@code failed} (an error; tried again later),
-     * {@code handed_back} (not settled: the scheduled recoverer was closed; its lease ended at once).
-     *
-     * @param counts how many claims ended each way; ways that did not occur are absent
-     */
+    @Deprecated(since = "1.0", forRemoval = true)
     public record Recovery(Map<String, Integer> counts) {
         /**
          * Copies {@code counts}.
@@ -471,6 +360,12 @@ public final class ExternalEffect<R, T> {
             counts = Map.copyOf(counts);
         }
 
+        static Recovery of(EffectRecovery.Pass pass) {
+            Map<String, Integer> counts = new TreeMap<>();
+            pass.counts().forEach((how, n) -> counts.put(how.tag(), n));
+            return new Recovery(counts);
+        }
+
         /** {@return how many claims the pass took over} */
         public int total() {
             return counts.values().stream().mapToInt(Integer::intValue).sum();
@@ -479,37 +374,12 @@ public final class ExternalEffect<R, T> {
         /**
          * {@return how many claims ended {@code how}; 0 for a way that did not occur}
          *
-         * @param how one of the ways named above, such as {@code "found"}
+         * @param how a way's {@link EffectRecovery.Ending#tag()}, such as {@code "found"}
          */
         public int count(String how) {
             return counts.getOrDefault(how, 0);
         }
     }
-
-    /**
-     * A claim that is not settled.
-     *
-     * @param scope the claim's scope
-     * @param key the claim's key
-     * @param request the stored request; null when it no longer decodes (then {@code undecodable} says why)
-     * @param fence the current holder's fencing token
-     * @param lookups how many attempts on its unknown outcome went unanswered
-     * @param since when it was handed to reconciliation (null while in flight)
-     * @param nextLookupAt when the recoverer looks it up next (null: as soon as its lease passes)
-     * @param undecodable null, or why the stored request no longer decodes (its class changed in a
-     *     deploy): the recoverer still looks it up by its downstream key, never sends it again, and an
-     *     operator can resolve it
-     * @param <R> the request type
-     */
-    public record Unsettled<R>(
-            Scope scope,
-            IdempotencyKey key,
-            @Nullable R request,
-            long fence,
-            int lookups,
-            @Nullable Instant since,
-            @Nullable Instant nextLookupAt,
-            @Nullable String undecodable) {}
 
     /**
      * Builds an {@link ExternalEffect}. Not thread-safe; each setter validates at once.
@@ -530,7 +400,7 @@ public final class ExternalEffect<R, T> {
         private List<Duration> lookupSchedule = DEFAULT_LOOKUP_SCHEDULE;
         private boolean readAfterWrite;
         private final List<TransactionDetector> detectors = new ArrayList<>();
-        private final List<io.github.idemtx.core.IdempotencyListener<?>> listeners = new ArrayList<>();
+        private final List<IdempotencyListener<?>> listeners = new ArrayList<>();
 
         private Builder(
                 DSLContext dsl, String name, ResultCodec<R> requests, ResultCodec<T> results, Remote<R, T> remote) {
@@ -646,11 +516,11 @@ public final class ExternalEffect<R, T> {
          * Adds a listener, told of every call (operation {@code effect:<name>}; the event carries the
          * total time and the outcome, not the split by phase).
          *
-         * @param listener the listener; see {@link io.github.idemtx.core.IdempotencyListener} for its contract
+         * @param listener the listener; see {@link IdempotencyListener} for its contract
          * @return this builder
          * @throws NullPointerException if {@code listener} is null
          */
-        public Builder<R, T> listener(io.github.idemtx.core.IdempotencyListener<?> listener) {
+        public Builder<R, T> listener(IdempotencyListener<?> listener) {
             listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
             return this;
         }

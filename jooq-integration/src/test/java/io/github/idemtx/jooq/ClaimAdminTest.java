@@ -18,6 +18,7 @@ import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.jooq.EffectRecovery.Ending;
 import io.github.idemtx.jooq.FakeBank.Fault;
 import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.nio.charset.StandardCharsets;
@@ -154,8 +155,8 @@ class ClaimAdminTest {
             bank.fault = Fault.NONE;
         }
         await("handed to reconciliation", () -> {
-            charges.recover(100);
-            return charges.needingReconciliation(100).stream()
+            charges.recovery().recover(100);
+            return charges.recovery().needingReconciliation(100).stream()
                     .anyMatch(u -> u.key().equals(key));
         });
         return key;
@@ -522,7 +523,8 @@ class ClaimAdminTest {
                 await("the claim committed", () -> count("idempotency_claim", key) == 1);
                 Thread.sleep(LEASE.toMillis() + 50);
                 bank.silentKeys.add(key.value());
-                assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
+                assertThat(charges.recovery().recover(10).count(Ending.RECONCILIATION))
+                        .isEqualTo(1);
                 bank.gate = null;
                 CyclicBarrier start = new CyclicBarrier(2);
                 Future<ClaimView> operator = threads.submit(() -> {
@@ -592,7 +594,7 @@ class ClaimAdminTest {
         ExecutorService recoverer = Executors.newSingleThreadExecutor();
         Future<?> passes = recoverer.submit(() -> {
             while (!stop.get()) {
-                charges.recover(100);
+                charges.recovery().recover(100);
                 Thread.sleep(5);
             }
             return null;

@@ -128,7 +128,7 @@ class ExternalEffectStormTest {
                     () -> {
                         while (storming.get()) {
                             try {
-                                charges.recover(20);
+                                charges.recovery().recover(20);
                             } catch (FakeBank.Death d) {
                                 deaths.incrementAndGet(); // the recoverer's process died mid-pass; it restarts
                             }
@@ -152,15 +152,15 @@ class ExternalEffectStormTest {
         bank.faultRate = 0;
         bank.lookupUnknownRate = 0;
         long until = System.nanoTime() + 30_000_000_000L;
-        while (!charges.inFlight(1000).isEmpty() && System.nanoTime() < until) {
+        while (!charges.recovery().inFlight(1000).isEmpty() && System.nanoTime() < until) {
             try {
-                charges.recover(100);
+                charges.recovery().recover(100);
             } catch (FakeBank.Death d) {
                 throw new AssertionError("no faults are left", d);
             }
             sleep(20);
         }
-        assertThat(charges.inFlight(1000))
+        assertThat(charges.recovery().inFlight(1000))
                 .as("nothing stays in flight after the recoverer's last pass")
                 .isEmpty();
 

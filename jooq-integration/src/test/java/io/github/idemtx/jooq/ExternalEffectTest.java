@@ -14,6 +14,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.core.WorkEndedTransactionException;
 import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.jooq.EffectRecovery.Ending;
 import io.github.idemtx.jooq.FakeBank.Fault;
 import io.github.idemtx.jooq.internal.store.StatementKind;
 import java.nio.ByteBuffer;
@@ -85,6 +86,13 @@ class ExternalEffectTest {
         return Db.rows(table, scope, key);
     }
 
+    private static final ClaimAdmin.Note NOTE = new ClaimAdmin.Note("operator", "the bank's statement says so");
+
+    /** The operator's admin, knowing {@code effect}: where a claim that needs reconciliation is resolved. */
+    private static ClaimAdmin admin(ExternalEffect<?, ?> effect) {
+        return ClaimAdmin.builder(Db.dsl()).schema(Db.SCHEMA).effect(effect).build();
+    }
+
     private int applications() {
         return bank.applications.values().stream()
                 .mapToInt(java.util.concurrent.atomic.AtomicInteger::get)
@@ -111,7 +119,7 @@ class ExternalEffectTest {
         assertThat(bank.calls).hasValue(1);
         assertThat(count("effect_posting", key)).isEqualTo(1);
         assertThat(count("effect_hold", key)).isZero();
-        assertThat(charges.inFlight(10)).isEmpty();
+        assertThat(charges.recovery().inFlight(10)).isEmpty();
     }
 
     @Test
@@ -237,7 +245,9 @@ class ExternalEffectTest {
             bank.fault = Fault.NONE;
             assertThat(count("effect_posting", key)).as(f.name()).isZero();
             pastTheLease();
-            assertThat(charges.recover(100).count("found")).as(f.name()).isEqualTo(1);
+            assertThat(charges.recovery().recover(100).count(Ending.FOUND))
+                    .as(f.name())
+                    .isEqualTo(1);
             assertThat(charges.run(scope, key, fingerprint, 55L)).as(f.name()).isInstanceOf(Outcome.Replayed.class);
             assertThat(count("effect_posting", key)).as(f.name()).isEqualTo(1);
             assertThat(count("effect_hold", key)).as(f.name()).isZero();
@@ -258,7 +268,7 @@ class ExternalEffectTest {
         assertThat(charges.run(scope, key, fingerprint, 90L)).isInstanceOf(RemoteOutcome.Unknown.class);
         assertThat(bank.calls).hasValue(1);
         Thread.sleep(250);
-        assertThat(charges.recover(100).count("found")).isEqualTo(1);
+        assertThat(charges.recovery().recover(100).count(Ending.FOUND)).isEqualTo(1);
         assertThat(charges.run(scope, key, fingerprint, 90L)).isInstanceOf(Outcome.Replayed.class);
         assertThat(applications()).isEqualTo(1);
         assertThat(count("effect_posting", key)).isEqualTo(1);
@@ -275,15 +285,15 @@ class ExternalEffectTest {
         // the recoverer: the first lookup at once, then after 20, 40 and 80 ms; the fourth unanswered hands it over
         int reconciled = 0;
         for (int pass = 0; pass < 40 && reconciled == 0; pass++) {
-            reconciled = charges.recover(100).count("reconciliation");
+            reconciled = charges.recovery().recover(100).count(Ending.RECONCILIATION);
             Thread.sleep(25);
         }
         assertThat(reconciled).isEqualTo(1);
         assertThat(bank.lookups.get()).isEqualTo(SCHEDULE.size() + 1);
         assertThat(bank.calls).hasValue(1);
         assertThat(charges.run(scope, key, fingerprint, 65L)).isInstanceOf(RemoteOutcome.NeedsReconciliation.class);
-        assertThat(charges.inFlight(10)).isEmpty();
-        List<ExternalEffect.Unsettled<Long>> list = charges.needingReconciliation(10);
+        assertThat(charges.recovery().inFlight(10)).isEmpty();
+        List<EffectRecovery.Unsettled<Long>> list = charges.recovery().needingReconciliation(10);
         assertThat(list).singleElement().satisfies(u -> {
             assertThat(u.key()).isEqualTo(key);
             assertThat(u.request()).isEqualTo(65L);
@@ -292,14 +302,19 @@ class ExternalEffectTest {
         });
         // the operator checks the bank's statement and records what it says
         String charge = bank.charges.values().iterator().next().id();
-        assertThat(charges.resolveApplied(scope, key, charge)).isTrue();
-        assertThat(charges.resolveApplied(scope, key, charge)).as("only once").isFalse();
+        assertThat(admin(charges)
+                        .resolveApplied(charges, scope, key, charge, NOTE)
+                        .state())
+                .isEqualTo(ClaimView.State.COMPLETED);
+        assertThatThrownBy(() -> admin(charges).resolveApplied(charges, scope, key, charge, NOTE))
+                .as("only once")
+                .isInstanceOf(ClaimAdminException.class);
         assertThat(charges.run(scope, key, fingerprint, 65L))
                 .isInstanceOfSatisfying(
                         Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(charge));
         assertThat(count("effect_posting", key)).isEqualTo(1);
         assertThat(count("effect_hold", key)).isZero();
-        assertThat(charges.needingReconciliation(10)).isEmpty();
+        assertThat(charges.recovery().needingReconciliation(10)).isEmpty();
         assertThat(storedRequestBytes(key))
                 .as("cleared, as the holder's own record clears it")
                 .isZero();
@@ -376,16 +391,16 @@ class ExternalEffectTest {
         bank.fault = Fault.TIMEOUT_AFTER_APPLY;
         assertThat(charges.run(scope, key, fingerprint, 88L)).isInstanceOf(RemoteOutcome.Unknown.class);
         bank.fault = Fault.NONE;
-        java.util.concurrent.LinkedBlockingQueue<ExternalEffect.Recovery> passes =
+        java.util.concurrent.LinkedBlockingQueue<EffectRecovery.Pass> passes =
                 new java.util.concurrent.LinkedBlockingQueue<>();
-        try (AutoCloseable recovering = charges.scheduleRecovery(Duration.ofMillis(20), 10, passes::add)) {
-            ExternalEffect.Recovery pass = passes.poll(10, TimeUnit.SECONDS);
+        try (AutoCloseable recovering = charges.recovery().schedule(Duration.ofMillis(20), 10, passes::add)) {
+            EffectRecovery.Pass pass = passes.poll(10, TimeUnit.SECONDS);
             assertThat(pass).isNotNull();
-            assertThat(pass.count("found")).isEqualTo(1);
+            assertThat(pass.count(Ending.FOUND)).isEqualTo(1);
         }
         assertThat(count("effect_posting", key)).isEqualTo(1);
         assertThat(charges.run(scope, key, fingerprint, 88L)).isInstanceOf(Outcome.Replayed.class);
-        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ZERO, 10, null))
+        assertThatThrownBy(() -> charges.recovery().schedule(Duration.ZERO, 10, null))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -406,11 +421,16 @@ class ExternalEffectTest {
         bank.fault = Fault.TIMEOUT_AFTER_APPLY;
         bank.lookupUnknownRate = 1.0;
         charges.run(scope, key, fingerprint, 4321L);
-        for (int pass = 0; pass < 40 && charges.needingReconciliation(10).isEmpty(); pass++) {
-            charges.recover(10);
+        for (int pass = 0;
+                pass < 40 && charges.recovery().needingReconciliation(10).isEmpty();
+                pass++) {
+            charges.recovery().recover(10);
             Thread.sleep(25);
         }
-        assertThat(charges.resolveApplied(scope, key, "ch_by_hand")).isTrue();
+        assertThat(admin(charges)
+                        .resolveApplied(charges, scope, key, "ch_by_hand", NOTE)
+                        .state())
+                .isEqualTo(ClaimView.State.COMPLETED);
         assertThat(postedAmount(key)).as("the posting has the request's amount").isEqualTo(4321L);
     }
 
@@ -426,7 +446,7 @@ class ExternalEffectTest {
         assertThat(count("effect_hold", key)).isEqualTo(1);
         bank.afterThrows = false;
         Thread.sleep(SCHEDULE.get(0).toMillis() + 10);
-        assertThat(charges.recover(10).count("found")).isEqualTo(1);
+        assertThat(charges.recovery().recover(10).count(Ending.FOUND)).isEqualTo(1);
         assertThat(postedAmount(key)).isEqualTo(61L);
         assertThat(applications()).isEqualTo(1);
         assertThat(bank.calls).as("found by lookup, not sent again").hasValue(1);
@@ -443,10 +463,12 @@ class ExternalEffectTest {
                 .build(); // the request fits (8 bytes), no charge id does
         IdempotencyKey key = Db.freshKey();
         assertThat(charges.run(scope, key, fingerprint, 12L)).isInstanceOf(RemoteOutcome.NeedsReconciliation.class);
-        assertThat(charges.needingReconciliation(10))
-                .extracting(ExternalEffect.Unsettled::key)
+        assertThat(charges.recovery().needingReconciliation(10))
+                .extracting(EffectRecovery.Unsettled::key)
                 .contains(key);
-        assertThat(charges.recover(10).total()).as("never taken over again").isZero();
+        assertThat(charges.recovery().recover(10).total())
+                .as("never taken over again")
+                .isZero();
     }
 
     @Test
@@ -509,8 +531,39 @@ class ExternalEffectTest {
         assertThatThrownBy(() -> effect(false).run(scope, Db.freshKey(), fingerprint, null))
                 .isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("request");
-        assertThatThrownBy(() -> effect(false).recover(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> effect(false).recovery().recover(0)).isInstanceOf(IllegalArgumentException.class);
         assertThat(Db.claims(scope)).isZero();
+    }
+
+    @Test
+    @SuppressWarnings("removal") // the deprecated bridge is what this tests
+    void theDeprecatedRecoveryMethodsDelegateToTheEffectsRecovery() throws Exception {
+        ExternalEffect<Long, String> charges = effect(Db.dsl(), "charge-bridge", true, List.of());
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.ERROR_BEFORE_APPLY;
+        bank.lookupUnknownRate = 1.0;
+        assertThat(charges.run(scope, key, fingerprint, 31L)).isInstanceOf(RemoteOutcome.Unknown.class);
+        assertThat(charges.inFlight(10))
+                .isEqualTo(charges.recovery().inFlight(10))
+                .hasSize(1);
+        pastTheLease();
+        ExternalEffect.Recovery pass = charges.recover(10, () -> false);
+        assertThat(pass.counts()).isEqualTo(java.util.Map.of("reconciliation", 1));
+        assertThat(pass.count("reconciliation")).isEqualTo(pass.total()).isEqualTo(1);
+        assertThat(charges.recover(10).total()).as("never taken over again").isZero();
+        assertThat(charges.needingReconciliation(10))
+                .isEqualTo(charges.recovery().needingReconciliation(10))
+                .extracting(EffectRecovery.Unsettled::key)
+                .containsExactly(key);
+        assertThat(ExternalEffect.Recovery.of(
+                                new EffectRecovery.Pass(java.util.Map.of(Ending.LOST_FENCE, 2, Ending.HANDED_BACK, 1)))
+                        .counts())
+                .isEqualTo(java.util.Map.of("lost_fence", 2, "handed_back", 1));
+        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ZERO, 10, null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("every");
+        assertThat(ExternalEffect.SHORTEST_RECOVERY_INTERVAL).isEqualTo(EffectRecovery.SHORTEST_INTERVAL);
+        assertThat(ExternalEffect.LONGEST_RECOVERY_INTERVAL).isEqualTo(EffectRecovery.LONGEST_INTERVAL);
     }
 
     @Test
@@ -525,9 +578,11 @@ class ExternalEffectTest {
         bank.fault = Fault.ERROR_BEFORE_APPLY;
         bank.lookupUnknownRate = 1.0;
         assertThat(charges.run(scope, key, fingerprint, 30L)).isInstanceOf(RemoteOutcome.Unknown.class);
-        assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
-        assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows no charge")))
-                .isTrue();
+        assertThat(charges.recovery().recover(10).count(Ending.RECONCILIATION)).isEqualTo(1);
+        assertThat(admin(charges)
+                        .resolveRefused(scope, key, new Failure("not-charged", "the statement shows no charge"), NOTE)
+                        .state())
+                .isEqualTo(ClaimView.State.FAILED);
         assertThat(count("effect_hold", key)).isZero();
         assertThat(charges.run(scope, key, fingerprint, 30L))
                 .isInstanceOfSatisfying(
@@ -539,11 +594,11 @@ class ExternalEffectTest {
     @Test
     void settingsOutsideTheirLimitsAreRefusedAtOnceNamingTheSettingAndTheLimit() {
         ExternalEffect<Long, String> charges = effect(false);
-        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ofNanos(500_000), 10, null))
+        assertThatThrownBy(() -> charges.recovery().schedule(Duration.ofNanos(500_000), 10, null))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("every")
                 .hasMessageContaining("1 ms");
-        assertThatThrownBy(() -> charges.scheduleRecovery(Duration.ofSeconds(Long.MAX_VALUE), 10, null))
+        assertThatThrownBy(() -> charges.recovery().schedule(Duration.ofSeconds(Long.MAX_VALUE), 10, null))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("every")
                 .hasMessageContaining("1 day");
@@ -642,12 +697,12 @@ class ExternalEffectTest {
     @Test
     void aBeforeThatOutlastsTheLeaseLeavesTheHolderItsWholeLeaseSoItSendsAndNobodyTakesItOver() {
         ExternalEffect<Long, String> recoverer = effect(Db.dsl(), "charge-slow-before", false, List.of());
-        List<ExternalEffect.Recovery> passes = new CopyOnWriteArrayList<>();
+        List<EffectRecovery.Pass> passes = new CopyOnWriteArrayList<>();
         SqlHook recoverBeforeEachLeaseStatement = new SqlHook() {
             @Override
             public void before(Sql sql) {
                 if (StatementKind.of(sql.sql()) == StatementKind.EFFECT_TAKEOVER) {
-                    passes.add(recoverer.recover(10));
+                    passes.add(recoverer.recovery().recover(10));
                 }
             }
         };
@@ -664,7 +719,7 @@ class ExternalEffectTest {
                 .allSatisfy(p -> assertThat(p.total())
                         .as("nothing to take over: " + p.counts())
                         .isZero());
-        assertThat(recoverer.needingReconciliation(10)).isEmpty();
+        assertThat(recoverer.recovery().needingReconciliation(10)).isEmpty();
         assertThat(holder.run(scope, key, fingerprint, 410L)).isInstanceOf(Outcome.Replayed.class);
     }
 
@@ -745,11 +800,11 @@ class ExternalEffectTest {
             assertThat(charges.run(scope, Db.freshKey(), fingerprint, 100L + i))
                     .isInstanceOf(RemoteOutcome.Unknown.class);
         }
-        AutoCloseable recovering = charges.scheduleRecovery(Duration.ofMillis(10), 5, pass -> {});
+        AutoCloseable recovering = charges.recovery().schedule(Duration.ofMillis(10), 5, pass -> {});
         try {
             await(
                     "every claim handed to an operator",
-                    () -> charges.needingReconciliation(100).size() == claims);
+                    () -> charges.recovery().needingReconciliation(100).size() == claims);
         } finally {
             CompletableFuture<Void> closing = CompletableFuture.runAsync(() -> {
                 try {
@@ -761,11 +816,11 @@ class ExternalEffectTest {
             closing.get(20, TimeUnit.SECONDS); // a spinning pass kept close() waiting its full minute
         }
         int attempts = SCHEDULE.size() + 1; // the first lookup at once, then one after each pause
-        assertThat(charges.needingReconciliation(100))
+        assertThat(charges.recovery().needingReconciliation(100))
                 .allSatisfy(u -> assertThat(u.lookups()).isEqualTo(attempts));
         assertThat(bank.lookups).as("one lookup per attempt").hasValue(claims * attempts);
         assertThat(bank.calls).as("the first call and one resend per attempt").hasValue(claims * (1 + attempts));
-        assertThat(charges.inFlight(100)).isEmpty();
+        assertThat(charges.recovery().inFlight(100)).isEmpty();
     }
 
     /**
@@ -795,7 +850,7 @@ class ExternalEffectTest {
                     key.value()); // 2 bytes: no long decodes from them
         }
 
-        List<ExternalEffect.Unsettled<Long>> inFlight = charges.inFlight(10);
+        List<EffectRecovery.Unsettled<Long>> inFlight = charges.recovery().inFlight(10);
         assertThat(inFlight).hasSize(3);
         assertThat(inFlight).filteredOn(u -> !u.key().equals(fine)).allSatisfy(u -> {
             assertThat(u.request()).isNull();
@@ -809,29 +864,32 @@ class ExternalEffectTest {
                     assertThat(u.undecodable()).isNull();
                 });
 
-        ExternalEffect.Recovery first = charges.recover(10);
-        assertThat(first.count("found"))
+        EffectRecovery.Pass first = charges.recovery().recover(10);
+        assertThat(first.count(Ending.FOUND))
                 .as("the applied one and the fine one: " + first.counts())
                 .isEqualTo(2);
-        assertThat(first.count("failed")).isZero();
+        assertThat(first.count(Ending.FAILED)).isZero();
         assertThat(charges.run(scope, applied, fingerprint, 33L)).isInstanceOf(Outcome.Replayed.class);
         assertThat(count("effect_posting", applied)).isEqualTo(1);
         assertThat(count("effect_hold", applied)).isZero();
 
         await("the silent one handed to an operator", () -> {
-            charges.recover(10);
-            return !charges.needingReconciliation(10).isEmpty();
+            charges.recovery().recover(10);
+            return !charges.recovery().needingReconciliation(10).isEmpty();
         });
-        assertThat(charges.needingReconciliation(10)).singleElement().satisfies(u -> {
+        assertThat(charges.recovery().needingReconciliation(10)).singleElement().satisfies(u -> {
             assertThat(u.key()).isEqualTo(silent);
             assertThat(u.request()).isNull();
             assertThat(u.undecodable()).contains("no longer decodes");
         });
-        assertThat(charges.resolveRefused(scope, silent, new Failure("not-charged", "the statement shows no charge")))
-                .isTrue();
+        assertThat(admin(charges)
+                        .resolveRefused(
+                                scope, silent, new Failure("not-charged", "the statement shows no charge"), NOTE)
+                        .state())
+                .isEqualTo(ClaimView.State.FAILED);
         assertThat(count("effect_hold", silent)).isZero();
         assertThat(charges.run(scope, silent, fingerprint, 33L)).isInstanceOf(Outcome.Rejected.class);
-        assertThat(charges.inFlight(10)).isEmpty();
+        assertThat(charges.recovery().inFlight(10)).isEmpty();
         assertThat(bank.calls).as("nothing sent again").hasValue(3);
     }
 
@@ -858,9 +916,11 @@ class ExternalEffectTest {
             ExecutorService thread, ExternalEffect<Long, String> charges, IdempotencyKey key, long amount)
             throws InterruptedException {
         Future<RemoteOutcome<String>> late = heldInItsCallPastItsLease(thread, charges, key, amount);
-        assertThat(charges.recover(10).count("reconciliation")).isEqualTo(1);
-        assertThat(charges.resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet")))
-                .isTrue();
+        assertThat(charges.recovery().recover(10).count(Ending.RECONCILIATION)).isEqualTo(1);
+        assertThat(admin(charges)
+                        .resolveRefused(scope, key, new Failure("not-charged", "the statement shows none yet"), NOTE)
+                        .state())
+                .isEqualTo(ClaimView.State.FAILED);
         return late;
     }
 
@@ -895,7 +955,7 @@ class ExternalEffectTest {
         }
         assertThat(count("effect_posting", key)).isEqualTo(1);
         assertThat(count("effect_hold", key)).isZero();
-        assertThat(charges.inFlight(10)).isEmpty();
+        assertThat(charges.recovery().inFlight(10)).isEmpty();
     }
 
     /**
@@ -1005,11 +1065,12 @@ class ExternalEffectTest {
         bank.lookupGate = hang;
         ExecutorService pass = Executors.newSingleThreadExecutor();
         try {
-            Future<ExternalEffect.Recovery> recovery = pass.submit(() -> charges.recover(10));
-            assertThat(recovery.get(20, TimeUnit.SECONDS).count("unknown"))
+            Future<EffectRecovery.Pass> recovery =
+                    pass.submit(() -> charges.recovery().recover(10));
+            assertThat(recovery.get(20, TimeUnit.SECONDS).count(Ending.UNKNOWN))
                     .as("the hung lookup counted, the pass over")
                     .isEqualTo(1);
-            assertThat(charges.inFlight(10)).singleElement().satisfies(u -> {
+            assertThat(charges.recovery().inFlight(10)).singleElement().satisfies(u -> {
                 assertThat(u.lookups()).isEqualTo(1);
                 assertThat(u.nextLookupAt()).isNotNull();
             });

@@ -6,6 +6,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.jooq.EffectRecovery;
 import io.github.idemtx.jooq.ExternalEffect;
 import io.github.idemtx.jooq.Remote;
 import java.math.BigDecimal;
@@ -37,7 +38,7 @@ public class ChargeService implements AutoCloseable {
 
     // [docs/external-effects.md: charges]
     private final ExternalEffect<ChargeRequest, Charge> charges; // immutable, thread-safe: one per effect name
-    private final AutoCloseable recovery; // the recoverer's handle: closed on shutdown, below
+    private final AutoCloseable recovering; // the recoverer's handle: closed on shutdown, below
 
     public ChargeService(DSLContext dsl, String schema, Provider provider) {
         this.schema = schema;
@@ -78,10 +79,11 @@ public class ChargeService implements AutoCloseable {
                 .readAfterWrite(false) // the provider's lookup may lag its charges: "absent" is not proof
                 .build();
         // claims whose outcome is unknown, looked up and settled in the background
-        this.recovery = charges.scheduleRecovery(
-                Duration.ofSeconds(10),
-                100,
-                pass -> LOG.log(System.Logger.Level.INFO, "recovered charges: " + pass.counts()));
+        this.recovering = charges.recovery()
+                .schedule(
+                        Duration.ofSeconds(10),
+                        100,
+                        pass -> LOG.log(System.Logger.Level.INFO, "recovered charges: " + pass.counts()));
     }
 
     public RemoteOutcome<Charge> charge(Scope scope, IdempotencyKey key, ChargeRequest request) {
@@ -90,14 +92,14 @@ public class ChargeService implements AutoCloseable {
         return charges.run(scope, key, fingerprint, request);
     }
 
-    /** For operators: claims whose every lookup went unanswered; resolveApplied / resolveRefused settle them. */
-    public List<ExternalEffect.Unsettled<ChargeRequest>> needingReconciliation() {
-        return charges.needingReconciliation(100);
+    /** For operators: claims whose every lookup went unanswered; ClaimAdmin's resolveApplied / resolveRefused settle them. */
+    public List<EffectRecovery.Unsettled<ChargeRequest>> needingReconciliation() {
+        return charges.recovery().needingReconciliation(100);
     }
 
     @Override
     public void close() throws Exception {
-        recovery.close(); // lets the claim being settled finish, hands the rest of its batch back
+        recovering.close(); // lets the claim being settled finish, hands the rest of its batch back
     }
     // [docs/external-effects.md: end charges]
 
