@@ -91,8 +91,8 @@ final class Payouts implements AutoCloseable {
                 .readAfterWrite(true)
                 .listener(listener)
                 .build();
-        this.recovering = effect.scheduleRecovery(
-                recoverEvery, 100, pass -> System.out.println("ledger: payout recovery " + pass.counts()));
+        this.recovering = effect.recovery()
+                .schedule(recoverEvery, 100, pass -> System.out.println("ledger: payout recovery " + pass.counts()));
     }
 
     /** The effect, for the operators' {@link io.github.idemtx.jooq.ClaimAdmin}. */

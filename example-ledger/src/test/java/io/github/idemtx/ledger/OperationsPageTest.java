@@ -121,7 +121,7 @@ class OperationsPageTest {
                 return c;
             }
             Thread.sleep(60);
-            effect.recover(100);
+            effect.recovery().recover(100);
         }
         throw new AssertionError("the claim never needed reconciliation");
     }

@@ -198,6 +198,12 @@ public final class EffectRecovery<R> {
             return name().toLowerCase(Locale.ROOT);
         }
 
+        /** {@return the {@link #tag()}, so that a pass's counts print as logs showed them before: {@code {found=1}}} */
+        @Override
+        public String toString() {
+            return tag();
+        }
+
         static Ending of(EffectFlow.Settled settled) {
             return switch (settled) {
                 case FOUND -> FOUND;

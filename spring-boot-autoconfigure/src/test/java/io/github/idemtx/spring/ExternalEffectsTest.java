@@ -13,6 +13,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.TransactionOwnershipException;
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
+import io.github.idemtx.jooq.EffectRecovery;
 import io.github.idemtx.jooq.ExternalEffect;
 import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.micrometer.MicrometerRecoveryMetrics;
@@ -345,7 +346,7 @@ class ExternalEffectsTest {
                     makeDue(dsl, schema);
 
                     IdempotencyRecovery recovery = context.getBean(IdempotencyRecovery.class);
-                    assertThat(recovery.recoverNow().get("charge").count("found"))
+                    assertThat(recovery.recoverNow().get("charge").count(EffectRecovery.Ending.FOUND))
                             .isEqualTo(3);
                     assertThat(meters.get(MicrometerRecoveryMetrics.CLAIMS)
                                     .tags("effect", "charge", "outcome", "found")
@@ -449,7 +450,8 @@ class ExternalEffectsTest {
                             .isEqualTo(4L);
                     assertThat(output.getAll()).contains("4 claim(s) handed back for the next recoverer");
                     // and the next recoverer takes them over at once
-                    assertThat(effect.recover(10).count("found")).isEqualTo(4);
+                    assertThat(effect.recovery().recover(10).count(EffectRecovery.Ending.FOUND))
+                            .isEqualTo(4);
                 });
     }
 

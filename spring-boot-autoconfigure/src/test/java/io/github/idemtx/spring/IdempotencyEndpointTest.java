@@ -9,6 +9,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.ClaimAdmin;
+import io.github.idemtx.jooq.EffectRecovery;
 import io.github.idemtx.jooq.ExternalEffect;
 import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.spring.actuate.IdempotencyEndpoint;
@@ -144,7 +145,8 @@ class IdempotencyEndpointTest {
         assertThat(payout.run(scope, IdempotencyKey.of(key), Fingerprint.sha256(key), new Payout("acc", 500)))
                 .isInstanceOf(RemoteOutcome.Unknown.class);
         inFlightDue(app);
-        assertThat(payout.recover(10).count("reconciliation")).isEqualTo(1);
+        assertThat(payout.recovery().recover(10).count(EffectRecovery.Ending.RECONCILIATION))
+                .isEqualTo(1);
     }
 
     private static void inFlightDue(ConfigurableApplicationContext app) {
@@ -332,7 +334,8 @@ class IdempotencyEndpointTest {
                     .build();
             refund.run(scope, IdempotencyKey.of("x1"), Fingerprint.sha256("x1"), new Payout("acc", 5));
             inFlightDue(app);
-            assertThat(refund.recover(10).count("reconciliation")).isEqualTo(1);
+            assertThat(refund.recovery().recover(10).count(EffectRecovery.Ending.RECONCILIATION))
+                    .isEqualTo(1);
             HttpResponse<String> unknownEffect = send(
                     app,
                     "POST",

@@ -4,6 +4,7 @@ import io.github.idemtx.core.IdempotencyPolicy;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.ClaimAdmin;
 import io.github.idemtx.jooq.ClaimMode;
+import io.github.idemtx.jooq.EffectRecovery;
 import io.github.idemtx.jooq.ExternalEffect;
 import io.github.idemtx.jooq.TransactionDetector;
 import io.github.idemtx.spring.ExternalEffectCustomizer;
@@ -12,7 +13,9 @@ import io.github.idemtx.spring.IdempotentTransactionCustomizer;
 import io.github.idemtx.spring.IdempotentTransactions;
 import io.github.idemtx.spring.SpringTransactionDetector;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -313,10 +316,12 @@ public class IdempotencyAutoConfiguration {
                 }
 
                 @Override
-                public void passed(String effect, ExternalEffect.Recovery pass, java.time.Duration took) {
+                public void passed(String effect, EffectRecovery.Pass pass, java.time.Duration took) {
                     io.github.idemtx.micrometer.MicrometerRecoveryMetrics m = meters.recovery();
                     if (m != null) {
-                        m.passed(effect, pass.counts(), took);
+                        Map<String, Integer> counts = new LinkedHashMap<>();
+                        pass.counts().forEach((how, n) -> counts.put(how.tag(), n));
+                        m.passed(effect, counts, took);
                     }
                 }
 

@@ -1,5 +1,7 @@
 package io.github.idemtx.spring.autoconfigure;
 
+import io.github.idemtx.jooq.EffectRecovery;
+import io.github.idemtx.jooq.EffectRecovery.Ending;
 import io.github.idemtx.jooq.ExternalEffect;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -18,7 +20,7 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Recovers the claims of every {@link ExternalEffect} bean on a schedule: each effect's pass
- * ({@link ExternalEffect#recover(int, java.util.function.BooleanSupplier)}) takes over up to
+ * ({@link EffectRecovery#recover(int, java.util.function.BooleanSupplier)}) takes over up to
  * {@code batch} in-flight claims whose lease has passed and whose lookup is due, and runs again at
  * once while it takes whole batches, then every {@code interval}. Passes of one effect never overlap;
  * the effects share {@code workers} daemon threads. A pass that throws is logged and reported to the
@@ -78,13 +80,14 @@ public class IdempotencyRecovery implements SmartLifecycle {
         Objects.requireNonNull(effects, "effects must not be null");
         Objects.requireNonNull(interval, "idemtx.recovery.interval must not be null");
         Objects.requireNonNull(shutdownTimeout, "idemtx.recovery.shutdown-timeout must not be null");
-        if (interval.compareTo(ExternalEffect.SHORTEST_RECOVERY_INTERVAL) < 0
-                || interval.compareTo(ExternalEffect.LONGEST_RECOVERY_INTERVAL) > 0) {
+        if (interval.compareTo(EffectRecovery.SHORTEST_INTERVAL) < 0
+                || interval.compareTo(EffectRecovery.LONGEST_INTERVAL) > 0) {
             throw new IllegalArgumentException(
                     "idemtx.recovery.interval must be between 1ms and 1 day (1d), was " + interval);
         }
-        if (batch < 1 || batch > 10_000) {
-            throw new IllegalArgumentException("idemtx.recovery.batch must be between 1 and 10000, was " + batch);
+        if (batch < 1 || batch > EffectRecovery.MAX_LIMIT) {
+            throw new IllegalArgumentException(
+                    "idemtx.recovery.batch must be between 1 and " + EffectRecovery.MAX_LIMIT + ", was " + batch);
         }
         if (workers < 1 || workers > MOST_WORKERS) {
             throw new IllegalArgumentException(
@@ -135,12 +138,12 @@ public class IdempotencyRecovery implements SmartLifecycle {
      * @return each effect's pass by its name; an effect whose pass threw is absent (the failure is
      *     logged and reported)
      */
-    public Map<String, ExternalEffect.Recovery> recoverNow() {
+    public Map<String, EffectRecovery.Pass> recoverNow() {
         Run current = run;
         AtomicBoolean stopping = current == null ? new AtomicBoolean() : current.stopping();
-        Map<String, ExternalEffect.Recovery> passes = new LinkedHashMap<>();
+        Map<String, EffectRecovery.Pass> passes = new LinkedHashMap<>();
         for (ExternalEffect<?, ?> effect : effects) {
-            ExternalEffect.Recovery pass = pass(effect, stopping);
+            EffectRecovery.Pass pass = pass(effect, stopping);
             if (pass != null) {
                 passes.put(effect.name(), pass);
             }
@@ -150,18 +153,18 @@ public class IdempotencyRecovery implements SmartLifecycle {
 
     /** An effect's passes, one tick: again at once while a whole batch was taken and nothing failed. */
     private void tick(ExternalEffect<?, ?> effect, AtomicBoolean stopping) {
-        ExternalEffect.Recovery pass;
+        EffectRecovery.Pass pass;
         do {
             pass = pass(effect, stopping);
-        } while (pass != null && pass.total() == batch && pass.count("failed") == 0 && !stopping.get());
+        } while (pass != null && pass.total() == batch && pass.count(Ending.FAILED) == 0 && !stopping.get());
     }
 
     // a scheduled task that throws never runs again: every failure is caught and logged
-    private ExternalEffect.@Nullable Recovery pass(ExternalEffect<?, ?> effect, AtomicBoolean stopping) {
+    private EffectRecovery.@Nullable Pass pass(ExternalEffect<?, ?> effect, AtomicBoolean stopping) {
         long started = System.nanoTime();
-        ExternalEffect.Recovery pass;
+        EffectRecovery.Pass pass;
         try {
-            pass = effect.recover(batch, stopping::get);
+            pass = effect.recovery().recover(batch, stopping::get);
         } catch (VirtualMachineError e) {
             throw e;
         } catch (Throwable e) {
@@ -180,18 +183,18 @@ public class IdempotencyRecovery implements SmartLifecycle {
             return null;
         }
         Duration took = Duration.ofNanos(System.nanoTime() - started);
-        if (pass.count("reconciliation") > 0) {
-            LOG.warn("idemtx: " + pass.count("reconciliation") + " claim(s) of '" + effect.name()
+        if (pass.count(Ending.RECONCILIATION) > 0) {
+            LOG.warn("idemtx: " + pass.count(Ending.RECONCILIATION) + " claim(s) of '" + effect.name()
                     + "' need reconciliation: their outcome stayed unknown through every lookup;"
-                    + " an operator must record what the remote did (ExternalEffect.resolveApplied or"
+                    + " an operator must record what the remote did (ClaimAdmin.resolveApplied or"
                     + " resolveRefused, or the idempotency endpoint)");
         }
-        if (pass.count("failed") > 0) {
-            LOG.warn("idemtx: recovering " + pass.count("failed") + " claim(s) of '" + effect.name()
+        if (pass.count(Ending.FAILED) > 0) {
+            LOG.warn("idemtx: recovering " + pass.count(Ending.FAILED) + " claim(s) of '" + effect.name()
                     + "' failed (logged above); they are tried again on their lookup schedule");
         }
-        if (pass.count("handed_back") > 0 && LOG.isInfoEnabled()) {
-            LOG.info("idemtx: the recovery of '" + effect.name() + "' is stopping: " + pass.count("handed_back")
+        if (pass.count(Ending.HANDED_BACK) > 0 && LOG.isInfoEnabled()) {
+            LOG.info("idemtx: the recovery of '" + effect.name() + "' is stopping: " + pass.count(Ending.HANDED_BACK)
                     + " claim(s) handed back for the next recoverer");
         }
         for (IdempotencyRecoveryListener l : listeners) {

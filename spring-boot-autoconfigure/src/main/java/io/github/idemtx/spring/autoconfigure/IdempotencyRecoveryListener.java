@@ -1,6 +1,6 @@
 package io.github.idemtx.spring.autoconfigure;
 
-import io.github.idemtx.jooq.ExternalEffect;
+import io.github.idemtx.jooq.EffectRecovery;
 import java.time.Duration;
 
 /**
@@ -26,7 +26,7 @@ public interface IdempotencyRecoveryListener {
      * @param pass how the claims it took over ended
      * @param took how long it ran
      */
-    default void passed(String effect, ExternalEffect.Recovery pass, Duration took) {}
+    default void passed(String effect, EffectRecovery.Pass pass, Duration took) {}
 
     /**
      * A pass of {@code effect} threw (the database was unreachable, say); the next tick tries again.
