@@ -371,6 +371,35 @@ class ClaimAdminTest {
     }
 
     @Test
+    void aTypedResolutionRecordsTheEffectsOwnResultAndRefusesAnotherEffectsClaim() {
+        ExternalEffect<Long, String> charges = effect("admin-typed");
+        ExternalEffect<Long, String> other = effect("admin-typed-other");
+        ClaimAdmin admin = admin(); // the typed resolution needs no effect given to the builder
+        IdempotencyKey key = needingReconciliation(charges, 85L);
+
+        ClaimAdminException wrong = refusal(() -> admin.resolveApplied(other, scope, key, "ch_1", NOTE));
+        assertThat(wrong.reason()).isEqualTo(ClaimAdminException.Reason.UNKNOWN_EFFECT);
+        assertThat(wrong).hasMessageContaining("'admin-typed'").hasMessageContaining("'admin-typed-other'");
+        assertThat(count("idempotency_claim_action", key)).as("nothing written").isZero();
+        assertThat(count("effect_posting", key)).isZero();
+
+        String charge = bank.charges
+                .get(admin.inspect(scope, key).orElseThrow().downstreamKey())
+                .id();
+        ClaimView resolved = admin.resolveApplied(charges, scope, key, charge, NOTE);
+        assertThat(resolved.state()).isEqualTo(ClaimView.State.COMPLETED);
+        assertThat(resolved.answerText()).isEqualTo(charge);
+        assertThat(resolved.history()).extracting(ClaimView.Action::action).containsExactly("resolved_applied");
+        assertThat(count("effect_posting", key)).isEqualTo(1);
+        assertThat(count("effect_hold", key)).isZero();
+        assertThat(charges.run(scope, key, fingerprint, 85L))
+                .isInstanceOfSatisfying(
+                        Outcome.Replayed.class, r -> assertThat(r.value()).isEqualTo(charge));
+        ClaimAdminException again = refusal(() -> admin.resolveApplied(charges, scope, key, charge, NOTE));
+        assertThat(again.reason()).isEqualTo(ClaimAdminException.Reason.WRONG_STATE);
+    }
+
+    @Test
     void aClaimNeedingReconciliationIsResolvedAsRefusedWithItsHoldReleased() {
         ExternalEffect<Long, String> charges = effect("admin-refused");
         ClaimAdmin admin = admin(charges);
