@@ -228,7 +228,8 @@ public final class ClaimAdmin {
      * {@code result} as it is (for a program that read the remote's answer, such as a reconciler
      * matching a bank statement), and runs {@code effect}'s {@link Remote#after} in the same
      * transaction, as {@link #resolveApplied(Scope, IdempotencyKey, String, Note)} does with an answer
-     * in its stored form. {@code effect} need not have been given to {@link Builder#effect}.
+     * in its stored form. {@code effect} need not have been given to {@link Builder#effect}; its
+     * schema should be this admin's.
      *
      * @param <T> the effect's result type
      * @param effect the effect that wrote the claim
