@@ -13,8 +13,8 @@ import java.util.Objects;
  * The recovery passes of external effects as Micrometer meters: how each claim a pass took over
  * ended, per effect, and how long passes took. A scheduler reports each pass it ran
  * ({@link #passed}) or that threw ({@link #failed}); the counts are those of
- * {@code ExternalEffect.Recovery#counts()} (this module does not depend on the effect's module, so
- * they arrive as a map).
+ * {@code EffectRecovery.Pass#counts()}, keyed by each {@code EffectRecovery.Ending}'s {@code tag()}
+ * (this module does not depend on the effect's module, so they arrive as a map of names).
  *
  * <table>
  *   <caption>meters</caption>
@@ -38,7 +38,7 @@ public final class MicrometerRecoveryMetrics {
     /** The timer of recovery passes, by effect and outcome. */
     public static final String PASS = "idemtx.recovery.pass";
 
-    /** How a claim taken over by a pass can end, in the order {@code ExternalEffect.Recovery} names them. */
+    /** How a claim taken over by a pass can end, in the order {@code EffectRecovery.Ending} names them. */
     public static final List<String> OUTCOMES =
             List.of("found", "refused", "resent", "unknown", "reconciliation", "lost_fence", "failed", "handed_back");
 
@@ -77,7 +77,8 @@ public final class MicrometerRecoveryMetrics {
      * Records one pass that returned.
      *
      * @param effect the effect's name
-     * @param counts how many claims ended each way ({@code Recovery.counts()}); ways absent are zero
+     * @param counts how many claims ended each way ({@code EffectRecovery.Pass#counts()} by
+     *     {@code Ending.tag()}); ways absent are zero
      * @param took how long the pass ran
      * @throws NullPointerException if an argument, or a key or value of {@code counts}, is null
      * @throws IllegalArgumentException if a count is negative
