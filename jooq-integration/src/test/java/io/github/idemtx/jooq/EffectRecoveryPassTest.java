@@ -45,4 +45,13 @@ class EffectRecoveryPassTest {
         assertThat(Ending.LOST_FENCE.tag()).isEqualTo("lost_fence");
         assertThat(Ending.HANDED_BACK.tag()).isEqualTo("handed_back");
     }
+
+    @Test
+    @SuppressWarnings("removal")
+    void theDeprecatedRecoveryCountsByTheMetersTags() {
+        assertThat(ExternalEffect.Recovery.of(new EffectRecovery.Pass(java.util.Map.of(
+                                EffectRecovery.Ending.LOST_FENCE, 2, EffectRecovery.Ending.HANDED_BACK, 1)))
+                        .counts())
+                .isEqualTo(java.util.Map.of("lost_fence", 2, "handed_back", 1));
+    }
 }
