@@ -2,22 +2,15 @@ package io.github.idemtx.db;
 
 import io.github.idemtx.core.IdempotencyKey;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
-import java.time.format.ResolverStyle;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -64,22 +57,17 @@ import javax.sql.DataSource;
  */
 public final class ClaimPartitions {
 
-    private static final DateTimeFormatter DAY =
-            DateTimeFormatter.ofPattern("uuuuMMdd", Locale.ROOT).withResolverStyle(ResolverStyle.STRICT);
-
-    /** The first key of the maintenance lock's two-key advisory lock ({@link #exclusively}). */
-    private static final int MAINTENANCE_LOCK = 0x1de7a11;
-
     /** How many characters of a key name its day. */
-    public static final int PREFIX_LENGTH = 8;
+    public static final int PREFIX_LENGTH = KeyDay.LENGTH;
 
     private final DataSource dataSource;
     private final String schema;
     private final Duration acceptFor;
     private final int ahead;
     private final Duration longestTransaction;
-    private final Duration lockTimeout;
     private final Clock clock;
+    private final PartitionCatalog catalog;
+    private final MaintenanceConnections connections;
 
     private ClaimPartitions(Builder b) {
         this.dataSource = b.dataSource;
@@ -87,8 +75,10 @@ public final class ClaimPartitions {
         this.acceptFor = b.acceptFor;
         this.ahead = b.ahead;
         this.longestTransaction = b.longestTransaction;
-        this.lockTimeout = b.lockTimeout;
         this.clock = b.clock;
+        this.catalog = new PartitionCatalog(b.schema);
+        this.connections = new MaintenanceConnections(
+                b.dataSource, b.schema, catalog.table(), b.lockTimeout, b.longestTransaction);
     }
 
     /**
@@ -130,7 +120,7 @@ public final class ClaimPartitions {
      * @return {@code yyyyMMdd}
      */
     public static String prefix(Instant instant) {
-        return DAY.format(instant.atOffset(ZoneOffset.UTC).toLocalDate());
+        return KeyDay.format(KeyDay.utc(instant));
     }
 
     /**
@@ -141,25 +131,7 @@ public final class ClaimPartitions {
      * @throws IllegalArgumentException if it does not begin with a valid {@code yyyyMMdd}
      */
     public static LocalDate dayOf(IdempotencyKey key) {
-        String value = key.value();
-        if (value.length() < PREFIX_LENGTH) {
-            throw notADay(value);
-        }
-        try {
-            return LocalDate.parse(value.substring(0, PREFIX_LENGTH), DAY);
-        } catch (DateTimeParseException e) {
-            throw notADay(value);
-        }
-    }
-
-    private static IllegalArgumentException notADay(String value) {
-        return new IllegalArgumentException("key '" + abbreviate(value) + "' does not begin with the day of its intent"
-                + " (yyyyMMdd, UTC), which the claim table partitioned by day needs to know where it belongs:"
-                + " build it with ClaimPartitions.key(intentCreated, rest)");
-    }
-
-    private static String abbreviate(String value) {
-        return value.length() <= 40 ? value : value.substring(0, 40) + "...";
+        return KeyDay.of(key);
     }
 
     /**
@@ -176,9 +148,9 @@ public final class ClaimPartitions {
         LocalDate day = dayOf(key);
         Instant now = clock.instant();
         LocalDate first = firstAccepted(now);
-        LocalDate last = today(now).plusDays(1);
+        LocalDate last = KeyDay.utc(now).plusDays(1);
         if (day.isBefore(first) || day.isAfter(last)) {
-            throw new IllegalArgumentException("key '" + abbreviate(key.value()) + "' belongs to " + day
+            throw new IllegalArgumentException("key '" + KeyDay.abbreviate(key.value()) + "' belongs to " + day
                     + ", outside the days the claim table accepts now (" + first + " to " + last + ", UTC):"
                     + (day.isBefore(first)
                             ? " an intent is retried for at most " + acceptFor + " after its day; a retry this late"
@@ -189,11 +161,7 @@ public final class ClaimPartitions {
 
     private LocalDate firstAccepted(Instant now) {
         // a key's day ends at the next midnight: accepted while now < end + acceptFor
-        return today(now.minus(acceptFor));
-    }
-
-    private static LocalDate today(Instant now) {
-        return now.atOffset(ZoneOffset.UTC).toLocalDate();
+        return KeyDay.utc(now.minus(acceptFor));
     }
 
     /** {@return the schema the claim table is in} */
@@ -213,39 +181,10 @@ public final class ClaimPartitions {
     public List<LocalDate> migrate() {
         IdempotencySchema.migrate(dataSource, schema);
         // partitioned already (every start-up after the first): no lock that would stop the claims
-        if (!inTransaction(this::partitioned)) {
-            convert();
+        if (!connections.inTransaction(catalog::partitioned)) {
+            connections.inTransaction(catalog::convert);
         }
         return createAhead();
-    }
-
-    private void convert() {
-        inTransaction(c -> {
-            try (Statement s = c.createStatement()) {
-                s.execute("LOCK TABLE " + table() + " IN ACCESS EXCLUSIVE MODE");
-            }
-            if (partitioned(c)) {
-                return false; // another instance converted it meanwhile
-            }
-            try (Statement s = c.createStatement();
-                    ResultSet r = s.executeQuery("SELECT count(*) FROM (SELECT 1 FROM " + table() + " LIMIT 1001) x")) {
-                r.next();
-                long rows = r.getLong(1);
-                if (rows > 0) {
-                    throw new IllegalStateException("the claim table " + table() + " holds "
-                            + (rows > 1000 ? "more than 1000" : String.valueOf(rows))
-                            + " rows, and only an empty one is partitioned by key day: migrate into a new schema"
-                            + " (and move the traffic there once the old one's answers expired), or empty it");
-                }
-            }
-            List<String> ddl = TableDdl.read(c, table()).partitionByKey(table());
-            try (Statement s = c.createStatement()) {
-                for (String sql : ddl) {
-                    s.execute(sql);
-                }
-            }
-            return true;
-        });
     }
 
     /**
@@ -258,30 +197,21 @@ public final class ClaimPartitions {
      *     not had within the lock timeout
      */
     public List<LocalDate> createAhead() {
-        return exclusively(List.of(), this::createAheadAlone);
+        return connections.exclusively(List.of(), this::createAheadAlone);
     }
 
     private List<LocalDate> createAheadAlone() {
         Instant now = clock.instant();
-        LocalDate last = today(now).plusDays(ahead);
+        LocalDate last = KeyDay.utc(now).plusDays(ahead);
         List<LocalDate> created = new ArrayList<>();
         for (LocalDate day = firstAccepted(now); !day.isAfter(last); day = day.plusDays(1)) {
             LocalDate d = day;
-            boolean made = inTransaction(c -> {
-                requirePartitioned(c);
-                if (partitions(c).containsKey(d)) {
+            boolean made = connections.inTransaction(c -> {
+                catalog.requirePartitioned(c);
+                if (catalog.partitions(c).containsKey(d)) {
                     return false;
                 }
-                String partition = partition(d);
-                try (Statement s = c.createStatement()) {
-                    s.execute("CREATE TABLE " + partition + " (LIKE " + table()
-                            + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE) WITH (fillfactor = 90)");
-                    // the partition's own key, named after the parent's: PostgreSQL names a unique
-                    // violation by the partition's index, and the library recognises its key by the prefix
-                    s.execute("ALTER TABLE " + partition + " ADD CONSTRAINT " + IdempotencySchema.CLAIM_TABLE + "_pk_"
-                            + DAY.format(d) + " PRIMARY KEY (scope, idem_key)");
-                    s.execute("ALTER TABLE " + table() + " ATTACH PARTITION " + partition + bounds(d));
-                }
+                catalog.create(c, d);
                 return true;
             });
             if (made) {
@@ -323,7 +253,7 @@ public final class ClaimPartitions {
         if (ttl.isNegative()) {
             throw new IllegalArgumentException("ttl must not be negative, was " + ttl);
         }
-        return exclusively(new Retention(List.of(), Map.of()), () -> dropBehindAlone(ttl));
+        return connections.exclusively(new Retention(List.of(), Map.of()), () -> dropBehindAlone(ttl));
     }
 
     private Retention dropBehindAlone(Duration ttl) {
@@ -331,10 +261,10 @@ public final class ClaimPartitions {
         Instant endedBefore = now.minus(acceptFor).minus(longestTransaction).minus(ttl);
         List<LocalDate> dropped = new ArrayList<>();
         Map<LocalDate, String> kept = new LinkedHashMap<>();
-        Map<LocalDate, String> candidates = inTransaction(c -> {
-            requirePartitioned(c);
+        Map<LocalDate, String> candidates = connections.inTransaction(c -> {
+            catalog.requirePartitioned(c);
             Map<LocalDate, String> old = new LinkedHashMap<>();
-            partitions(c).forEach((day, name) -> {
+            catalog.partitions(c).forEach((day, name) -> {
                 if (!day.plusDays(1).atStartOfDay().toInstant(ZoneOffset.UTC).isAfter(endedBefore)) {
                     old.put(day, name);
                 }
@@ -342,19 +272,20 @@ public final class ClaimPartitions {
             return old;
         });
         // a detach an earlier call began and did not finish (its connection lost in the second step)
-        for (Map.Entry<LocalDate, String> e : pendingDetaches().entrySet()) {
-            detach("ALTER TABLE " + table() + " DETACH PARTITION " + e.getValue() + " FINALIZE");
+        for (Map.Entry<LocalDate, String> e :
+                connections.inTransaction(catalog::pendingDetaches).entrySet()) {
+            connections.detach(catalog.finalizeDetach(e.getValue()));
             settleDetached(e.getKey(), e.getValue(), dropped, kept);
         }
         for (Map.Entry<LocalDate, String> e : candidates.entrySet()) {
             String partition = e.getValue();
-            Optional<String> holds = inTransaction(c -> stillAnswers(c, partition));
+            Optional<String> holds = connections.inTransaction(c -> PartitionCatalog.stillAnswers(c, partition));
             if (holds.isPresent()) {
                 kept.put(e.getKey(), holds.get());
                 continue;
             }
             // CONCURRENTLY: no lock that stops the claims; it waits for every transaction that could write here
-            detach("ALTER TABLE " + table() + " DETACH PARTITION " + partition + " CONCURRENTLY");
+            connections.detach(catalog.detachConcurrently(partition));
             settleDetached(e.getKey(), partition, dropped, kept);
         }
         return new Retention(dropped, kept);
@@ -371,25 +302,7 @@ public final class ClaimPartitions {
      * @throws IllegalStateException if a partition is not named by its day (not one this class made)
      */
     public List<String> tables(Connection connection) throws SQLException {
-        return List.copyOf(partitions(connection).values());
-    }
-
-    /** Why {@code partition} may not go yet: the rows that can still answer; empty if none. */
-    private static Optional<String> stillAnswers(Connection c, String partition) throws SQLException {
-        try (Statement s = c.createStatement();
-                ResultSet r = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE state IN (3, 4)),"
-                        + " count(*) FILTER (WHERE state = 4) FROM (SELECT state FROM " + partition
-                        + " WHERE expires_at > now() LIMIT 1000) x")) {
-            r.next();
-            long live = r.getLong(1);
-            if (live == 0) {
-                return Optional.empty();
-            }
-            return Optional.of((live >= 1000 ? "at least 1000 rows" : live == 1 ? "1 row" : live + " rows")
-                    + " not expired yet ("
-                    + r.getLong(2) + " external effects in flight or unsettled, " + r.getLong(3)
-                    + " of them needing reconciliation)");
-        }
+        return List.copyOf(catalog.partitions(connection).values());
     }
 
     /**
@@ -397,13 +310,12 @@ public final class ClaimPartitions {
      * committed between the check and the detach) attached again and kept.
      */
     private void settleDetached(LocalDate day, String partition, List<LocalDate> dropped, Map<LocalDate, String> kept) {
-        Optional<String> arrived = inTransaction(c -> {
-            Optional<String> late = stillAnswers(c, partition);
-            try (Statement s = c.createStatement()) {
-                s.execute(
-                        late.isPresent()
-                                ? "ALTER TABLE " + table() + " ATTACH PARTITION " + partition + bounds(day)
-                                : "DROP TABLE " + partition);
+        Optional<String> arrived = connections.inTransaction(c -> {
+            Optional<String> late = PartitionCatalog.stillAnswers(c, partition);
+            if (late.isPresent()) {
+                catalog.attach(c, day, partition);
+            } else {
+                PartitionCatalog.drop(c, partition);
             }
             return late;
         });
@@ -412,187 +324,6 @@ public final class ClaimPartitions {
         } else {
             kept.put(day, arrived.get());
         }
-    }
-
-    private static String bounds(LocalDate day) {
-        return " FOR VALUES FROM ('" + DAY.format(day) + "') TO ('" + DAY.format(day.plusDays(1)) + "')";
-    }
-
-    private Map<LocalDate, String> pendingDetaches() {
-        return inTransaction(c -> partitions(c, true));
-    }
-
-    private Map<LocalDate, String> partitions(Connection c) throws SQLException {
-        return partitions(c, false);
-    }
-
-    /** The partitions by day: those attached, or those whose detach is pending. */
-    private Map<LocalDate, String> partitions(Connection c, boolean detachPending) throws SQLException {
-        Map<LocalDate, String> byDay = new TreeMap<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT p.relname, quote_ident(n.nspname) || '.' ||"
-                + " quote_ident(p.relname) FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhrelid"
-                + " JOIN pg_namespace n ON n.oid = p.relnamespace WHERE i.inhparent = to_regclass(?)"
-                + " AND i.inhdetachpending = ?")) {
-            ps.setString(1, table());
-            ps.setBoolean(2, detachPending);
-            try (ResultSet r = ps.executeQuery()) {
-                while (r.next()) {
-                    String name = r.getString(1);
-                    String suffix = name.substring(Math.max(0, name.length() - PREFIX_LENGTH));
-                    try {
-                        byDay.put(LocalDate.parse(suffix, DAY), r.getString(2));
-                    } catch (DateTimeParseException e) {
-                        throw new IllegalStateException(
-                                "the claim table " + table() + " has a partition " + name
-                                        + " that is not named by its day; ClaimPartitions manages only the"
-                                        + " partitions it made",
-                                e);
-                    }
-                }
-            }
-        }
-        return byDay;
-    }
-
-    private boolean partitioned(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT pg_get_partkeydef(c.oid) FROM pg_class c WHERE c.oid = to_regclass(?) AND c.relkind = 'p'")) {
-            ps.setString(1, table());
-            try (ResultSet r = ps.executeQuery()) {
-                if (!r.next()) {
-                    return false;
-                }
-                String key = r.getString(1);
-                if (!"RANGE (idem_key)".equals(key)) {
-                    throw new IllegalStateException("the claim table " + table() + " is partitioned by " + key
-                            + ", not by RANGE (idem_key): ClaimPartitions manages only the layout it makes");
-                }
-                return true;
-            }
-        }
-    }
-
-    private void requirePartitioned(Connection c) throws SQLException {
-        if (!partitioned(c)) {
-            throw new IllegalStateException("the claim table " + table() + " is not partitioned by key day:"
-                    + " create it with ClaimPartitions.migrate()");
-        }
-    }
-
-    /** The claim table, its schema quoted (a plain identifier may hold capitals, which Flyway keeps). */
-    private String table() {
-        return "\"" + schema + "\"." + IdempotencySchema.CLAIM_TABLE;
-    }
-
-    private String partition(LocalDate day) {
-        return "\"" + schema + "\"." + IdempotencySchema.CLAIM_TABLE + "_" + DAY.format(day);
-    }
-
-    /**
-     * Runs {@code body} while this schema's maintenance lock is held: a session advisory lock (the
-     * two-key form, apart from the claims' one-key locks) on a connection of its own, so that two
-     * instances running the same job at once never race over one partition. When another instance
-     * holds it, returns {@code whenBusy} at once: that one is doing the work.
-     */
-    private <R> R exclusively(R whenBusy, java.util.function.Supplier<R> body) {
-        try (Connection c = dataSource.getConnection()) {
-            boolean locked;
-            try (Statement s = c.createStatement();
-                    ResultSet r = s.executeQuery(
-                            "SELECT pg_try_advisory_lock(" + MAINTENANCE_LOCK + ", " + schema.hashCode() + ")")) {
-                locked = r.next() && r.getBoolean(1);
-            }
-            if (!locked) {
-                return whenBusy; // another instance is at it now
-            }
-            R result;
-            boolean unlocked = false;
-            try {
-                result = body.get();
-            } finally {
-                unlocked = unlock(c);
-            }
-            if (!unlocked) {
-                throw new IllegalStateException("the maintenance lock of " + table() + " was not held at its end:"
-                        + " the data source hands out connections through a transaction-mode pooler; give"
-                        + " ClaimPartitions one straight to the server");
-            }
-            return result;
-        } catch (SQLException e) {
-            throw failed(e);
-        }
-    }
-
-    private boolean unlock(Connection c) throws SQLException {
-        try (Statement s = c.createStatement();
-                ResultSet r = s.executeQuery(
-                        "SELECT pg_advisory_unlock(" + MAINTENANCE_LOCK + ", " + schema.hashCode() + ")")) {
-            return r.next() && r.getBoolean(1);
-        }
-    }
-
-    @FunctionalInterface
-    private interface Work<R> {
-        R apply(Connection c) throws SQLException;
-    }
-
-    private <R> R inTransaction(Work<R> work) {
-        try (Connection c = dataSource.getConnection()) {
-            boolean auto = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
-                try (Statement s = c.createStatement()) {
-                    s.execute("SET LOCAL lock_timeout = '" + lockTimeout.toMillis() + "ms'");
-                }
-                R result = work.apply(c);
-                c.commit();
-                return result;
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(auto);
-            }
-        } catch (SQLException e) {
-            throw failed(e);
-        }
-    }
-
-    /**
-     * A detach, which cannot run in a transaction block. It waits for every transaction that has
-     * used the claim table (those of other days too) but stops no claim: bounded by the longest
-     * transaction, not the lock timeout. Left pending when that runs out; the next call finishes it.
-     */
-    private void detach(String sql) {
-        long bound = Math.max(lockTimeout.toMillis(), longestTransaction.toMillis());
-        try (Connection c = dataSource.getConnection()) {
-            boolean auto = c.getAutoCommit();
-            try (Statement s = c.createStatement()) {
-                c.setAutoCommit(true);
-                s.execute("SET lock_timeout = '" + bound + "ms'");
-                try {
-                    s.execute(sql);
-                } finally {
-                    try {
-                        s.execute("RESET lock_timeout");
-                    } finally {
-                        c.setAutoCommit(auto);
-                    }
-                }
-            }
-        } catch (SQLException e) {
-            throw failed(e);
-        }
-    }
-
-    private IllegalStateException failed(SQLException e) {
-        String why = "55P03".equals(e.getSQLState())
-                ? "a lock was not had within " + lockTimeout + " (a long transaction holds the claim table)"
-                : e.getMessage();
-        return new IllegalStateException(
-                "maintaining the partitions of " + table() + " failed: " + why
-                        + (e.getSQLState() == null ? "" : " (SQLSTATE " + e.getSQLState() + ")"),
-                e);
     }
 
     /** Configures {@link ClaimPartitions}; not thread-safe. */
