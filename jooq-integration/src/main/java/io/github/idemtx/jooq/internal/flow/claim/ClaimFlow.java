@@ -1,5 +1,9 @@
 package io.github.idemtx.jooq.internal.flow.claim;
 
+import static io.github.idemtx.jooq.internal.flow.claim.BoundaryEndings.discard;
+import static io.github.idemtx.jooq.internal.flow.claim.BoundaryEndings.keep;
+import static io.github.idemtx.jooq.internal.flow.claim.BoundaryEndings.lostConnection;
+
 import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
@@ -19,9 +23,7 @@ import io.github.idemtx.jooq.internal.store.FailureEncoding;
 import io.github.idemtx.jooq.internal.store.SqlStates;
 import io.github.idemtx.jooq.internal.store.StoredValues;
 import io.github.idemtx.jooq.internal.tx.Boundary;
-import io.github.idemtx.jooq.internal.tx.Jdbc;
 import io.github.idemtx.jooq.internal.tx.Units;
-import io.github.idemtx.jooq.internal.tx.WorkGuard;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -35,7 +37,9 @@ import org.jspecify.annotations.Nullable;
  * One attempt of the protocol (docs/claim-protocol.md): claim, work, record, and the mapping of
  * what the claim found to an {@link Outcome}. It runs inside a {@link Boundary} that {@link Units}
  * opened, and ends it on every path that returns; whatever it throws, the caller undoes the
- * boundary. Immutable and thread-safe.
+ * boundary. The claim-first and the work-first path tell an {@link AttemptMeter} as each step ends:
+ * the call's timings and what the claim order learns are its business, not theirs; the work runs as
+ * {@link GuardedWork}, and {@link BoundaryEndings} ends the boundary. Immutable and thread-safe.
  *
  * @param <T> the work's result type
  */
@@ -93,9 +97,67 @@ public final class ClaimFlow<T> {
      * work, record.
      */
     public Outcome<T> attempt(Connection connection, Call call, Boundary boundary) {
-        return !boundary.joined() && order.workFirst()
-                ? attemptWorkFirst(connection, call, boundary)
-                : attemptClaimFirst(connection, call, boundary, true);
+        if (!boundary.joined() && order.workFirst()) {
+            return workFirst(connection, call, boundary);
+        }
+        return claimFirst(
+                connection, call, boundary, AttemptMeter.claimFirst(call.timings(), order, boundary.joined()));
+    }
+
+    /**
+     * Claim (read the key, take its lock), work, record, end the boundary.
+     *
+     * @param meter what the steps are told to: a new attempt's, or that of a work-first attempt that
+     *     found the key taken and goes on here
+     */
+    private Outcome<T> claimFirst(Connection connection, Call call, Boundary boundary, AttemptMeter meter) {
+        Claim claimed = claim(connection, call, call.timings());
+        meter.claimed(claimed);
+        Claim.Held held;
+        switch (claimed) {
+            case Claim.Held h -> held = h;
+            case Claim.Answered answered -> {
+                discard(boundary); // nothing was written
+                return answer(call, answered);
+            }
+            case Claim.TimedOut timedOut -> {
+                discard(boundary);
+                return inProgress();
+            }
+            case Claim.Superseded superseded -> throw new Units.Superseded(superseded.cause());
+        }
+
+        T value;
+        try {
+            value = execute(call, connection, boundary, true);
+        } catch (WorkEndedTransactionException e) {
+            throw e;
+        } catch (Exception e) {
+            return workFailed(connection, call, boundary, e, meter);
+        }
+        meter.workEnded();
+
+        byte[] encoded = encode(call, value);
+        boolean commitInRecord = !boundary.joined() && held.recordCarriesCommit();
+        try {
+            record(connection, call, held, ClaimState.SUCCEEDED, encoded, commitInRecord, boundary.joined());
+        } catch (DataAccessException e) {
+            RuntimeException lost =
+                    boundary.joined() ? null : lostConnection(connection, call, e, "the outcome's record");
+            if (lost != null) {
+                throw lost;
+            }
+            Outcome<T> answered = joinedRaceAnswer(connection, call, boundary, e);
+            if (answered != null) {
+                return answered;
+            }
+            throw e;
+        }
+        if (!commitInRecord) { // else the record carried the COMMIT: nothing to end
+            keep(connection, boundary, call);
+        }
+        meter.executed();
+        return new Outcome.Executed<>(value);
     }
 
     /**
@@ -106,12 +168,8 @@ public final class ClaimFlow<T> {
      * insert), a key already answered gets its answer: a retry of a completed call must replay
      * whatever its work does against today's data.
      */
-    private Outcome<T> attemptWorkFirst(Connection connection, Call call, Boundary boundary) {
-        Timings timings = call.timings();
-        timings.attempt(false);
-        long mark = timings.now();
-        boolean timed = order.times();
-        long workStart = timed ? System.nanoTime() : -1;
+    private Outcome<T> workFirst(Connection connection, Call call, Boundary boundary) {
+        AttemptMeter meter = AttemptMeter.workFirst(call.timings(), order);
         T value;
         try {
             value = execute(call, connection, boundary, false);
@@ -119,28 +177,10 @@ public final class ClaimFlow<T> {
             throw e; // the caller's rollback ends the attempt; nothing is answered for a work that broke its
             // transaction
         } catch (Exception e) {
-            if (policy.classify(e).isEmpty()
-                    || SqlStates.isRetryable(e)) { // a deterministic failure is recorded, answering as it goes
-                Outcome<T> answered = answeredDespite(connection, call, boundary, e);
-                if (answered != null) {
-                    return answered;
-                }
-                if (SqlStates.isLockWaitCut(e)) {
-                    // The session's lock_timeout or statement_timeout cut a wait on a row another
-                    // transaction holds, and the key has no answer yet. Working first, this call cannot
-                    // tell a duplicate still running (which holds no lock of the key until its own
-                    // insert) from any other holder of the row: it answers as a duplicate waiting on a
-                    // holder past the bound is answered, InProgress, nothing of it committed, rather
-                    // than the raw 55P03/57014 that claiming first never gives a duplicate.
-                    discard(boundary);
-                    order.taken();
-                    return new Outcome.InProgress<>(policy.retryAfter());
-                }
-            }
-            return workFailed(connection, call, boundary, e, mark);
+            return workFirstFailed(connection, call, boundary, e, meter);
         }
-        mark = timings.work(mark);
-        long insertStart = timed ? System.nanoTime() : -1;
+        meter.workEnded();
+
         ClaimStatements.RecordedFirst recorded = null;
         try {
             recorded = sql.claimByRecord(
@@ -151,33 +191,11 @@ public final class ClaimFlow<T> {
                     encode(call, value),
                     ttlMillis);
         } catch (SQLException e) {
-            RuntimeException lost = lostConnection(connection, call, e, "the idempotency key's insert");
-            if (lost != null) {
-                throw lost;
-            }
-            if (SqlStates.isNotMigrated(e)) {
-                throw SqlStates.notMigrated(e, sql.schema());
-            }
-            if (SqlStates.isNoPartition(e)) {
-                throw SqlStates.noPartition(e, sql.schema());
-            }
-            DataAccessException failed = new DataAccessException(
-                    "recording the outcome of the idempotency key failed" + " (SQLSTATE " + e.getSQLState() + ")", e);
-            return answeredOrThrow(
-                    connection, call, boundary, failed); // e.g. 25P02: the work left its transaction aborted
+            return insertFailed(connection, call, boundary, e);
         } catch (RuntimeException e) {
             return answeredOrThrow(connection, call, boundary, e); // the result could not be encoded
         } finally {
-            if (recorded == ClaimStatements.RecordedFirst.TIMED_OUT) {
-                timings.waiting(mark); // all of it was the wait on another call's uncommitted row
-            } else {
-                timings.recording(mark);
-            }
-        }
-        if (recorded == ClaimStatements.RecordedFirst.COMMITTED) {
-            order.fresh(timed ? insertStart - workStart : -1, timed ? System.nanoTime() - insertStart : -1);
-        } else {
-            order.taken();
+            meter.inserted(recorded);
         }
         return switch (recorded) {
             // nothing to end: the insert carried the COMMIT (a keep() could only find the connection
@@ -185,36 +203,86 @@ public final class ClaimFlow<T> {
             case COMMITTED -> new Outcome.Executed<>(value);
             case TIMED_OUT -> {
                 discard(boundary);
-                yield new Outcome.InProgress<>(policy.retryAfter());
+                yield inProgress();
             }
-            case TAKEN -> {
-                // nothing of this attempt commits; a live row answers, else claim it as CLAIM_FIRST does
-                Claim.Answered answered;
-                long readStart = timed ? System.nanoTime() : -1;
-                try {
-                    answered = sql.rollbackAndRead(
-                            connection,
-                            call.scope().value(),
-                            call.key().value(),
-                            call.fingerprint().bytes());
-                } catch (SQLException e) {
-                    throw SqlStates.storeFailure(
-                            "reading the answer of the idempotency key, which another call holds,"
-                                    + " failed; nothing of this call was committed",
-                            e,
-                            sql.schema());
-                }
-                if (timed) {
-                    order.read(System.nanoTime() - readStart);
-                }
-                if (answered != null) {
-                    discard(boundary); // a no-op: no transaction is open
-                    yield answer(call, answered);
-                }
-                yield attemptClaimFirst(connection, call, boundary, false);
-            }
-            default -> throw new IllegalStateException(String.valueOf(recorded));
+            case TAKEN -> takenAfterWork(connection, call, boundary, meter);
         };
+    }
+
+    /**
+     * The work of a work-first attempt threw {@code e} before the key was known to be ours: a key
+     * already answered gets its answer, a key another transaction holds past the session's lock
+     * wait is in progress, and any other failure is the work's ({@link #workFailed}).
+     */
+    private Outcome<T> workFirstFailed(
+            Connection connection, Call call, Boundary boundary, Exception e, AttemptMeter meter) {
+        // a deterministic failure is recorded, answering as it goes
+        if (policy.classify(e).isEmpty() || SqlStates.isRetryable(e)) {
+            Outcome<T> answered = answeredDespite(connection, call, boundary, e);
+            if (answered != null) {
+                return answered;
+            }
+            if (SqlStates.isLockWaitCut(e)) {
+                // The session's lock_timeout or statement_timeout cut a wait on a row another
+                // transaction holds, and the key has no answer yet. Working first, this call cannot
+                // tell a duplicate still running (which holds no lock of the key until its own
+                // insert) from any other holder of the row: it answers as a duplicate waiting on a
+                // holder past the bound is answered, InProgress, nothing of it committed, rather
+                // than the raw 55P03/57014 that claiming first never gives a duplicate.
+                discard(boundary);
+                meter.foundHeld();
+                return inProgress();
+            }
+        }
+        return workFailed(connection, call, boundary, e, meter);
+    }
+
+    /**
+     * The insert with COMMIT of a work-first attempt failed with {@code e}: a lost connection, a
+     * table not migrated or without the key's partition are thrown as such; otherwise a key already
+     * answered gets its answer, else the failure is thrown.
+     */
+    private Outcome<T> insertFailed(Connection connection, Call call, Boundary boundary, SQLException e) {
+        RuntimeException lost = lostConnection(connection, call, e, "the idempotency key's insert");
+        if (lost != null) {
+            throw lost;
+        }
+        if (SqlStates.isNotMigrated(e)) {
+            throw SqlStates.notMigrated(e, sql.schema());
+        }
+        if (SqlStates.isNoPartition(e)) {
+            throw SqlStates.noPartition(e, sql.schema());
+        }
+        DataAccessException failed = new DataAccessException(
+                "recording the outcome of the idempotency key failed" + " (SQLSTATE " + e.getSQLState() + ")", e);
+        return answeredOrThrow(connection, call, boundary, failed); // e.g. 25P02: the work left its transaction aborted
+    }
+
+    /**
+     * A work-first insert found the key taken: nothing of this attempt commits; a live row answers,
+     * else the key is claimed as {@link ClaimMode#CLAIM_FIRST} does.
+     */
+    private Outcome<T> takenAfterWork(Connection connection, Call call, Boundary boundary, AttemptMeter meter) {
+        Claim.Answered answered;
+        try {
+            answered = sql.rollbackAndRead(
+                    connection,
+                    call.scope().value(),
+                    call.key().value(),
+                    call.fingerprint().bytes());
+        } catch (SQLException e) {
+            throw SqlStates.storeFailure(
+                    "reading the answer of the idempotency key, which another call holds,"
+                            + " failed; nothing of this call was committed",
+                    e,
+                    sql.schema());
+        }
+        meter.reread();
+        if (answered != null) {
+            discard(boundary); // a no-op: no transaction is open
+            return answer(call, answered);
+        }
+        return claimFirst(connection, call, boundary, meter.goingOnClaimingFirst());
     }
 
     /**
@@ -286,86 +354,12 @@ public final class ClaimFlow<T> {
     }
 
     /**
-     * Claim (read the key, take its lock), work, record, end the boundary.
-     *
-     * @param newAttempt false when it goes on from a WORK_FIRST attempt that found the key taken
+     * The work threw {@code e}: its writes are undone; a deterministic failure is recorded (claiming
+     * the key again, which the rollback released) and answered, anything else is thrown.
      */
-    private Outcome<T> attemptClaimFirst(Connection connection, Call call, Boundary boundary, boolean newAttempt) {
-        Timings timings = call.timings();
-        if (newAttempt) {
-            timings.attempt(boundary.joined());
-        }
-        // a joined call claims first in every order, and a work-first attempt going on here was counted
-        boolean learns = newAttempt && !boundary.joined();
-        boolean timed = learns && order.times();
-        long readStart = timed ? System.nanoTime() : -1;
-        Claim claimed = claim(connection, call, timings);
-        long mark = timings.now();
-        if (learns && !(claimed instanceof Claim.Held)) {
-            order.taken();
-        }
-        long workStart = timed ? System.nanoTime() : -1;
-        if (timed && claimed instanceof Claim.Held) {
-            order.read(workStart - readStart); // a free key: one round trip, no wait on a holder
-        }
-        Claim.Held held;
-        switch (claimed) {
-            case Claim.Held h -> held = h;
-            case Claim.Answered answered -> {
-                discard(boundary); // nothing was written
-                return answer(call, answered);
-            }
-            case Claim.TimedOut timedOut -> {
-                discard(boundary);
-                return new Outcome.InProgress<>(policy.retryAfter());
-            }
-            case Claim.Superseded superseded -> throw new Units.Superseded(superseded.cause());
-        }
-
-        T value;
-        try {
-            value = execute(call, connection, boundary, true);
-        } catch (WorkEndedTransactionException e) {
-            throw e;
-        } catch (Exception e) {
-            return workFailed(connection, call, boundary, e, mark);
-        }
-        mark = timings.work(mark);
-        long recordStart = timed ? System.nanoTime() : -1;
-        byte[] encoded = encode(call, value);
-        boolean commitInRecord = !boundary.joined() && held.recordCarriesCommit();
-        try {
-            record(connection, call, held, ClaimState.SUCCEEDED, encoded, commitInRecord, boundary.joined());
-        } catch (DataAccessException e) {
-            RuntimeException lost =
-                    boundary.joined() ? null : lostConnection(connection, call, e, "the outcome's record");
-            if (lost != null) {
-                throw lost;
-            }
-            Outcome<T> answered = joinedRaceAnswer(connection, call, boundary, e);
-            if (answered != null) {
-                return answered;
-            }
-            throw e;
-        }
-        if (!commitInRecord) { // else the record carried the COMMIT: nothing to end
-            keep(connection, boundary, call);
-        }
-        if (learns) {
-            order.fresh(timed ? recordStart - workStart : -1, timed ? System.nanoTime() - recordStart : -1);
-        }
-        timings.recording(mark);
-        return new Outcome.Executed<>(value);
-    }
-
-    /**
-     * The work threw {@code e} (it began at {@code mark}, when timed): its writes are undone; a
-     * deterministic failure is recorded (claiming the key again, which the rollback released) and
-     * answered, anything else is thrown.
-     */
-    private Outcome<T> workFailed(Connection connection, Call call, Boundary boundary, Exception e, long mark) {
-        Timings timings = call.timings();
-        mark = timings.work(mark);
+    private Outcome<T> workFailed(
+            Connection connection, Call call, Boundary boundary, Exception e, AttemptMeter meter) {
+        meter.workEnded();
         // undo the work's writes first: the key is free while the policy classifies
         SQLException rollbackFailure = boundary.undoWork();
         Optional<Failure> failure = deterministicFailure(e);
@@ -396,74 +390,8 @@ public final class ClaimFlow<T> {
         } else {
             discard(boundary); // a duplicate's outcome, or the bound ran out and aborted the claim
         }
-        timings.recording(mark); // the re-claim's wait included
+        meter.recordingEnded(); // the re-claim's wait included
         return outcome;
-    }
-
-    /**
-     * Ends a boundary whose writes are not kept, before an answer that does not depend on them (a
-     * stored answer, InProgress). In a transaction of its own a rollback that fails has lost
-     * nothing: the server drops an uncommitted transaction with its connection, which the pool then
-     * discards; so the answer stands. A savepoint that cannot be rolled back leaves the caller's
-     * transaction broken, which the caller must hear.
-     */
-    private static void discard(Boundary boundary) {
-        if (boundary.joined()) {
-            boundary.abandon();
-        } else {
-            boundary.undoWork(); // its failure, if any, changes no answer
-        }
-    }
-
-    /** Ends the boundary keeping its writes; a connection lost while a COMMIT was in flight is reported as such. */
-    private static void keep(Connection connection, Boundary boundary, Call call) {
-        try {
-            boundary.keep();
-        } catch (DataAccessException e) {
-            if (boundary.joined() && SqlStates.has(e, SqlStates.NO_SUCH_SAVEPOINT)) {
-                // only an end of the caller's transaction since the call began removes its savepoint
-                throw new WorkEndedTransactionException(
-                        call.scope(),
-                        call.key(),
-                        "a COMMIT or ROLLBACK past the guard (the call's savepoint in the caller's transaction is gone)",
-                        true,
-                        e);
-            }
-            RuntimeException lost = boundary.joined() ? null : lostConnection(connection, call, e, "the COMMIT");
-            throw lost != null ? lost : e;
-        }
-    }
-
-    /**
-     * What a failed statement of a transaction of the call's own answers when its connection is
-     * gone: {@link io.github.idemtx.core.CommitOutcomeUnknownException} when a COMMIT was in flight
-     * ({@link SqlStates#isCommitInDoubt}: the retry replays or runs once); otherwise a
-     * DataAccessException saying that nothing of the call committed: the connection was found closed
-     * before {@code what} was sent (pgjdbc's 08003, or a pool's closed connection, which HikariCP
-     * reports with no SQLSTATE: lost under the work, which went on, or discarded by the pool), or the
-     * server failed {@code what} with an ordinary error first. Null when the connection is not lost.
-     * Never for a statement after a COMMIT that went out: it would say nothing committed.
-     */
-    private static @Nullable RuntimeException lostConnection(
-            Connection connection, Call call, Exception e, String what) {
-        if (SqlStates.isCommitInDoubt(e)) {
-            return SqlStates.commitUnknown(call.scope(), call.key(), e);
-        }
-        String state = SqlStates.state(e);
-        boolean closed = Jdbc.isClosed(connection);
-        if (SqlStates.CONNECTION_DOES_NOT_EXIST.equals(state) || (state == null && closed)) {
-            return new DataAccessException(
-                    "the connection was already closed when " + what + " was to be sent (lost under the work, which"
-                            + " went on, or discarded by the pool); nothing of this call was committed",
-                    e);
-        }
-        if (!closed && !SqlStates.isConnectionLoss(e)) {
-            return null;
-        }
-        return new DataAccessException(
-                what + " failed (SQLSTATE " + state + ") and the connection is closed (lost, or discarded by the"
-                        + " pool); nothing of this call was committed",
-                e);
     }
 
     /**
@@ -535,7 +463,7 @@ public final class ClaimFlow<T> {
                 yield new Outcome.Rejected<>(recorded, recordedAt, false);
             }
             case Claim.Answered answered -> answer(call, answered);
-            case Claim.TimedOut timedOut -> new Outcome.InProgress<>(policy.retryAfter());
+            case Claim.TimedOut timedOut -> inProgress();
             case Claim.Superseded superseded -> throw new Units.Superseded(superseded.cause());
         };
     }
@@ -545,62 +473,15 @@ public final class ClaimFlow<T> {
             return new Outcome.FingerprintMismatch<>();
         }
         Outcome<T> settled = values.settled(call.scope(), call.key(), claim.row());
-        return settled != null ? settled : new Outcome.InProgress<>(policy.retryAfter()); // a V1 caller's running row
+        return settled != null ? settled : inProgress(); // a V1 caller's running row
     }
 
-    /**
-     * Runs the work on a guarded {@code tx} and checks, client-side, that its transaction is still
-     * the one the attempt began; then pushes writes the caller's framework holds in memory to the
-     * database (joined calls), so that what follows undoes or keeps them with the rest.
-     *
-     * @param openBefore whether a statement or savepoint opened the transaction before the work
-     * @throws WorkEndedTransactionException when the work tried to end, or ended, its transaction
-     *     (with whatever the work threw as its cause)
-     */
+    /** See {@link GuardedWork#run}: the call's work, whose result is this flow's {@code T}. */
     @SuppressWarnings("unchecked")
     private @Nullable T execute(Call call, Connection connection, Boundary boundary, boolean openBefore)
             throws Exception {
-        WorkGuard guard = new WorkGuard(connection, openBefore || boundary.joined());
-        T value;
-        try {
-            value = ((TransactionalWork<T>) call.work()).execute(guard.context(configuration));
-        } catch (Exception e) {
-            WorkEndedTransactionException refused = guard.refusal(call.scope(), call.key(), e);
-            if (refused != null) {
-                throw refused;
-            }
-            flushAfterFailure(boundary, e);
-            throw e;
-        }
-        guard.check(call.scope(), call.key());
-        boundary.flush(); // what it throws (a constraint the pending writes meet) is the work's failure
-        return value;
-    }
-
-    /**
-     * After the work threw: what the caller's framework still holds in memory is pushed out, so the
-     * rollback to the savepoint undoes it; when that fails, the failure cannot be answered as a
-     * recorded rejection (those writes would commit later with the caller), so it is thrown.
-     */
-    private static void flushAfterFailure(Boundary boundary, Exception e) throws Exception {
-        try {
-            boundary.flush();
-        } catch (RuntimeException flushFailed) {
-            flushFailed.addSuppressed(e);
-            throw new FlushFailedException(flushFailed);
-        }
-    }
-
-    /** A joined call's flush failed after the work threw: never recorded as the work's deterministic failure. */
-    static final class FlushFailedException extends DataAccessException {
-        private static final long serialVersionUID = 1L;
-
-        FlushFailedException(RuntimeException cause) {
-            super(
-                    "the work failed, and flushing the caller's transaction's pending writes (so that they are rolled"
-                            + " back with the work's) failed too: " + cause.getMessage(),
-                    cause);
-        }
+        return GuardedWork.run(
+                configuration, (TransactionalWork<T>) call.work(), call, connection, boundary, openBefore);
     }
 
     private Optional<Failure> deterministicFailure(Exception e) {
@@ -631,6 +512,10 @@ public final class ClaimFlow<T> {
             Thread.currentThread().interrupt(); // the work was interrupted: keep the thread's flag set
         }
         return new WorkFailedException(call.scope(), call.key(), e);
+    }
+
+    private Outcome<T> inProgress() {
+        return new Outcome.InProgress<>(policy.retryAfter());
     }
 
     private byte @Nullable [] encode(Call call, @Nullable T value) {
