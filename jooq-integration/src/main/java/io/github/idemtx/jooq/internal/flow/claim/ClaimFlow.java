@@ -174,8 +174,8 @@ public final class ClaimFlow<T> {
         try {
             value = execute(call, connection, boundary, false);
         } catch (WorkEndedTransactionException e) {
-            throw e; // the caller's rollback ends the attempt; nothing is answered for a work that broke its
-            // transaction
+            // the caller's rollback ends the attempt; nothing is answered for a work that broke its transaction
+            throw e;
         } catch (Exception e) {
             return workFirstFailed(connection, call, boundary, e, meter);
         }
