@@ -85,7 +85,7 @@ final class Claiming<R, T> {
                     encodedRequest,
                     context.lease,
                     Lifecycle.claimWait(deadline, claimStart),
-                    context.holding == null ? Commit.WITH_STATEMENT : Commit.LATER);
+                    Lifecycle.claimCommit(context.remote));
             switch (claim(claim, request, claimStart)) {
                 case Found.WaitedOut<R> waitedOut -> {
                     return context.inProgress();

@@ -9,7 +9,6 @@ import io.github.idemtx.jooq.internal.flow.effect.EffectFlow.Settled;
 import io.github.idemtx.jooq.internal.store.ClaimRow;
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.EffectTransition.Answer;
-import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -64,15 +63,15 @@ final class LateAnswers<R, T> {
                     e);
             return releasing.unreadAfterLoss(e);
         }
-        // the row of this holder's claim, null when it is gone or was claimed anew
-        ClaimRow same = row != null && hold.claimedAt().equals(row.createdAt()) ? row : null;
         byte @Nullable [] stored = answer.stored();
-        if (same != null && same.state() == state && Arrays.equals(same.result(), stored)) {
+        if (Lifecycle.lateAnswerAgrees(row, hold.claimedAt(), answer)) {
             LOG.log(
                     System.Logger.Level.DEBUG,
                     () -> "idemtx: " + context.effect + " " + context.describe(intent)
                             + ": a late answer, the same as the one recorded");
         } else {
+            // the row of this holder's claim, null when it is gone or was claimed anew
+            ClaimRow same = row != null && hold.claimedAt().equals(row.createdAt()) ? row : null;
             LOG.log(
                     System.Logger.Level.ERROR,
                     "idemtx: " + context.effect + " " + context.describe(intent) + ": the remote " + verdict(state)

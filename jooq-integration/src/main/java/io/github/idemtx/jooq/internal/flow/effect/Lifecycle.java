@@ -1,11 +1,14 @@
 package io.github.idemtx.jooq.internal.flow.effect;
 
 import io.github.idemtx.core.Fingerprint;
+import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Lookup;
 import io.github.idemtx.jooq.internal.store.ClaimRow;
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.EffectTransition;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -19,6 +22,16 @@ import org.jspecify.annotations.Nullable;
 final class Lifecycle {
 
     private Lifecycle() {}
+
+    /**
+     * Whether the claim's COMMIT goes with its INSERT: yes when the remote writes nothing before the
+     * call; a {@link Remote.Holding}'s {@code before} runs in the claim's transaction first.
+     */
+    static EffectTransition.Commit claimCommit(Remote<?, ?> remote) {
+        return remote instanceof Remote.Holding<?, ?>
+                ? EffectTransition.Commit.LATER
+                : EffectTransition.Commit.WITH_STATEMENT;
+    }
 
     /** What a live row of the key, found instead of a fresh claim, calls for. */
     enum AtTheRow {
@@ -143,5 +156,17 @@ final class Lifecycle {
     /** The wait left for the claim's insert on a claimer's uncommitted row, in whole ms rounded up, at least 1. */
     static Duration claimWait(long deadline, long now) {
         return Duration.ofMillis(Math.max(1, (deadline - now + 999_999) / 1_000_000));
+    }
+
+    /**
+     * Whether a late answer, which could no longer be recorded, agrees with what the claim's row
+     * (read after) records: the same claim (begun at {@code claimedAt}), the same state and the same
+     * stored bytes. Anything else (the row gone, claimed anew, another answer) is for an operator.
+     */
+    static boolean lateAnswerAgrees(@Nullable ClaimRow row, Instant claimedAt, EffectTransition.Answer answer) {
+        return row != null
+                && claimedAt.equals(row.createdAt())
+                && row.state() == answer.state()
+                && Arrays.equals(row.result(), answer.stored());
     }
 }

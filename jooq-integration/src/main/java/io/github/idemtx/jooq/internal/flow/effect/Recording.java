@@ -168,7 +168,7 @@ final class Recording<R, T> {
         record LocalWritesFailed(Exception failure) implements FirstTry {}
 
         /** What they wrote before ending it is committed without the record: never run them again. */
-        record LocalWritesCommittedAlone(Exception failure) implements FirstTry {}
+        record LocalWritesCommittedAlone() implements FirstTry {}
     }
 
     /**
@@ -264,7 +264,7 @@ final class Recording<R, T> {
                             + " they wrote before that is committed without the answer; the answer is recorded"
                             + " alone, the local writes are not run again: check them",
                     e);
-            return new FirstTry.LocalWritesCommittedAlone(e);
+            return new FirstTry.LocalWritesCommittedAlone();
         } catch (SQLException | RuntimeException e) {
             if (SqlStates.isConnectionLoss(e) || interrupted(e)) {
                 throw e;

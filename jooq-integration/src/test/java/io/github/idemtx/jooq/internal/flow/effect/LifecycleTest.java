@@ -6,19 +6,24 @@ import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
+import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Intent;
 import io.github.idemtx.jooq.Remote.Lookup;
+import io.github.idemtx.jooq.Remote.Reply;
 import io.github.idemtx.jooq.internal.flow.effect.Lifecycle.Absent;
 import io.github.idemtx.jooq.internal.flow.effect.Lifecycle.AfterLookup;
 import io.github.idemtx.jooq.internal.flow.effect.Lifecycle.AtTheRow;
 import io.github.idemtx.jooq.internal.store.ClaimRow;
 import io.github.idemtx.jooq.internal.store.ClaimState;
+import io.github.idemtx.jooq.internal.store.EffectTransition.Answer;
+import io.github.idemtx.jooq.internal.store.EffectTransition.Commit;
 import io.github.idemtx.jooq.internal.store.EffectTransition.FencedClaim;
 import io.github.idemtx.jooq.internal.store.EffectTransition.ReleaseToOperator;
 import io.github.idemtx.jooq.internal.store.EffectTransition.ReleaseUnknown;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
 
 /** The effect's lifecycle decisions, without PostgreSQL. */
@@ -213,6 +218,72 @@ class LifecycleTest {
         assertThat(Lifecycle.claimWait(1_000 * MS, 1_000 * MS)).isEqualTo(Duration.ofMillis(1));
         assertThat(Lifecycle.claimWait(1_000 * MS, 2_000 * MS)).isEqualTo(Duration.ofMillis(1));
         assertThat(Lifecycle.claimWait(3 * MS, MS)).isEqualTo(Duration.ofMillis(2));
+    }
+
+    @Test
+    void theClaimCarriesItsCommitUnlessLocalWritesComeBeforeTheCall() {
+        Remote<String, String> plain = new Remote<>() {
+            @Override
+            public Reply<String> call(Intent<String> intent, Instant deadline) {
+                return new Reply.Applied<>("r");
+            }
+
+            @Override
+            public Lookup<String> lookup(Intent<String> intent) {
+                return Lookup.absent();
+            }
+        };
+        Remote.Holding<String, String> holding = new Remote.Holding<>() {
+            @Override
+            public void before(DSLContext tx, Intent<String> intent) {}
+
+            @Override
+            public Reply<String> call(Intent<String> intent, Instant deadline) {
+                return new Reply.Applied<>("r");
+            }
+
+            @Override
+            public Lookup<String> lookup(Intent<String> intent) {
+                return Lookup.absent();
+            }
+        };
+        assertThat(Lifecycle.claimCommit(plain)).isEqualTo(Commit.WITH_STATEMENT);
+        assertThat(Lifecycle.claimCommit(holding)).isEqualTo(Commit.LATER);
+    }
+
+    @Test
+    void aLateAnswerAgreesOnlyWithTheSameClaimsSameStateAndBytes() {
+        Answer applied = new Answer(ClaimState.SUCCEEDED, new byte[] {1, 2});
+        assertThat(Lifecycle.lateAnswerAgrees(
+                        settled(ClaimState.SUCCEEDED, new byte[] {1, 2}, CLAIMED_AT), CLAIMED_AT, applied))
+                .isTrue();
+        assertThat(Lifecycle.lateAnswerAgrees(
+                        settled(ClaimState.SUCCEEDED, new byte[] {1, 3}, CLAIMED_AT), CLAIMED_AT, applied))
+                .as("another result")
+                .isFalse();
+        assertThat(Lifecycle.lateAnswerAgrees(
+                        settled(ClaimState.FAILED, new byte[] {1, 2}, CLAIMED_AT), CLAIMED_AT, applied))
+                .as("a refusal")
+                .isFalse();
+        assertThat(Lifecycle.lateAnswerAgrees(
+                        settled(ClaimState.SUCCEEDED, new byte[] {1, 2}, CLAIMED_AT.plusNanos(1_000)),
+                        CLAIMED_AT,
+                        applied))
+                .as("the key claimed anew")
+                .isFalse();
+        assertThat(Lifecycle.lateAnswerAgrees(null, CLAIMED_AT, applied))
+                .as("gone")
+                .isFalse();
+        assertThat(Lifecycle.lateAnswerAgrees(
+                        settled(ClaimState.SUCCEEDED, null, CLAIMED_AT),
+                        CLAIMED_AT,
+                        new Answer(ClaimState.SUCCEEDED, null)))
+                .as("a null result recorded as null")
+                .isTrue();
+    }
+
+    private static ClaimRow settled(ClaimState state, byte[] result, Instant createdAt) {
+        return new ClaimRow(state, FINGERPRINT.bytes(), result, CLAIMED_AT, createdAt, "charge", 3, false, null, 0);
     }
 
     private static HeldClaim<String> recovering(int lookups) {
