@@ -142,7 +142,7 @@ final class Recording<R, T> {
         if (recorded == null) {
             return lateAnswers.unrecorded(hold, answer, attempt);
         }
-        if (recorded.late()) {
+        if (recorded.by() == By.LATE) {
             LOG.log(
                     System.Logger.Level.WARNING,
                     "idemtx: " + context.effect + " " + context.describe(intent) + ": the remote's answer ("
@@ -152,8 +152,14 @@ final class Recording<R, T> {
         return new Settlement<>(outcome.apply(recorded.at()), how);
     }
 
-    /** An answer recorded, when, and whether late (by a holder that had lost its fence). */
-    private record Recorded(Instant at, boolean late) {}
+    /** An answer recorded: when, and under the fence or late. */
+    private record Recorded(Instant at, By by) {}
+
+    /** Who recorded an answer: this holder under its fence, or this holder late, its fence lost. */
+    private enum By {
+        FENCE,
+        LATE
+    }
 
     /**
      * What the first try of the record left: the answer recorded (committed), or the transaction
@@ -197,23 +203,28 @@ final class Recording<R, T> {
                 localWritesCommittedAlone = true; // by themselves: never run again
             }
             // the older order: the record first, under the claim's row lock, then the local writes
-            Instant at = first instanceof FirstTry.FenceLost
+            Instant fenced = first instanceof FirstTry.FenceLost
                     ? null // a lost fence does not come back
                     : settlements.apply(c, new RecordFenced(hold.fenced(), answer, context.policy.ttl(), Commit.LATER));
-            boolean late = false;
-            if (at == null) {
+            Recorded recorded;
+            if (fenced != null) {
+                recorded = new Recorded(fenced, By.FENCE);
+            } else {
                 // the fence was lost, the answer is still definite: the remote applied (or refused)
                 // this downstream key. While the claim is unsettled nobody has a better answer, and
                 // whoever holds it now can only record the same (the remote deduplicates the key)
                 // or learn this one: state 3/4 under the row lock lets exactly one record and its
                 // local writes commit
                 Intent<R> intent = hold.intent();
-                at = settlements.apply(
+                Instant late = settlements.apply(
                         c,
                         new RecordLate(intent.scope(), intent.key(), hold.claimedAt(), answer, context.policy.ttl()));
-                late = at != null;
+                if (late == null) {
+                    return null;
+                }
+                recorded = new Recorded(late, By.LATE);
             }
-            if (at != null && !(first instanceof FirstTry.LocalWritesCommittedAlone)) {
+            if (!(first instanceof FirstTry.LocalWritesCommittedAlone)) {
                 try {
                     transactions.localWrites(
                             c, writes, hold.intent().scope(), hold.intent().key());
@@ -224,7 +235,7 @@ final class Recording<R, T> {
                     throw e;
                 }
             }
-            return at == null ? null : new Recorded(at, late);
+            return recorded;
         }
     }
 
@@ -248,7 +259,7 @@ final class Recording<R, T> {
             Instant at = settlements.apply(
                     c, new RecordFenced(hold.fenced(), answer, context.policy.ttl(), Commit.WITH_STATEMENT));
             if (at != null) {
-                return new FirstTry.Done(new Recorded(at, false));
+                return new FirstTry.Done(new Recorded(at, By.FENCE));
             }
             Jdbc.rollback(c);
             return new FirstTry.FenceLost();
