@@ -11,6 +11,7 @@ import io.github.idemtx.core.internal.Listeners;
 import io.github.idemtx.db.ClaimPartitions;
 import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.jooq.internal.flow.Timings;
+import io.github.idemtx.jooq.internal.flow.effect.Absent;
 import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
 import io.github.idemtx.jooq.internal.store.ClaimTable;
 import io.github.idemtx.jooq.internal.store.Digests;
@@ -154,7 +155,7 @@ public final class ExternalEffect<R, T> {
                 b.remote,
                 b.lease,
                 b.lookupSchedule,
-                b.readAfterWrite,
+                b.readAfterWrite ? Absent.NOT_APPLIED : Absent.UNKNOWN,
                 listeners);
         this.recovery = new EffectRecovery<>(b.name, flow);
     }

@@ -38,7 +38,7 @@ final class EffectContext<R, T> {
     final StoredValues<T> results;
     final Duration lease;
     final List<Duration> lookupSchedule;
-    final Lifecycle.Absent absent;
+    final Absent absent;
     private final Listeners listeners;
 
     EffectContext(
@@ -49,7 +49,7 @@ final class EffectContext<R, T> {
             StoredValues<T> results,
             Duration lease,
             List<Duration> lookupSchedule,
-            Lifecycle.Absent absent,
+            Absent absent,
             Listeners listeners) {
         this.effect = effect;
         this.policy = policy;

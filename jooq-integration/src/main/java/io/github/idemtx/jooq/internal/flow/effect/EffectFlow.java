@@ -58,7 +58,7 @@ public final class EffectFlow<R, T> {
             Remote<R, T> remote,
             Duration lease,
             List<Duration> lookupSchedule,
-            boolean readAfterWrite,
+            Absent absent,
             Listeners listeners) {
         this.context = new EffectContext<>(
                 effect,
@@ -68,7 +68,7 @@ public final class EffectFlow<R, T> {
                 new StoredValues<>(resultCodec, policy.maxResultBytes()),
                 lease,
                 lookupSchedule,
-                readAfterWrite ? Lifecycle.Absent.NOT_APPLIED : Lifecycle.Absent.UNKNOWN,
+                absent,
                 listeners);
         this.transactions = new ShortTransactions(configuration, policy, ownership, sql.schema());
         this.holds = sql;

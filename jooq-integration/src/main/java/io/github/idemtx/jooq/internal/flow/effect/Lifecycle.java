@@ -55,14 +55,6 @@ final class Lifecycle {
         return row.leaseExpired() ? AtTheRow.TAKE_OVER : AtTheRow.WAIT;
     }
 
-    /** What a lookup's "absent" means: the remote promises read-after-write, or it may lag. */
-    enum Absent {
-        /** Nothing applied it: safe to send again with the same downstream key. */
-        NOT_APPLIED,
-        /** The remote's index may lag its writes: absent is as good as no answer. */
-        UNKNOWN
-    }
-
     /** What a takeover's lookup leads to. */
     enum AfterLookup {
         RECORD_APPLIED,

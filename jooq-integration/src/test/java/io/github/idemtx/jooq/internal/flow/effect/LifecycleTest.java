@@ -10,7 +10,6 @@ import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Intent;
 import io.github.idemtx.jooq.Remote.Lookup;
 import io.github.idemtx.jooq.Remote.Reply;
-import io.github.idemtx.jooq.internal.flow.effect.Lifecycle.Absent;
 import io.github.idemtx.jooq.internal.flow.effect.Lifecycle.AfterLookup;
 import io.github.idemtx.jooq.internal.flow.effect.Lifecycle.AtTheRow;
 import io.github.idemtx.jooq.internal.store.ClaimRow;
