@@ -17,8 +17,11 @@ module io.github.idemtx.jooq {
     requires org.postgresql.jdbc;
     // compile time only: the JAXB annotations on jOOQ's Settings, which jOOQ requires static too
     requires static jakarta.xml.bind;
+    // the outbox's HTTP transport (HttpOutboxTransport)
+    requires transitive java.net.http;
 
     exports io.github.idemtx.jooq;
+    exports io.github.idemtx.jooq.outbox;
 
     // found on the class loader or module path, e.g. the Spring module's
     uses io.github.idemtx.jooq.TransactionDetector;

@@ -60,4 +60,21 @@ public interface IdempotencyListener<C extends @Nullable Object> {
      * @param event the new order, and the shares that decided it
      */
     default void claimOrderChanged(ClaimOrderEvent event) {}
+
+    /**
+     * An outbox message was delivered, failed an attempt, failed for good, or was retried or discarded
+     * by an operator; told by the outbox relay on its own thread after the message's new state has
+     * committed, and by the operator's call after the action has.
+     *
+     * @param event which message, and what happened to it
+     */
+    default void outboxChanged(OutboxEvent event) {}
+
+    /**
+     * The outbox's backlog, as the outbox relay measured it after one of its polls (on the relay's
+     * thread).
+     *
+     * @param backlog pending and failed messages, and the oldest pending one's age
+     */
+    default void outboxBacklog(OutboxBacklog backlog) {}
 }

@@ -296,13 +296,22 @@ public final class IdempotentTransaction<T> {
                 listeners,
                 OPERATION,
                 scope,
-                () -> runOnce(new Call(scope, key, fingerprint, work, System.nanoTime() + waitNanos, timings)));
+                () -> runOnce(new Call(
+                        scope, key, fingerprint, withClaim(scope, key, work), System.nanoTime() + waitNanos, timings)));
         if (listeners.any()
                 && (outcome instanceof Outcome.Executed<T>
                         || (outcome instanceof Outcome.Rejected<T> rejected && !rejected.replayed()))) {
             listeners.claimChanged(ClaimEvent.created(OPERATION, scope, key));
         }
         return outcome;
+    }
+
+    /** The work, told its claim through its {@code tx} ({@link ClaimContext}, which the outbox names messages by). */
+    private static <T> TransactionalWork<T> withClaim(Scope scope, IdempotencyKey key, TransactionalWork<T> work) {
+        return tx -> {
+            ClaimContext.attach(tx, scope, key);
+            return work.execute(tx);
+        };
     }
 
     private static final String OPERATION = "transaction";

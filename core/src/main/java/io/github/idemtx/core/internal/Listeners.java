@@ -5,6 +5,8 @@ import io.github.idemtx.core.CallStart;
 import io.github.idemtx.core.ClaimEvent;
 import io.github.idemtx.core.ClaimOrderEvent;
 import io.github.idemtx.core.IdempotencyListener;
+import io.github.idemtx.core.OutboxBacklog;
+import io.github.idemtx.core.OutboxEvent;
 import io.github.idemtx.core.PurgeEvent;
 import io.github.idemtx.core.Scope;
 import java.util.List;
@@ -74,6 +76,14 @@ public final class Listeners {
 
     public void purged(PurgeEvent event) {
         each(listener -> listener.purged(event));
+    }
+
+    public void outboxChanged(OutboxEvent event) {
+        each(listener -> listener.outboxChanged(event));
+    }
+
+    public void outboxBacklog(OutboxBacklog backlog) {
+        each(listener -> listener.outboxBacklog(backlog));
     }
 
     /** Tells each listener in turn; one that throws is logged and skipped. */

@@ -2,6 +2,7 @@ package io.github.idemtx.jooq.internal.store;
 
 import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaim.IDEMPOTENCY_CLAIM;
 import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaimAction.IDEMPOTENCY_CLAIM_ACTION;
+import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyOutbox.IDEMPOTENCY_OUTBOX;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -19,7 +20,7 @@ import org.jooq.impl.DSL;
  * The claim table of one schema, as every statement of the store layer names it: the one way
  * statements are written. A statement is SQL text whose names are placeholders, rendered here by
  * jOOQ from the classes generated from the migrations: {@code {claims}} (the table), {@code {actions}}
- * (the operators' actions),
+ * (the operators' actions), {@code {outbox}} (the outbox's messages),
  * {@code {await}} (V2's wait function), each column by its name ({@code {idem_key}},
  * {@code {lease_until}}, ...) and each {@link ClaimState} by its name ({@code {IN_FLIGHT}}), so that
  * a column or state is named in one place and a placeholder that names nothing fails when the
@@ -58,6 +59,11 @@ public final class ClaimTable {
         // the operators' actions (V5): the table, and its columns the claim table has not named already
         names.put("actions", render.render(IDEMPOTENCY_CLAIM_ACTION));
         for (Field<?> column : IDEMPOTENCY_CLAIM_ACTION.fields()) {
+            names.putIfAbsent(column.getName(), render.render(DSL.name(column.getName())));
+        }
+        // the outbox (V7): the table, and its columns not named already
+        names.put("outbox", render.render(IDEMPOTENCY_OUTBOX));
+        for (Field<?> column : IDEMPOTENCY_OUTBOX.fields()) {
             names.putIfAbsent(column.getName(), render.render(DSL.name(column.getName())));
         }
         for (ClaimState state : ClaimState.values()) {

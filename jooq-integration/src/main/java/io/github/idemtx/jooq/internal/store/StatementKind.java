@@ -42,7 +42,17 @@ public enum StatementKind {
     /** An operator's read of claims (inspect, list, backlog). */
     ADMIN_READ("admin-read"),
     /** An operator's forget, or the record of an operator's action. */
-    ADMIN_WRITE("admin-write");
+    ADMIN_WRITE("admin-write"),
+    /** The outbox: a message added inside a work's transaction. */
+    OUTBOX_ADD("outbox-add"),
+    /** The outbox relay: leases a batch of due messages. */
+    OUTBOX_LEASE("outbox-lease"),
+    /** The outbox relay: marks a message delivered, failed or released; an operator's retry or discard. */
+    OUTBOX_MARK("outbox-mark"),
+    /** The outbox: reads messages and the backlog. */
+    OUTBOX_READ("outbox-read"),
+    /** The outbox relay: deletes delivered and discarded messages past the retention. */
+    OUTBOX_PURGE("outbox-purge");
 
     private static final String PREFIX = "/* idemtx:";
 
