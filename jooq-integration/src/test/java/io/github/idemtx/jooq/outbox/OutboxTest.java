@@ -142,6 +142,52 @@ class OutboxTest {
     }
 
     @Test
+    void transactionsAddingToOneOrderingKeyGetTheirIdsInCommitOrder() throws Exception {
+        IdempotencyKey second = OutboxDb.freshKey();
+        java.util.concurrent.CountDownLatch added = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch commit = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            var first = two.submit(() -> transfers.run(scope, key, fingerprint, tx -> {
+                outbox.add(
+                        tx,
+                        OutboxMessage.builder("m", "d", new byte[0])
+                                .orderingKey("k1")
+                                .build());
+                added.countDown();
+                commit.await();
+                return "first";
+            }));
+            added.await();
+            var later = two.submit(() -> transfers.run(scope, second, fingerprint, tx -> {
+                outbox.add(
+                        tx,
+                        OutboxMessage.builder("m", "d", new byte[0])
+                                .orderingKey("k1")
+                                .build());
+                return "second";
+            }));
+            // the second add waits on the ordering key's lock until the first transaction ends
+            OutboxDb.DATABASE.awaitLockWaiters(
+                    "query LIKE '" + io.github.idemtx.jooq.internal.store.StatementKind.OUTBOX_ADD.tag() + "%'", 1);
+            assertThat(later.isDone()).isFalse();
+            commit.countDown();
+            assertThat(first.get(1, java.util.concurrent.TimeUnit.MINUTES)).isInstanceOf(Outcome.Executed.class);
+            assertThat(later.get(1, java.util.concurrent.TimeUnit.MINUTES)).isInstanceOf(Outcome.Executed.class);
+        } finally {
+            commit.countDown();
+            two.shutdownNow();
+        }
+        assertThat(OutboxDb.count(
+                        "SELECT count(*)::int FROM " + OutboxDb.SCHEMA + ".idempotency_outbox a JOIN " + OutboxDb.SCHEMA
+                                + ".idempotency_outbox b ON a.id < b.id WHERE a.message_id = ? AND b.message_id = ?",
+                        Outbox.messageId(scope, key, "m"),
+                        Outbox.messageId(scope, second, "m")))
+                .as("the first to commit has the lower id")
+                .isEqualTo(1);
+    }
+
+    @Test
     void messagesAreCheckedWhenBuilt() {
         assertThatThrownBy(() -> OutboxMessage.of(" ", "d", new byte[0]))
                 .isInstanceOf(IllegalArgumentException.class)
