@@ -38,6 +38,7 @@ final class ArchitectureRules {
     static final String JOOQ = "io.github.idemtx.jooq..";
     static final String MICROMETER = "io.github.idemtx.micrometer..";
     static final String SPRING = "io.github.idemtx.spring..";
+    static final String OUTBOX_RABBITMQ = "io.github.idemtx.outbox.rabbitmq..";
 
     /**
      * The modules' direction (DESIGN.md): core &lt;- http, keys, messaging, db &lt;- jooq &lt;- micrometer, spring.
@@ -63,6 +64,8 @@ final class ArchitectureRules {
             .definedBy(MICROMETER)
             .layer("spring")
             .definedBy(SPRING)
+            .layer("outbox-rabbitmq")
+            .definedBy(OUTBOX_RABBITMQ)
             .whereLayer("core")
             .mayNotAccessAnyLayer()
             .whereLayer("http")
@@ -79,6 +82,8 @@ final class ArchitectureRules {
             .mayOnlyAccessLayers("core")
             .whereLayer("spring")
             .mayOnlyAccessLayers("core", "http", "db", "jooq", "micrometer")
+            .whereLayer("outbox-rabbitmq")
+            .mayOnlyAccessLayers("core", "db", "jooq")
             .because("the modules depend one way: core <- http, keys, messaging, db <- jooq <- micrometer, spring");
 
     /**

@@ -26,7 +26,9 @@ class ArchitectureTest {
 
     @Test
     void theLibraryIsThere() {
-        for (String module : new String[] {"core", "http", "keys", "messaging", "db", "jooq", "micrometer", "spring"}) {
+        for (String module : new String[] {
+            "core", "http", "keys", "messaging", "db", "jooq", "micrometer", "spring", "outbox.rabbitmq"
+        }) {
             org.assertj.core.api.Assertions.assertThat(library.containPackage("io.github.idemtx." + module))
                     .as("classes of io.github.idemtx.%s imported", module)
                     .isTrue();
