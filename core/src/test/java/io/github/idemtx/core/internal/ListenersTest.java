@@ -52,6 +52,16 @@ class ListenersTest {
         public void claimOrderChanged(ClaimOrderEvent event) {
             told.add(name + " " + (event.claimFirst() ? "claims first" : "works first"));
         }
+
+        @Override
+        public void outboxChanged(io.github.idemtx.core.OutboxEvent event) {
+            told.add(name + " outbox " + event.kind());
+        }
+
+        @Override
+        public void outboxBacklog(io.github.idemtx.core.OutboxBacklog backlog) {
+            told.add(name + " backlog " + backlog.pending());
+        }
     }
 
     private final IdempotencyListener<String> broken = new IdempotencyListener<>() {
@@ -84,6 +94,18 @@ class ListenersTest {
             told.add("broken order");
             throw new IllegalStateException("order");
         }
+
+        @Override
+        public void outboxChanged(io.github.idemtx.core.OutboxEvent event) {
+            told.add("broken outbox");
+            throw new IllegalStateException("outbox");
+        }
+
+        @Override
+        public void outboxBacklog(io.github.idemtx.core.OutboxBacklog backlog) {
+            told.add("broken backlog");
+            throw new IllegalStateException("backlog");
+        }
     };
 
     @Test
@@ -97,6 +119,9 @@ class ListenersTest {
         listeners.purged(PurgeEvent.of(4, 10, Duration.ZERO, null));
         listeners.claimChanged(ClaimEvent.created("transaction", Scope.of("t1"), IdempotencyKey.of("k1")));
         listeners.claimOrderChanged(ClaimOrderEvent.toClaimFirst(0.3, 0.15));
+        listeners.outboxChanged(io.github.idemtx.core.OutboxEvent.byOperator(
+                io.github.idemtx.core.OutboxEvent.Kind.RETRIED, java.util.UUID.randomUUID(), "d", 3));
+        listeners.outboxBacklog(io.github.idemtx.core.OutboxBacklog.of(7, 0, null));
 
         assertThat(told)
                 .containsExactly(
@@ -114,7 +139,13 @@ class ListenersTest {
                         "bbb CREATED k1",
                         "a claims first",
                         "broken order",
-                        "bbb claims first");
+                        "bbb claims first",
+                        "a outbox RETRIED",
+                        "broken outbox",
+                        "bbb outbox RETRIED",
+                        "a backlog 7",
+                        "broken backlog",
+                        "bbb backlog 7");
     }
 
     @Test
