@@ -1,7 +1,10 @@
 package io.github.idemtx.ledger;
 
 import io.github.idemtx.core.Rejection;
+import io.github.idemtx.jooq.outbox.Outbox;
+import io.github.idemtx.jooq.outbox.OutboxMessage;
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,9 +30,22 @@ final class Ledger {
     record Transfer(UUID id, UUID from, UUID to, BigDecimal amount, String currency, OffsetDateTime createdAt) {}
 
     private final String schema;
+    private final Outbox outbox;
+    private final String eventsExchange;
 
     Ledger(String schema) {
+        this(schema, null, null);
+    }
+
+    /**
+     * A ledger that announces each applied transfer and deposit on {@code eventsExchange} through
+     * {@code outbox}: the event is a row written in the transfer's own transaction, so it exists
+     * exactly when the transfer and its claim commit; null for none.
+     */
+    Ledger(String schema, Outbox outbox, String eventsExchange) {
         this.schema = schema;
+        this.outbox = outbox;
+        this.eventsExchange = eventsExchange;
     }
 
     Account openAccount(DSLContext tx, String tenant, String currency) {
@@ -158,7 +174,25 @@ final class Ledger {
                 id,
                 to,
                 amount);
-        return transferOf(created);
+        Transfer transfer = transferOf(created);
+        if (outbox != null) {
+            announce(tx, kind, transfer);
+        }
+        return transfer;
+    }
+
+    /** The event of an applied transfer or deposit, added to the outbox in the transfer's transaction. */
+    private void announce(DSLContext tx, String kind, Transfer t) {
+        String json = "{\"event\":\"" + kind + ".applied\",\"id\":\"" + t.id() + "\",\"from\":\"" + t.from()
+                + "\",\"to\":\"" + t.to() + "\",\"amount\":\"" + t.amount().toPlainString() + "\",\"currency\":\""
+                + t.currency() + "\",\"createdAt\":\"" + t.createdAt() + "\"}";
+        outbox.add(
+                tx,
+                OutboxMessage.builder(kind + "-applied", eventsExchange, json.getBytes(StandardCharsets.UTF_8))
+                        .orderingKey(t.from().toString()) // one account's outgoing transfers in commit order
+                        .header("content-type", "application/json")
+                        .header("event-type", kind + ".applied")
+                        .build());
     }
 
     /**

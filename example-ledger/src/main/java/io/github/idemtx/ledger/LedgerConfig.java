@@ -50,6 +50,12 @@ import java.util.Map;
  *       {@code LEDGER_ADMIN_TOKEN} ({@code --admin-token}): the bearer token every request to its JSON
  *       routes ({@code /admin/...}) must carry, at least 16 characters; unset (null here), the ledger
  *       makes a random one and prints it at start.
+ *   <li>{@code LEDGER_EVENTS_EXCHANGE} ({@code --events-exchange}; needs {@code LEDGER_AMQP_URL}): a
+ *       RabbitMQ topic exchange (declared durable at start) that every applied transfer and deposit is
+ *       announced on, through the library's outbox: the event commits with the transfer and its claim,
+ *       and a relay publishes it at least once, with publisher confirms, under a message id derived
+ *       from the claim (routing key {@code transfer.applied} or {@code deposit.applied}); unset (null
+ *       here), none.
  * </ul>
  */
 public record LedgerConfig(
@@ -67,7 +73,8 @@ public record LedgerConfig(
         ClaimMode claimMode,
         Queue queue,
         Integer adminPort,
-        String adminToken) {
+        String adminToken,
+        String eventsExchange) {
 
     /**
      * The transfer queue's settings; see the class comment. {@code haltEvery} is a fault for
@@ -192,7 +199,25 @@ public record LedgerConfig(
                 claimMode,
                 queue,
                 adminPort,
-                adminToken);
+                adminToken,
+                eventsExchange(flags, env, queue));
+    }
+
+    /** The events exchange, or null; it needs the broker of {@code LEDGER_AMQP_URL}. */
+    private static String eventsExchange(Map<String, String> flags, Map<String, String> env, Queue queue) {
+        String exchange = setting(flags, env, "events-exchange", "LEDGER_EVENTS_EXCHANGE", null);
+        if (exchange == null) {
+            return null;
+        }
+        if (queue == null) {
+            throw new IllegalArgumentException(
+                    "LEDGER_EVENTS_EXCHANGE (--events-exchange) needs LEDGER_AMQP_URL" + " (--amqp-url)");
+        }
+        if (!exchange.matches("[A-Za-z0-9_.-]{1,200}")) {
+            throw new IllegalArgumentException("LEDGER_EVENTS_EXCHANGE (--events-exchange) must be 1 to 200 letters,"
+                    + " digits, '.', '_' or '-', was '" + exchange + "'");
+        }
+        return exchange;
     }
 
     /** {@code 1000,2000,4000}: 1 to 10 delays of 1 ms to 1 hour each. */
@@ -286,7 +311,8 @@ public record LedgerConfig(
                 claimMode,
                 queue,
                 adminPort,
-                adminToken);
+                adminToken,
+                eventsExchange);
     }
 
     @Override
@@ -295,7 +321,7 @@ public record LedgerConfig(
         return "LedgerConfig[db=" + dbUrl + ", user=" + dbUser + ", schema=" + schema + ", port=" + port + ", tenants="
                 + tokens.values() + ", poolSize=" + poolSize + ", claimMode=" + claimMode
                 + (queue == null ? "" : ", queue=" + queue) + (adminPort == null ? "" : ", adminPort=" + adminPort)
-                + "]";
+                + (eventsExchange == null ? "" : ", eventsExchange=" + eventsExchange) + "]";
     }
 
     private static String setting(

@@ -49,6 +49,7 @@ public final class LedgerServer implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor;
     private final LedgerAdmin admin; // null without LEDGER_ADMIN_PORT
+    private final LedgerEvents events; // null without LEDGER_EVENTS_EXCHANGE
     /** What the admin routes take: LEDGER_ADMIN_TOKEN, or one made here (printed by {@link #announce}). */
     private final String adminToken;
 
@@ -59,6 +60,7 @@ public final class LedgerServer implements AutoCloseable {
         TransferQueue started = null;
         HttpServer http = null;
         LedgerAdmin operators = null;
+        LedgerEvents announced = null;
         try {
             migrate(pool, config.schema(), fresh);
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
@@ -89,7 +91,13 @@ public final class LedgerServer implements AutoCloseable {
                             Duration.ofSeconds(1),
                             config.payoutLookups(),
                             listener);
-            Ledger ledger = new Ledger(config.schema());
+            if (config.eventsExchange() != null) {
+                announced = LedgerEvents.start(
+                        config.queue().amqpUrl(), config.eventsExchange(), dsl, config.schema(), metrics);
+            }
+            Ledger ledger = announced == null
+                    ? new Ledger(config.schema())
+                    : new Ledger(config.schema(), announced.outbox(), config.eventsExchange());
             if (config.queue() != null && config.queue().demoSecret()) {
                 System.err.println("ledger: WARNING LEDGER_KEY_SECRET is unset: keys derived for queued intents without"
                         + " an id use the demo secret, which is public; set 64 hexadecimal digits of your own");
@@ -122,12 +130,16 @@ public final class LedgerServer implements AutoCloseable {
             if (http != null) {
                 http.stop(0);
             }
+            if (announced != null) {
+                announced.close();
+            }
             pool.close();
             throw e;
         }
         this.server = http;
         this.queue = started;
         this.admin = operators;
+        this.events = announced;
     }
 
     private static HikariDataSource pool(LedgerConfig config) {
@@ -297,6 +309,9 @@ public final class LedgerServer implements AutoCloseable {
             } catch (Exception e) {
                 System.err.println("could not stop the payout recoverer: " + e);
             }
+        }
+        if (events != null) {
+            events.close(); // before the pool: the relay marks the event it is publishing
         }
         pool.close();
     }

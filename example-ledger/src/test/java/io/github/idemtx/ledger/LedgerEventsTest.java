@@ -1,0 +1,166 @@
+package io.github.idemtx.ledger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
+import io.github.idemtx.core.IdempotencyKey;
+import io.github.idemtx.core.Scope;
+import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.db.testing.LocalBroker;
+import io.github.idemtx.db.testing.TestDatabase;
+import io.github.idemtx.jooq.outbox.Outbox;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Applied transfers and deposits announced on a RabbitMQ exchange through the library's outbox: one
+ * event per applied transfer, under the message id derived from its claim, none for a replay or a
+ * refused transfer.
+ */
+@DatabaseTest
+class LedgerEventsTest {
+
+    static final String TOKEN = "token-of-events";
+    static final String TENANT = "tenant-events";
+    static final String SUFFIX = UUID.randomUUID().toString().substring(0, 8);
+    static final String EXCHANGE = "ledger-events-test-" + SUFFIX;
+    static final String QUEUE = "ledger-transfers-events-test-" + SUFFIX;
+    static LedgerServer server;
+    static Connection broker;
+    static Channel channel;
+    static String events;
+
+    @BeforeAll
+    static void start() throws Exception {
+        LocalBroker.assumeAvailable();
+        server = LedgerServer.startFresh(LedgerFixture.args(
+                "events",
+                "--port=0",
+                "--tokens=" + TOKEN + "=" + TENANT,
+                "--amqp-url=" + LocalBroker.url(),
+                "--queue=" + QUEUE,
+                "--queue-consumers=1",
+                "--events-exchange=" + EXCHANGE));
+        broker = TransferQueue.factory(LocalBroker.url()).newConnection("ledger-events-test");
+        channel = broker.createChannel();
+        events = channel.queueDeclare("", false, true, true, null).getQueue();
+        channel.queueBind(events, EXCHANGE, "#");
+        LedgerHttpTest.server = server;
+        LedgerHttpTest.http = java.net.http.HttpClient.newHttpClient();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (server == null) {
+            return;
+        }
+        server.close();
+        LedgerHttpTest.server = null;
+        for (String q : new String[] {QUEUE, QUEUE + ".replies", QUEUE + ".dlq"}) {
+            channel.queueDelete(q);
+        }
+        channel.exchangeDelete(EXCHANGE);
+        broker.close();
+        LedgerFixture.dropSchema("events");
+    }
+
+    /** Reads the events queue until {@code n} messages came; fails after 60 s. */
+    static List<GetResponse> await(int n) throws Exception {
+        List<GetResponse> got = new ArrayList<>();
+        long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (got.size() < n) {
+            assertThat(System.nanoTime()).as("waiting for " + n + " events").isLessThan(until);
+            GetResponse r = channel.basicGet(events, true);
+            if (r == null) {
+                Thread.sleep(50);
+            } else {
+                got.add(r);
+            }
+        }
+        return got;
+    }
+
+    static int outboxRows(String name) {
+        TestDatabase db = TestDatabase.get();
+        try (var c = db.connect();
+                var ps = c.prepareStatement("SELECT count(*) FROM " + server.schema()
+                        + ".idempotency_outbox WHERE scope = ? AND name = ?")) {
+            ps.setString(1, TENANT);
+            ps.setString(2, name);
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void anAppliedTransferIsAnnouncedOnceUnderTheIdOfItsClaim() throws Exception {
+        String alice = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        String bob = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        String depositKey = LedgerHttpTest.key();
+        assertThat(LedgerHttpTest.post(TOKEN, depositKey, "/accounts/" + alice + "/deposits", "{\"amount\":\"50.00\"}")
+                        .status())
+                .isEqualTo(201);
+        String key = LedgerHttpTest.key();
+        String body = "{\"from\":\"" + alice + "\",\"to\":\"" + bob + "\",\"amount\":\"20.00\"}";
+
+        LedgerHttpTest.Reply first = LedgerHttpTest.post(TOKEN, key, "/transfers", body);
+        LedgerHttpTest.Reply retry = LedgerHttpTest.post(TOKEN, key, "/transfers", body);
+
+        assertThat(first.status()).isEqualTo(201);
+        assertThat(retry.header("Idempotent-Replayed")).isEqualTo("true");
+        List<GetResponse> got = await(2);
+        GetResponse deposit = got.get(0);
+        GetResponse transfer = got.get(1);
+        assertThat(deposit.getEnvelope().getRoutingKey()).isEqualTo("deposit.applied");
+        assertThat(deposit.getProps().getMessageId())
+                .isEqualTo(Outbox.messageId(Scope.of(TENANT), IdempotencyKey.of(depositKey), "deposit-applied")
+                        .toString());
+        assertThat(transfer.getEnvelope().getRoutingKey()).isEqualTo("transfer.applied");
+        assertThat(transfer.getProps().getMessageId())
+                .isEqualTo(Outbox.messageId(Scope.of(TENANT), IdempotencyKey.of(key), "transfer-applied")
+                        .toString());
+        JsonNode event = LedgerHttpTest.JSON.readTree(new String(transfer.getBody(), StandardCharsets.UTF_8));
+        assertThat(event.get("id").asText()).isEqualTo(first.json().get("id").asText());
+        assertThat(event.get("from").asText()).isEqualTo(alice);
+        assertThat(event.get("amount").asText()).isEqualTo("20.00");
+        assertThat(outboxRows("transfer-applied")).as("the replay added none").isEqualTo(1);
+    }
+
+    @Test
+    void aRefusedTransferAnnouncesNothing() throws Exception {
+        String carol = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        String dave = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        int before = outboxRows("transfer-applied");
+
+        LedgerHttpTest.Reply refused = LedgerHttpTest.post(
+                TOKEN,
+                LedgerHttpTest.key(),
+                "/transfers",
+                "{\"from\":\"" + carol + "\",\"to\":\"" + dave + "\",\"amount\":\"1.00\"}");
+
+        assertThat(refused.status()).isEqualTo(422);
+        assertThat(outboxRows("transfer-applied")).isEqualTo(before);
+    }
+
+    @Test
+    void theEventsExchangeNeedsTheBroker() {
+        assertThatThrownBy(() -> LedgerConfig.from(new String[] {"--events-exchange=x"}, Map.of()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("needs LEDGER_AMQP_URL");
+    }
+}
