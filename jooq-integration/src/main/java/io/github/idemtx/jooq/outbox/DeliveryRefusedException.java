@@ -10,6 +10,8 @@ public class DeliveryRefusedException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     /**
+     * A refusal with its reason.
+     *
      * @param message why the destination refused it, shown to operators
      */
     public DeliveryRefusedException(String message) {
@@ -17,6 +19,8 @@ public class DeliveryRefusedException extends RuntimeException {
     }
 
     /**
+     * A refusal with its reason and what the transport caught.
+     *
      * @param message why the destination refused it, shown to operators
      * @param cause what the transport caught
      */

@@ -168,6 +168,9 @@ public final class Outbox {
      * UUID of version 8 (RFC 9562) from the first 16 bytes of SHA-256 over the three, each
      * length-prefixed. The same in every version of the library and on every machine.
      *
+     * @param scope the claim's scope
+     * @param key the claim's key
+     * @param name the message's name within the claim
      * @throws NullPointerException if an argument is null
      */
     public static UUID messageId(Scope scope, IdempotencyKey key, String name) {
