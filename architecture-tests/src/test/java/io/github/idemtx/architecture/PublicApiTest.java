@@ -78,9 +78,10 @@ class PublicApiTest {
                             + files.stream().filter(PublicApiTest::isListing).toList() + " but not CHANGELOG.md");
                 }
             }
-        } else {
+        } else if (!git(root, "rev-parse", "--is-shallow-repository").equals(List.of("true"))) {
+            // a shallow clone may not reach back to it (as .ci/commit-subjects allows); a full one must
             assertThat(System.getenv("CI"))
-                    .as("under CI the clone holds the commit that began the gate, %s", GATE_BEGAN)
+                    .as("under CI a full clone holds the commit that began the gate, %s", GATE_BEGAN)
                     .isNull();
         }
         assertThat(problems)
