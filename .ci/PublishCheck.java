@@ -69,6 +69,8 @@ public final class PublishCheck {
         }
         for (String a : poms) {
             checkPom(repo, version, a, file(repo, a, version, ".pom"));
+            file(repo, a, version, "-cyclonedx.json");
+            file(repo, a, version, "-cyclonedx.xml");
         }
         Path bom = file(repo, "idemtx-bom", version, ".pom");
         if (bom != null) {
