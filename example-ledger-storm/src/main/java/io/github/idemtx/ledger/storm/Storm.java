@@ -2,6 +2,7 @@ package io.github.idemtx.ledger.storm;
 
 import io.github.idemtx.db.testing.FailoverCluster;
 import io.github.idemtx.db.testing.FailoverCluster.Replication;
+import io.github.idemtx.db.testing.LocalBroker;
 import io.github.idemtx.db.testing.LocalPostgres;
 import io.github.idemtx.db.testing.PatroniCluster;
 import io.github.idemtx.ledger.LedgerConfig;
@@ -192,6 +193,33 @@ public final class Storm {
         List<String> args = new ArrayList<>(Arrays.asList(ledgerArgs));
         args.add("--port=0");
         args.add("--tokens=" + tokenA + "=storm-tenant-a," + tokenB + "=storm-tenant-b");
+        // the ledger's events through the outbox, on an exchange and a queue of the storm's own: without a
+        // failover only (a promoted standby may lack a transfer whose event was already published)
+        java.util.Optional<String> noBroker =
+                cluster == null ? LocalBroker.unavailable() : java.util.Optional.of("a failover storm");
+        try (StormEvents events = noBroker.isPresent()
+                ? null
+                : StormEvents.declare(
+                        LocalBroker.url(), "ledger-storm-events-" + Long.toHexString(System.nanoTime()))) {
+            if (events == null) {
+                progress.println("storm: the ledger's events are off, not checked: " + noBroker.get());
+            } else {
+                args.addAll(events.ledgerArgs());
+            }
+            return runAgainstNewLedger(args, options, cluster, plan, events, tokenA, tokenB, progress);
+        }
+    }
+
+    private static StormReport runAgainstNewLedger(
+            List<String> args,
+            Options options,
+            FailoverTarget cluster,
+            FailoverPlan plan,
+            StormEvents events,
+            String tokenA,
+            String tokenB,
+            java.io.PrintStream progress)
+            throws Exception {
         try (LocalLedger ledger =
                 LocalLedger.start(LedgerConfig.from(args.toArray(String[]::new), System.getenv()), true)) {
             LedgerServer server = ledger.server();
@@ -212,6 +240,7 @@ public final class Storm {
                             server.schema(),
                             cluster,
                             plan,
+                            events,
                             Map.of(tokenA, "storm-tenant-a", tokenB, "storm-tenant-b"),
                             options,
                             progress)
@@ -226,7 +255,8 @@ public final class Storm {
     public static StormReport runAgainstRunningLedger(
             URI baseUrl, String token, Options options, java.io.PrintStream progress) throws Exception {
         progress.println("storm: ledger at " + baseUrl + ", " + options);
-        return new Storm(baseUrl, null, null, null, null, Map.of(token, "the token's tenant"), options, progress).run();
+        return new Storm(baseUrl, null, null, null, null, null, Map.of(token, "the token's tenant"), options, progress)
+                .run();
     }
 
     private final Options options;
@@ -237,6 +267,7 @@ public final class Storm {
     private final String schema; // the ledger's: its sessions are named after it
     private final StormChecks checks;
     private final FailoverDriver failovers; // null without --failover
+    private final StormEvents events; // null when the ledger's events are off
 
     private Storm(
             URI base,
@@ -244,6 +275,7 @@ public final class Storm {
             String schema,
             FailoverTarget cluster,
             FailoverPlan plan,
+            StormEvents events,
             Map<String, String> tokens,
             Options options,
             java.io.PrintStream progress) {
@@ -251,6 +283,7 @@ public final class Storm {
         this.progress = progress;
         this.db = db;
         this.schema = schema;
+        this.events = events;
         this.clients = new StormClients(base, tokens, options, tally, progress);
         this.checks = new StormChecks(clients, tally, db, schema, progress);
         this.failovers =
@@ -303,6 +336,9 @@ public final class Storm {
         StormReport.FailoverSummary failover = failovers == null ? null : failovers.afterFailovers(intents);
         Map<String, Boolean> invariants =
                 db == null ? checks.overHttp(intents) : checks.inDatabase(intents, transfersBefore);
+        if (events != null) {
+            events.check(db, schema, invariants, progress);
+        }
         Map<String, Long> library = new TreeMap<>(checks.libraryCounts());
         metricsBefore.forEach((k, v) -> library.merge(k, -v, Long::sum));
         if (!library.isEmpty()) {

@@ -3,6 +3,7 @@ package io.github.idemtx.ledger.storm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.idemtx.db.testing.DatabaseTest;
+import io.github.idemtx.db.testing.LocalBroker;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.ledger.LedgerServer;
@@ -29,6 +30,11 @@ class StormTest {
                     .isNotEmpty()
                     .allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
             assertThat(report.intents()).isEqualTo(800);
+            if (LocalBroker.unavailable().isEmpty() || System.getenv("CI") != null) {
+                assertThat(report.invariants())
+                        .as("the ledger's events were checked")
+                        .containsKey("no outbox message for an intent that did not commit (0)");
+            }
             assertThat(report.faults())
                     .as("connections were killed while it ran")
                     .isPositive();
