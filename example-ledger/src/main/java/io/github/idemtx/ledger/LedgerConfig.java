@@ -55,7 +55,9 @@ import java.util.Map;
  *       announced on, through the library's outbox: the event commits with the transfer and its claim,
  *       and a relay publishes it at least once, with publisher confirms, under a message id derived
  *       from the claim (routing key {@code transfer.applied} or {@code deposit.applied}); unset (null
- *       here), none.
+ *       here), none. {@code LEDGER_EVENTS_LEASE_MS} ({@code --events-lease-ms}, default 60000, the
+ *       library's): how long the relay holds a batch it leased; an event whose send or mark a lost
+ *       connection interrupted is sent again (same message id) once it passes.
  * </ul>
  */
 public record LedgerConfig(
@@ -74,7 +76,8 @@ public record LedgerConfig(
         Queue queue,
         Integer adminPort,
         String adminToken,
-        String eventsExchange) {
+        String eventsExchange,
+        java.time.Duration eventsLease) {
 
     /**
      * The transfer queue's settings; see the class comment. {@code haltEvery} is a fault for
@@ -200,7 +203,9 @@ public record LedgerConfig(
                 queue,
                 adminPort,
                 adminToken,
-                eventsExchange(flags, env, queue));
+                eventsExchange(flags, env, queue),
+                java.time.Duration.ofMillis(
+                        intSetting(flags, env, "events-lease-ms", "LEDGER_EVENTS_LEASE_MS", 60_000, 1_000, 3_600_000)));
     }
 
     /** The events exchange, or null; it needs the broker of {@code LEDGER_AMQP_URL}. */
@@ -312,7 +317,8 @@ public record LedgerConfig(
                 queue,
                 adminPort,
                 adminToken,
-                eventsExchange);
+                eventsExchange,
+                eventsLease);
     }
 
     @Override

@@ -35,8 +35,9 @@ final class LedgerEvents implements AutoCloseable {
         this.relay = relay;
     }
 
-    /** Declares the exchange (topic, durable) and starts the relay. */
-    static LedgerEvents start(String amqpUrl, String exchange, DSLContext dsl, String schema, MeterRegistry metrics)
+    /** Declares the exchange (topic, durable) and starts the relay, which leases its batches for {@code lease}. */
+    static LedgerEvents start(
+            String amqpUrl, String exchange, Duration lease, DSLContext dsl, String schema, MeterRegistry metrics)
             throws IOException {
         Connection connection;
         try {
@@ -59,6 +60,7 @@ final class LedgerEvents implements AutoCloseable {
                 .schema(schema)
                 .owner("ledger-" + java.util.UUID.randomUUID())
                 .pollInterval(Duration.ofMillis(200)) // a demo's latency; the library's default is 1 s
+                .lease(lease)
                 .listener(meters)
                 .build();
         relay.start();

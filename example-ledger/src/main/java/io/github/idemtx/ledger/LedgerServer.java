@@ -93,7 +93,12 @@ public final class LedgerServer implements AutoCloseable {
                             listener);
             if (config.eventsExchange() != null) {
                 announced = LedgerEvents.start(
-                        config.queue().amqpUrl(), config.eventsExchange(), dsl, config.schema(), metrics);
+                        config.queue().amqpUrl(),
+                        config.eventsExchange(),
+                        config.eventsLease(),
+                        dsl,
+                        config.schema(),
+                        metrics);
             }
             Ledger ledger = announced == null
                     ? new Ledger(config.schema())
