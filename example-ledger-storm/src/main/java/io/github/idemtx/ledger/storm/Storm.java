@@ -234,6 +234,9 @@ public final class Storm {
                                 + " job: the client retries with the same key; the report counts them as 5xx");
             }
             SideDatabase db = new SideDatabase(server.dbUrl(), server.dbUser(), server.dbPassword(), "storm");
+            if (events != null) {
+                events.startReadModel(db, server.schema());
+            }
             return new Storm(
                             URI.create("http://127.0.0.1:" + server.port()),
                             db,

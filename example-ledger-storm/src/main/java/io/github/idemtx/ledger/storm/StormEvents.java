@@ -3,7 +3,6 @@ package io.github.idemtx.ledger.storm;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
-import com.rabbitmq.client.GetResponse;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.util.HashMap;
@@ -32,6 +31,7 @@ final class StormEvents implements AutoCloseable {
     private final Connection connection;
     private final Channel channel;
     private final String queue;
+    private EventReadModel readModel; // once the ledger's schema is there
 
     private StormEvents(String amqpUrl, String exchange, Connection connection, Channel channel, String queue) {
         this.amqpUrl = amqpUrl;
@@ -70,13 +70,23 @@ final class StormEvents implements AutoCloseable {
         }
     }
 
-    /** The ledger's flags for its events: the broker, the exchange, and a transfer queue of the storm's own. */
+    /**
+     * The ledger's flags for its events: the broker, the exchange, a short lease (the relay's batches are
+     * small here), and a transfer queue of the storm's own.
+     */
     List<String> ledgerArgs() {
         return List.of(
                 "--amqp-url=" + amqpUrl,
                 "--events-exchange=" + exchange,
+                // an event whose mark a connection kill interrupted is sent again once its lease passes
+                "--events-lease-ms=3000",
                 "--queue=" + transferQueue,
                 "--queue-consumers=1");
+    }
+
+    /** Starts the read model's consumer on the queue, its table in the ledger's {@code schema}. */
+    void startReadModel(SideDatabase db, String schema) throws IOException, SQLException {
+        readModel = EventReadModel.start(db, schema, connection, queue);
     }
 
     /** The exchange's name. */
@@ -85,24 +95,30 @@ final class StormEvents implements AutoCloseable {
     }
 
     /**
-     * Waits until the relay has nothing pending (at most two minutes; what is still pending then fails
-     * the check below), reads the queue dry, and adds the checks to {@code results}.
+     * Waits until the relay has nothing pending and the read model has applied every message (at most two
+     * minutes in all; what is missing then fails the checks below), and adds the checks to {@code results}.
      */
     void check(SideDatabase db, String schema, Map<String, Boolean> results, java.io.PrintStream progress)
             throws SQLException, IOException, InterruptedException {
         String outbox = schema + ".idempotency_outbox WHERE destination = '" + exchange + "'";
-        long until = System.nanoTime() + DRAIN_NANOS;
+        long start = System.nanoTime();
+        long until = start + DRAIN_NANOS;
         long pending;
         while ((pending = db.count("SELECT count(*) FROM " + outbox + " AND status = 'pending'")) > 0
                 && System.nanoTime() < until) {
             Thread.sleep(200);
         }
-        Map<String, Integer> seen = new HashMap<>();
-        long deliveries = 0;
-        for (GetResponse r; (r = channel.basicGet(queue, true)) != null; ) {
-            deliveries++;
-            seen.merge(String.valueOf(r.getProps().getMessageId()), 1, Integer::sum);
+        double relayed = (System.nanoTime() - start) / 1e9;
+        // the read model has applied every message the outbox holds, and the queue is empty
+        while ((db.count("SELECT count(DISTINCT message_id) FROM " + schema + "." + EventReadModel.TABLE)
+                                < db.count("SELECT count(*) FROM " + outbox)
+                        || channel.messageCount(queue) > 0)
+                && System.nanoTime() < until) {
+            Thread.sleep(200);
         }
+        double waited = (System.nanoTime() - start) / 1e9;
+        Map<String, Integer> seen = new HashMap<>(readModel.seen);
+        long deliveries = readModel.deliveries.get();
         Set<String> transfers = db.strings("SELECT id FROM " + schema + ".transfer");
         Map<String, Integer> perTransfer = new HashMap<>();
         Set<String> messageIds = new HashSet<>();
@@ -127,12 +143,15 @@ final class StormEvents implements AutoCloseable {
         long redelivered = seen.values().stream().filter(n -> n > 1).count();
         progress.printf(
                 "storm: events: %d committed transfers, %d outbox messages (%d distinct ids, %d delivered, %d still"
-                        + " pending), %d deliveries on the queue (%d distinct ids, %d seen more than once)%n",
+                        + " pending after %.1f s, applied after %.1f s), %d deliveries on the queue (%d distinct ids, %d seen more than"
+                        + " once)%n",
                 transfers.size(),
                 rows,
                 messageIds.size(),
                 delivered.size(),
                 pending,
+                relayed,
+                waited,
                 deliveries,
                 seen.size(),
                 redelivered);
@@ -151,11 +170,30 @@ final class StormEvents implements AutoCloseable {
         results.put(
                 "every message on the events queue is an outbox message (" + foreign.size() + " others)",
                 foreign.isEmpty());
+        String model = schema + "." + EventReadModel.TABLE;
+        long rowsApplied = db.count("SELECT count(*) FROM " + model);
+        long appliedOnce = db.count("SELECT count(*) FROM (SELECT r.message_id FROM " + model + " r JOIN " + schema
+                + ".idempotency_outbox o ON o.message_id = r.message_id AND o.destination = '" + exchange + "'"
+                + " AND o.status = 'delivered' AND (convert_from(o.payload, 'UTF8')::jsonb ->> 'id')::uuid = r.transfer_id"
+                + " GROUP BY r.message_id HAVING count(*) = 1) x");
+        progress.printf(
+                "storm: read model: %d deliveries, %d requeued (a kill, or a copy still running), %d dead-lettered,"
+                        + " %d rows%n",
+                deliveries, readModel.requeued.get(), readModel.deadLettered.get(), rowsApplied);
+        results.put(
+                "the read model applied every delivered event exactly once (" + appliedOnce + " of " + delivered.size()
+                        + ", " + rowsApplied + " rows, " + readModel.deadLettered.get() + " dead-lettered)",
+                appliedOnce == delivered.size()
+                        && rowsApplied == delivered.size()
+                        && readModel.deadLettered.get() == 0);
     }
 
     /** Deletes the queues (the storm's and the ledger's transfer queue) and the exchange. */
     @Override
     public void close() {
+        if (readModel != null) {
+            readModel.close();
+        }
         try {
             for (String q : new String[] {queue, transferQueue, transferQueue + ".replies", transferQueue + ".dlq"}) {
                 channel.queueDelete(q);
