@@ -58,6 +58,9 @@ import java.util.Map;
  *       here), none. {@code LEDGER_EVENTS_LEASE_MS} ({@code --events-lease-ms}, default 60000, the
  *       library's): how long the relay holds a batch it leased; an event whose send or mark a lost
  *       connection interrupted is sent again (same message id) once it passes.
+ *       {@code LEDGER_EVENTS_POLL_MS} ({@code --events-poll-ms}, default 200, a demo's latency; the
+ *       library's is 1000): the relay's pause between polls that found less than a batch, so also
+ *       between two events of one account (one per ordering key per poll).
  * </ul>
  */
 public record LedgerConfig(
@@ -77,7 +80,8 @@ public record LedgerConfig(
         Integer adminPort,
         String adminToken,
         String eventsExchange,
-        java.time.Duration eventsLease) {
+        java.time.Duration eventsLease,
+        java.time.Duration eventsPoll) {
 
     /**
      * The transfer queue's settings; see the class comment. {@code haltEvery} is a fault for
@@ -205,7 +209,9 @@ public record LedgerConfig(
                 adminToken,
                 eventsExchange(flags, env, queue),
                 java.time.Duration.ofMillis(
-                        intSetting(flags, env, "events-lease-ms", "LEDGER_EVENTS_LEASE_MS", 60_000, 1_000, 3_600_000)));
+                        intSetting(flags, env, "events-lease-ms", "LEDGER_EVENTS_LEASE_MS", 60_000, 1_000, 3_600_000)),
+                java.time.Duration.ofMillis(
+                        intSetting(flags, env, "events-poll-ms", "LEDGER_EVENTS_POLL_MS", 200, 10, 60_000)));
     }
 
     /** The events exchange, or null; it needs the broker of {@code LEDGER_AMQP_URL}. */
@@ -318,7 +324,8 @@ public record LedgerConfig(
                 adminPort,
                 adminToken,
                 eventsExchange,
-                eventsLease);
+                eventsLease,
+                eventsPoll);
     }
 
     @Override

@@ -35,9 +35,15 @@ final class LedgerEvents implements AutoCloseable {
         this.relay = relay;
     }
 
-    /** Declares the exchange (topic, durable) and starts the relay, which leases its batches for {@code lease}. */
+    /** Declares the exchange (topic, durable) and starts the relay: it polls every {@code poll} and leases its batches for {@code lease}. */
     static LedgerEvents start(
-            String amqpUrl, String exchange, Duration lease, DSLContext dsl, String schema, MeterRegistry metrics)
+            String amqpUrl,
+            String exchange,
+            Duration lease,
+            Duration poll,
+            DSLContext dsl,
+            String schema,
+            MeterRegistry metrics)
             throws IOException {
         Connection connection;
         try {
@@ -59,7 +65,7 @@ final class LedgerEvents implements AutoCloseable {
         OutboxRelay relay = OutboxRelay.builder(dsl, transport)
                 .schema(schema)
                 .owner("ledger-" + java.util.UUID.randomUUID())
-                .pollInterval(Duration.ofMillis(200)) // a demo's latency; the library's default is 1 s
+                .pollInterval(poll) // 200 ms by default, a demo's latency; the library's default is 1 s
                 .lease(lease)
                 .listener(meters)
                 .build();

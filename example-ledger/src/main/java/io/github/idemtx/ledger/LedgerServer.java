@@ -96,6 +96,7 @@ public final class LedgerServer implements AutoCloseable {
                         config.queue().amqpUrl(),
                         config.eventsExchange(),
                         config.eventsLease(),
+                        config.eventsPoll(),
                         dsl,
                         config.schema(),
                         metrics);
