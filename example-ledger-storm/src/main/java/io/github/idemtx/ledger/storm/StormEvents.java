@@ -80,6 +80,8 @@ final class StormEvents implements AutoCloseable {
                 "--events-exchange=" + exchange,
                 // an event whose mark a connection kill interrupted is sent again once its lease passes
                 "--events-lease-ms=3000",
+                // one event per account and poll (their ordering key): the drain at the end takes fewer polls
+                "--events-poll-ms=50",
                 "--queue=" + transferQueue,
                 "--queue-consumers=1");
     }
