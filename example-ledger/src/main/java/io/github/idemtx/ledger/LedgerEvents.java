@@ -47,7 +47,8 @@ final class LedgerEvents implements AutoCloseable {
             throws IOException {
         Connection connection;
         try {
-            connection = TransferQueue.factory(amqpUrl).newConnection("ledger-events");
+            connection = TransferQueue.factory(amqpUrl)
+                    .newConnection("ledger-events " + exchange); // named so an operator can tell it
         } catch (TimeoutException e) {
             throw new IOException("the broker of LEDGER_AMQP_URL did not answer", e);
         }

@@ -327,11 +327,19 @@ public final class Storm {
                         tally.conflicts.get());
             }
         });
+        Thread brokerFault = events == null
+                ? null
+                : Thread.ofPlatform()
+                        .name("storm-broker-fault")
+                        .start(() -> events.closeConnectionsMidway(running, done, intents.size(), progress));
         try {
             clients.perform(intents, done);
         } finally {
             running.set(false);
             faultInjector.join();
+            if (brokerFault != null) {
+                brokerFault.join();
+            }
             reporter.interrupt();
         }
         double seconds = (System.nanoTime() - start) / 1e9;

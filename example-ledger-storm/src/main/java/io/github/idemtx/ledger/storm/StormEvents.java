@@ -32,6 +32,8 @@ final class StormEvents implements AutoCloseable {
     private final Channel channel;
     private final String queue;
     private EventReadModel readModel; // once the ledger's schema is there
+    private final java.util.concurrent.atomic.AtomicInteger brokerCloses =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     private StormEvents(String amqpUrl, String exchange, Connection connection, Channel channel, String queue) {
         this.amqpUrl = amqpUrl;
@@ -52,7 +54,7 @@ final class StormEvents implements AutoCloseable {
         }
         Connection connection;
         try {
-            connection = factory.newConnection("ledger-storm-events");
+            connection = factory.newConnection("ledger-storm-events " + exchange);
         } catch (TimeoutException e) {
             throw new IOException("the broker did not answer", e);
         }
@@ -89,6 +91,51 @@ final class StormEvents implements AutoCloseable {
     /** Starts the read model's consumer on the queue, its table in the ledger's {@code schema}. */
     void startReadModel(SideDatabase db, String schema) throws IOException, SQLException {
         readModel = EventReadModel.start(db, schema, connection, queue);
+    }
+
+    /**
+     * Once {@code done} reaches half of {@code total} (unless the load ended first), has the broker close
+     * this run's connections: the ledger's events connection (its relay's) and the read model's, found by
+     * the exchange in their names ({@code rabbitmqctl}; without it, says so and does nothing). Both
+     * recover by themselves; what was unconfirmed or unacknowledged is sent or delivered again.
+     */
+    void closeConnectionsMidway(
+            java.util.concurrent.atomic.AtomicBoolean running,
+            java.util.concurrent.atomic.AtomicInteger done,
+            int total,
+            java.io.PrintStream progress) {
+        while (running.get() && done.get() < total / 2) {
+            ChildProcesses.sleep(50);
+        }
+        if (!running.get()) {
+            return;
+        }
+        try {
+            String listing = rabbitmqctl("-q", "list_connections", "pid", "client_properties");
+            for (String line : listing.split("\n")) {
+                if (line.contains(exchange + "\"") || line.contains(exchange + ">>")) {
+                    String pid = line.substring(0, line.indexOf('\t')).trim();
+                    rabbitmqctl("close_connection", pid, "storm: a broker fault");
+                    brokerCloses.incrementAndGet();
+                }
+            }
+            progress.println("storm: the broker closed " + brokerCloses.get() + " events connections mid-load");
+        } catch (IOException | RuntimeException e) {
+            progress.println("storm: could not have the broker close the events connections: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static String rabbitmqctl(String... args) throws IOException, InterruptedException {
+        List<String> command = new java.util.ArrayList<>(List.of("rabbitmqctl"));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new IOException(String.join(" ", command) + " failed: " + out.strip());
+        }
+        return out;
     }
 
     /** The exchange's name. */
@@ -180,8 +227,8 @@ final class StormEvents implements AutoCloseable {
                 + " GROUP BY r.message_id HAVING count(*) = 1) x");
         progress.printf(
                 "storm: read model: %d deliveries, %d requeued (a kill, or a copy still running), %d dead-lettered,"
-                        + " %d rows%n",
-                deliveries, readModel.requeued.get(), readModel.deadLettered.get(), rowsApplied);
+                        + " %d rows; %d events connections closed by the broker mid-load%n",
+                deliveries, readModel.requeued.get(), readModel.deadLettered.get(), rowsApplied, brokerCloses.get());
         results.put(
                 "the read model applied every delivered event exactly once (" + appliedOnce + " of " + delivered.size()
                         + ", " + rowsApplied + " rows, " + readModel.deadLettered.get() + " dead-lettered)",
