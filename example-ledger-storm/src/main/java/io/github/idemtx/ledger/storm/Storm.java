@@ -34,7 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>This class runs a storm from start to end; each job is a class of its own: the flags
  * ({@link StormFlags}), the clients ({@link StormClients}, counting into a {@link StormTally}),
  * the faults ({@link ConnectionKiller}, or {@link FailoverDriver} with {@code --failover}), the
- * invariants ({@link StormChecks}) and the report ({@link StormReport}). {@code storm --payouts} is
+ * invariants ({@link StormChecks}) and the report ({@link StormReport}); with a broker, the
+ * ledger's events, a read model applying them and the broker's closes ({@link StormEvents},
+ * {@link EventReadModel}). {@code storm --payouts} is
  * {@link PayoutStorm}; {@code storm --queue}, intents through RabbitMQ, is {@link QueueStorm}.
  */
 public final class Storm {
