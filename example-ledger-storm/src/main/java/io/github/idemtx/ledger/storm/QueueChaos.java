@@ -38,6 +38,7 @@ final class QueueChaos {
     final AtomicInteger haltsBeforeAnswer = new AtomicInteger();
     final AtomicInteger haltsBeforeAck = new AtomicInteger();
     final AtomicInteger restarts = new AtomicInteger();
+    private volatile List<String> eventArgs = List.of();
     final List<String> unexpectedExits = java.util.Collections.synchronizedList(new ArrayList<>());
     final List<String> closeFailures = java.util.Collections.synchronizedList(new ArrayList<>());
 
@@ -65,11 +66,13 @@ final class QueueChaos {
         }
     }
 
+    /** The ledger's events flags ({@link StormEvents#exchangeArgs}) for the processes started from now on. */
+    void announceOn(List<String> args) {
+        eventArgs = List.copyOf(args);
+    }
+
     private Process spawnConsumer(int i) throws IOException {
-        consumers[i] = ChildProcesses.spawn(
-                "queue-ledger-" + i,
-                "io.github.idemtx.ledger.LedgerServer",
-                options.db(),
+        List<String> args = new ArrayList<>(List.of(
                 "--port=" + ports[i],
                 "--schema=" + options.schema(),
                 "--tokens=" + QueueStorm.TOKEN + "=" + QueueStorm.TENANT,
@@ -79,7 +82,10 @@ final class QueueChaos {
                 "--queue-consumers=4",
                 "--queue-prefetch=8",
                 "--queue-fault-halt-every=" + options.haltEvery(),
-                "--key-secret=" + QueueStorm.KEY_SECRET);
+                "--key-secret=" + QueueStorm.KEY_SECRET));
+        args.addAll(eventArgs);
+        consumers[i] = ChildProcesses.spawn(
+                "queue-ledger-" + i, "io.github.idemtx.ledger.LedgerServer", options.db(), args.toArray(String[]::new));
         killed[i] = false;
         return consumers[i];
     }

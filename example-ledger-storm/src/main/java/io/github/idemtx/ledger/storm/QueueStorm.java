@@ -229,6 +229,7 @@ public final class QueueStorm {
     private final Options options;
     private final java.io.PrintStream progress;
     private final SideDatabase db;
+    private StormEvents events; // the consumers' events: every run has a broker
     private final QueueChaos chaos;
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
@@ -271,11 +272,18 @@ public final class QueueStorm {
                     setup.queueDelete(q);
                 }
             }
+            // the consumers announce what they apply; their relays die with them (SIGKILL) and lose their
+            // broker connections with everyone's
+            events =
+                    StormEvents.declare(options.amqpUrl(), "queue-storm-events-" + Long.toHexString(System.nanoTime()));
+            chaos.announceOn(events.exchangeArgs());
             try {
                 chaos.start();
+                events.startReadModel(db, options.schema());
                 return storm(connection, start);
             } finally {
                 chaos.stop();
+                events.close();
                 try (Channel teardown = connection.createChannel()) {
                     for (String q :
                             new String[] {options.queue(), options.queue() + ".replies", options.queue() + ".dlq"}) {
@@ -608,6 +616,7 @@ public final class QueueStorm {
                         + " applied transfers match their intents)",
                 asDesigned);
         StormChecks.books(db, options.schema(), results);
+        events.check(db, options.schema(), results, progress);
         results.put(
                 "every consumer exit was a kill or a halt between commit and acknowledgement " + chaos.unexpectedExits,
                 chaos.unexpectedExits.isEmpty());

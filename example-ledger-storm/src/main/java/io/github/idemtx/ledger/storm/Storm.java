@@ -207,6 +207,7 @@ public final class Storm {
                 progress.println("storm: the ledger's events are off, not checked: " + noBroker.get());
             } else {
                 args.addAll(events.ledgerArgs());
+                args.addAll(events.transferQueueArgs());
             }
             return runAgainstNewLedger(args, options, cluster, plan, events, tokenA, tokenB, progress);
         }

@@ -73,19 +73,24 @@ final class StormEvents implements AutoCloseable {
     }
 
     /**
-     * The ledger's flags for its events: the broker, the exchange, a short lease (the relay's batches are
-     * small here), and a transfer queue of the storm's own.
+     * The ledger's flags for its events: the broker, the exchange, a short lease (an event whose mark a
+     * kill interrupted is sent again once its lease passes) and fast polls (one event per account and
+     * poll, their ordering key: the drain at the end takes fewer polls).
      */
     List<String> ledgerArgs() {
-        return List.of(
-                "--amqp-url=" + amqpUrl,
-                "--events-exchange=" + exchange,
-                // an event whose mark a connection kill interrupted is sent again once its lease passes
-                "--events-lease-ms=3000",
-                // one event per account and poll (their ordering key): the drain at the end takes fewer polls
-                "--events-poll-ms=50",
-                "--queue=" + transferQueue,
-                "--queue-consumers=1");
+        List<String> args = new java.util.ArrayList<>(List.of("--amqp-url=" + amqpUrl));
+        args.addAll(exchangeArgs());
+        return args;
+    }
+
+    /** {@link #ledgerArgs} without the broker's URL, for a ledger given it already. */
+    List<String> exchangeArgs() {
+        return List.of("--events-exchange=" + exchange, "--events-lease-ms=3000", "--events-poll-ms=50");
+    }
+
+    /** A transfer queue of the storm's own, for a ledger that needs one to reach the broker ({@link Storm}'s). */
+    List<String> transferQueueArgs() {
+        return List.of("--queue=" + transferQueue, "--queue-consumers=1");
     }
 
     /** Starts the read model's consumer on the queue, its table in the ledger's {@code schema}. */
@@ -168,7 +173,9 @@ final class StormEvents implements AutoCloseable {
         double waited = (System.nanoTime() - start) / 1e9;
         Map<String, Integer> seen = new HashMap<>(readModel.seen);
         long deliveries = readModel.deliveries.get();
-        Set<String> transfers = db.strings("SELECT id FROM " + schema + ".transfer");
+        // deposits and transfers are announced; a payout's movements are not (an ExternalEffect's writes)
+        Set<String> transfers =
+                db.strings("SELECT id FROM " + schema + ".transfer WHERE kind IN ('deposit', 'transfer')");
         Map<String, Integer> perTransfer = new HashMap<>();
         Set<String> messageIds = new HashSet<>();
         Set<String> delivered = new HashSet<>();
@@ -227,8 +234,12 @@ final class StormEvents implements AutoCloseable {
                 + " GROUP BY r.message_id HAVING count(*) = 1) x");
         progress.printf(
                 "storm: read model: %d deliveries, %d requeued (a kill, or a copy still running), %d dead-lettered,"
-                        + " %d rows; %d events connections closed by the broker mid-load%n",
-                deliveries, readModel.requeued.get(), readModel.deadLettered.get(), rowsApplied, brokerCloses.get());
+                        + " %d rows%s%n",
+                deliveries,
+                readModel.requeued.get(),
+                readModel.deadLettered.get(),
+                rowsApplied,
+                brokerCloses.get() == 0 ? "" : "; " + brokerCloses.get() + " events connections closed mid-load");
         results.put(
                 "the read model applied every delivered event exactly once (" + appliedOnce + " of " + delivered.size()
                         + ", " + rowsApplied + " rows, " + readModel.deadLettered.get() + " dead-lettered)",
