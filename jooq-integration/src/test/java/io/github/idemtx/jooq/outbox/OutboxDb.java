@@ -1,58 +1,36 @@
 package io.github.idemtx.jooq.outbox;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
-import io.github.idemtx.db.ClaimPartitions;
-import io.github.idemtx.db.IdempotencySchema;
 import io.github.idemtx.db.testing.TestDatabase;
-import io.github.idemtx.jooq.ClaimMode;
 import io.github.idemtx.jooq.IdempotentTransaction;
-import java.time.Instant;
+import io.github.idemtx.jooq.support.Db;
 import java.util.UUID;
 import org.jooq.DSLContext;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
-import org.jspecify.annotations.Nullable;
 
 /**
- * The outbox tests' database: the JVM's test database, migrated in this run's claim table layout
- * (plain, or partitioned by key day in the {@code partitioned} execution: the outbox table is the
- * same either way), and a small pool of its own.
+ * The outbox tests' database: the shared test database of {@link Db} (the JVM's own, migrated in this
+ * run's claim table layout, plain or partitioned by key day: the outbox table is the same either way,
+ * and its pool), with the outbox's own helpers.
  */
 final class OutboxDb {
 
-    static final TestDatabase DATABASE = TestDatabase.get();
-    static final String SCHEMA = DATABASE.schema();
-    static final HikariDataSource POOL = DATABASE.newPool(12);
-    static final DSLContext DSL_CONTEXT = DSL.using(POOL, SQLDialect.POSTGRES);
-    static final boolean PARTITIONED = "partitioned".equals(System.getProperty("idemtx.test.layout", ""));
-    static final @Nullable ClaimPartitions PARTITIONS =
-            PARTITIONED ? ClaimPartitions.byKeyDay(POOL).schema(SCHEMA).build() : null;
+    static final TestDatabase DATABASE = Db.DATABASE;
+    static final String SCHEMA = Db.SCHEMA;
+    static final DSLContext DSL_CONTEXT = Db.DSL_CONTEXT;
 
     static {
-        try (HikariDataSource direct = DATABASE.newServerPool(2)) {
-            if (PARTITIONED) {
-                ClaimPartitions.byKeyDay(direct).schema(SCHEMA).build().migrate();
-            } else {
-                IdempotencySchema.migrate(direct, SCHEMA);
-            }
-        }
         DSL_CONTEXT.execute("CREATE TABLE IF NOT EXISTS " + SCHEMA + ".outbox_effect ("
                 + " id bigserial PRIMARY KEY, scope text NOT NULL, idem_key text NOT NULL)");
     }
 
     private OutboxDb() {}
 
+    /** The run's claim order and layout, as {@link Db#builder} gives them. */
     static IdempotentTransaction<String> transactions() {
-        String mode = System.getProperty("idemtx.test.claimMode", "");
-        IdempotentTransaction.Builder<String> b = IdempotentTransaction.builder(DSL_CONTEXT, ResultCodec.utf8())
-                .schema(SCHEMA)
-                .claimMode(mode.isBlank() ? IdempotentTransaction.DEFAULT_CLAIM_MODE : ClaimMode.valueOf(mode));
-        ClaimPartitions p = PARTITIONS;
-        return p == null ? b.build() : b.partitions(p).build();
+        return Db.builder(DSL_CONTEXT, ResultCodec.utf8()).schema(SCHEMA).build();
     }
 
     static Outbox outbox() {
@@ -68,13 +46,11 @@ final class OutboxDb {
     }
 
     static IdempotencyKey freshKey() {
-        return PARTITIONED
-                ? ClaimPartitions.key(Instant.now(), UUID.randomUUID().toString())
-                : IdempotencyKey.random();
+        return Db.freshKey();
     }
 
     static Fingerprint fingerprint(String request) {
-        return Fingerprint.sha256(request);
+        return Db.fingerprint(request);
     }
 
     static void writeEffect(DSLContext tx, Scope scope, IdempotencyKey key) {
