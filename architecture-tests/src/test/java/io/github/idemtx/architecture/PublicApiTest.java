@@ -32,7 +32,7 @@ class PublicApiTest {
     @ParameterizedTest(name = "{0}")
     @FieldSource("MODULES")
     void theApiIsTheCommittedOne(PublicApi module) throws IOException {
-        Path listing = root().resolve(module.listing());
+        Path listing = Repository.root().resolve(module.listing());
         String actual = module.render();
         if (Boolean.getBoolean("idemtx.api.update")) {
             Files.createDirectories(listing.getParent());
@@ -57,7 +57,7 @@ class PublicApiTest {
      */
     @Test
     void everyCommitThatChangesTheApiSaysSoInTheChangelog() throws Exception {
-        Path root = root();
+        Path root = Repository.root();
         if (!Files.exists(root.resolve(".git"))) {
             assertThat(System.getenv("CI"))
                     .as("under CI the build runs in a git clone, where the changelog rule can be checked")
@@ -94,7 +94,7 @@ class PublicApiTest {
         Set<Path> expected = new LinkedHashSet<>();
         MODULES.forEach(m -> expected.add(m.listing()));
         Set<Path> found = new LinkedHashSet<>();
-        Path root = root();
+        Path root = Repository.root();
         try (var dirs = Files.list(root)) {
             for (Path dir : dirs.toList()) {
                 Path api = dir.resolve("api");
@@ -155,9 +155,5 @@ class PublicApiTest {
             throw new IllegalStateException("git " + String.join(" ", args) + " did not end within 60 s");
         }
         return out.lines().filter(l -> !l.isBlank()).toList();
-    }
-
-    private static Path root() {
-        return Repository.root();
     }
 }
