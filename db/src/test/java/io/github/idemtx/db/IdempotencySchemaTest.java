@@ -24,7 +24,7 @@ class IdempotencySchemaTest {
     void createsTheClaimTableInTheNamedSchemaWithItsOwnHistoryTable() throws Exception {
         String schema = db.schema() + "_own";
         try (HikariDataSource ds = db.newPool(2)) {
-            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(6);
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(7);
             assertThat(tables(schema))
                     .contains("idempotency_claim", "idempotency_outbox", "idempotency_schema_history");
             assertThat(IdempotencySchema.migrate(ds, schema))
@@ -58,7 +58,7 @@ class IdempotencySchemaTest {
         db.execute("CREATE TABLE " + schema + ".flyway_schema_history (installed_rank int primary key)");
         db.execute("CREATE TABLE " + schema + ".accounts (id bigint primary key)");
         try (HikariDataSource ds = db.newPool(2)) {
-            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(6);
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(7);
             assertThat(tables(schema))
                     .contains("accounts", "flyway_schema_history", "idempotency_claim", "idempotency_schema_history");
         } finally {
@@ -75,7 +75,7 @@ class IdempotencySchemaTest {
                         + " connection: migrations go straight to the server (docs/poolers.md)");
         String schema = db.schema() + "_state";
         try (HikariDataSource ds = db.newPool(8)) {
-            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(6);
+            assertThat(IdempotencySchema.migrate(ds, schema)).isEqualTo(7);
             assertThat(db.leftoverSessionState(ds)).isEmpty();
         } finally {
             db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
@@ -105,8 +105,8 @@ class IdempotencySchemaTest {
                             + " ('s', 'running', decode(repeat('00', 32), 'hex'), 0, NULL, '2026-01-01 10:00:00+00', NULL, '2026-01-02 10:00:00+00')");
 
             assertThat(IdempotencySchema.migrate(ds, schema))
-                    .as("V2, V3, V4, V5 and V7")
-                    .isEqualTo(5);
+                    .as("V2, V3, V4, V5, V7 and V8")
+                    .isEqualTo(6);
 
             assertThat(query(
                             "SELECT idem_key || ' ' || to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM "

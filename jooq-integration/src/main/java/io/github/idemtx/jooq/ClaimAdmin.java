@@ -141,7 +141,8 @@ public final class ClaimAdmin {
      * {@return up to {@code limit} claims in {@code state}, oldest first, after the page that
      * {@code after} ended; {@link Page#next()} continues it}
      *
-     * @param state {@link ClaimView.State#IN_FLIGHT} or {@link ClaimView.State#NEEDS_RECONCILIATION}
+     * @param state {@link ClaimView.State#IN_FLIGHT}, {@link ClaimView.State#NEEDS_RECONCILIATION} or
+     *     {@link ClaimView.State#SENT}
      * @param effect only this effect's claims; null for every effect's
      * @param limit from 1 to {@value #MAX_PAGE}
      * @param after null for the first page, or the {@link Page#next()} of the page before
@@ -154,8 +155,9 @@ public final class ClaimAdmin {
         ClaimState stored = switch (state) {
             case IN_FLIGHT -> ClaimState.IN_FLIGHT;
             case NEEDS_RECONCILIATION -> ClaimState.NEEDS_RECONCILIATION;
+            case SENT -> ClaimState.SENT;
             default ->
-                throw new IllegalArgumentException("only in_flight and needs_reconciliation claims are listed,"
+                throw new IllegalArgumentException("only in_flight, needs_reconciliation and sent claims are listed,"
                         + " was " + state.tag() + "; look a settled claim up by its scope and key");
         };
         if (limit < 1 || limit > MAX_PAGE) {

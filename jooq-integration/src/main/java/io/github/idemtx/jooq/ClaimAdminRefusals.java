@@ -75,6 +75,9 @@ final class ClaimAdminRefusals {
                 "it is in flight: its call is running or the recoverer will look it up"
                         + (claim.nextLookupAt() == null ? "" : " at " + claim.nextLookupAt())
                         + "; it can be resolved once it needs reconciliation";
+            case SENT ->
+                "it was sent to a remote that takes no key: its outcome is read from the remote's statement"
+                        + " (StatementReconciliation); it can be resolved once it needs reconciliation";
             case COMPLETED, FAILED ->
                 "it is settled already (" + claim.state().tag() + " at " + claim.completedAt()
                         + "); forget it first if that answer is wrong";
@@ -111,6 +114,9 @@ final class ClaimAdminRefusals {
             case NEEDS_RECONCILIATION ->
                 "it needs reconciliation: forgetting it could send the remote request again;"
                         + " resolve it as applied or refused first";
+            case SENT ->
+                "it was sent to a remote that takes no key, and its statement has not settled it: forgetting it"
+                        + " could pay twice; apply the statement first";
             case RUNNING -> "its work is running (a claim of schema version 1)";
             default -> "it is " + claim.state().tag();
         };

@@ -99,7 +99,13 @@ public record ClaimView(
          */
         NEEDS_RECONCILIATION,
         /** A claim whose work is running, written only by version 1 of the schema's function (a rolling upgrade). */
-        RUNNING;
+        RUNNING,
+        /**
+         * An effect {@link StatementSettlement settled by statement} sent without a definite answer:
+         * its outcome is read from the remote's statement ({@link StatementReconciliation}). Never
+         * expires; retries get {@code Unknown}.
+         */
+        SENT;
 
         /** {@return the lower-case name ({@code needs_reconciliation}), as endpoints and metrics spell it} */
         public String tag() {

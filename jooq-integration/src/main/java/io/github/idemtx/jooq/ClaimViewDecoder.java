@@ -110,6 +110,7 @@ final class ClaimViewDecoder {
             case FAILED -> ClaimView.State.FAILED;
             case IN_FLIGHT -> ClaimView.State.IN_FLIGHT;
             case NEEDS_RECONCILIATION -> ClaimView.State.NEEDS_RECONCILIATION;
+            case SENT -> ClaimView.State.SENT;
         };
     }
 

@@ -191,7 +191,12 @@ public final class EffectRecovery<R> {
         /** An error (logged); tried again on the lookup schedule. */
         FAILED,
         /** Not settled: the pass was stopped, and the claim's lease ended at once for the next recoverer. */
-        HANDED_BACK;
+        HANDED_BACK,
+        /**
+         * Settled by statement: sent (again) without a definite answer; its outcome is read from the
+         * remote's statement ({@link StatementReconciliation}).
+         */
+        AWAITING_STATEMENT;
 
         /** {@return the lower-case name, as logs and the {@code idemtx.recovery.*} meters show it: {@code lost_fence}} */
         public String tag() {
@@ -214,6 +219,7 @@ public final class EffectRecovery<R> {
                 case LOST_FENCE -> LOST_FENCE;
                 case FAILED -> FAILED;
                 case HANDED_BACK -> HANDED_BACK;
+                case AWAITING_STATEMENT -> AWAITING_STATEMENT;
             };
         }
     }

@@ -135,6 +135,7 @@ public final class ExternalEffect<R, T> {
     private final EffectFlow<R, T> flow;
     private final Listeners listeners;
     private final EffectRecovery<R> recovery;
+    private final @Nullable StatementReconciliation<R, T> statements;
 
     private ExternalEffect(Builder<R, T> b) {
         this.name = b.name;
@@ -156,8 +157,10 @@ public final class ExternalEffect<R, T> {
                 b.lease,
                 b.lookupSchedule,
                 b.readAfterWrite ? Absent.NOT_APPLIED : Absent.UNKNOWN,
+                b.statement,
                 listeners);
         this.recovery = new EffectRecovery<>(b.name, flow);
+        this.statements = b.statement == null ? null : new StatementReconciliation<>(b.name, flow);
     }
 
     /**
@@ -275,6 +278,22 @@ public final class ExternalEffect<R, T> {
      */
     public EffectRecovery<R> recovery() {
         return recovery;
+    }
+
+    /**
+     * {@return the reconciliation of this effect's claims with the remote's statements}: statements
+     * applied, the claims awaiting one, the flagged lines and an operator's handling of them; one per
+     * effect, thread-safe.
+     *
+     * @throws IllegalStateException if the effect is not {@link Builder#settledByStatement settled by
+     *     statement}
+     */
+    public StatementReconciliation<R, T> statements() {
+        if (statements == null) {
+            throw new IllegalStateException("the effect " + name + " is not settled by statement:"
+                    + " build it with settledByStatement(...) to reconcile it with statements");
+        }
+        return statements;
     }
 
     /**
@@ -400,6 +419,7 @@ public final class ExternalEffect<R, T> {
         private Duration lease = DEFAULT_LEASE;
         private List<Duration> lookupSchedule = DEFAULT_LOOKUP_SCHEDULE;
         private boolean readAfterWrite;
+        private @Nullable StatementSettlement<R, T> statement;
         private final List<TransactionDetector> detectors = new ArrayList<>();
         private final List<IdempotencyListener<?>> listeners = new ArrayList<>();
 
@@ -501,6 +521,24 @@ public final class ExternalEffect<R, T> {
         }
 
         /**
+         * Settles the effect by the remote's statement, for a remote that takes no idempotency key and
+         * answers no lookup ({@link StatementSettlement}): each send is marked first, {@link
+         * Remote#lookup} is never called, and a claim sent without a definite reply is settled by
+         * {@link ExternalEffect#statements()}, never by time. The remote must send {@link
+         * Remote.Intent#downstreamKey()} as the payment's reference. The lookup schedule then paces
+         * only the recoverer's retries of sends that failed before they went out. Default: none, the
+         * remote deduplicates by key and answers lookups.
+         *
+         * @param settlement the settlement's lag, amounts, result and policy for absent claims
+         * @return this builder
+         * @throws NullPointerException if {@code settlement} is null
+         */
+        public Builder<R, T> settledByStatement(StatementSettlement<R, T> settlement) {
+            this.statement = Objects.requireNonNull(settlement, "settlement must not be null");
+            return this;
+        }
+
+        /**
          * Adds a transaction detector (see {@link TransactionDetector}), used to refuse calls inside a
          * caller's transaction.
          *
@@ -546,10 +584,15 @@ public final class ExternalEffect<R, T> {
          * {@return the effect}
          *
          * @throws IllegalStateException if {@link #schema} named another schema than the
-         *     {@link #partitions}' after them
+         *     {@link #partitions}' after them, or {@link #readAfterWrite} is set for an effect
+         *     {@link #settledByStatement settled by statement}
          */
         public ExternalEffect<R, T> build() {
             PartitionsSchema.requireSame(partitions, schema);
+            if (statement != null && readAfterWrite) {
+                throw new IllegalStateException("readAfterWrite(true) describes a remote's lookups, and an effect"
+                        + " settled by statement has none: drop one of the two");
+            }
             return new ExternalEffect<>(this);
         }
     }

@@ -55,7 +55,7 @@ public final class FakeBank implements Remote.Holding<Long, String> {
     public static final class Death extends Error {
         private static final long serialVersionUID = 1L;
 
-        Death(String where) {
+        public Death(String where) {
             super("the process died " + where, null, false, false);
         }
     }

@@ -56,7 +56,7 @@ public final class AdminStatements {
         // oldest first, from after the page's last row: (created_at, scope, key) is unique and the
         // unsettled rows are few (the partial index of V4 holds them)
         this.pageSql = t.sql(StatementKind.ADMIN_READ, "select " + COLUMNS + """
-                from {claims} where {state} = ? and {state} in ({IN_FLIGHT}, {NEEDS_RECONCILIATION})
+                from {claims} where {state} = ? and {state} in ({IN_FLIGHT}, {NEEDS_RECONCILIATION}, {SENT})
                 and (cast(? as varchar) is null or {effect} = ?)
                 and ({created_at}, {scope}, {idem_key}) > (?, ?, ?)
                 order by {created_at}, {scope}, {idem_key} limit ?

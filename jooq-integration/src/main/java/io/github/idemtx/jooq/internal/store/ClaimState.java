@@ -16,7 +16,12 @@ public enum ClaimState {
     /** An external effect's claim committed before its remote call; never expires by time. */
     IN_FLIGHT(3),
     /** Every lookup of an effect's schedule went unanswered: an operator must record the outcome. */
-    NEEDS_RECONCILIATION(4);
+    NEEDS_RECONCILIATION(4),
+    /**
+     * An effect settled by statement, sent (or about to be): its outcome is read from the remote's
+     * statement, never decided by time; a claim still {@link #IN_FLIGHT} of such an effect was never sent.
+     */
+    SENT(5);
 
     private static final ClaimState[] BY_CODE = values();
 

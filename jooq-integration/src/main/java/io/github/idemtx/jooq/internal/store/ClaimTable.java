@@ -3,6 +3,8 @@ package io.github.idemtx.jooq.internal.store;
 import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaim.IDEMPOTENCY_CLAIM;
 import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyClaimAction.IDEMPOTENCY_CLAIM_ACTION;
 import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyOutbox.IDEMPOTENCY_OUTBOX;
+import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyStatement.IDEMPOTENCY_STATEMENT;
+import static io.github.idemtx.jooq.internal.schema.tables.IdempotencyStatementLine.IDEMPOTENCY_STATEMENT_LINE;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -34,7 +36,8 @@ public final class ClaimTable {
      * template's SET clause.
      */
     public static final String NO_EFFECT =
-            "{request} = null, {fence} = null, {lease_until} = null, {lookups} = null," + " {next_lookup_at} = null";
+            "{request} = null, {fence} = null, {lease_until} = null, {lookups} = null, {next_lookup_at} = null,"
+                    + " {reference} = null, {sent_at} = null, {sends} = null";
 
     private static final Pattern PLACEHOLDER = Pattern.compile("\\{([A-Za-z_]+)}");
 
@@ -64,6 +67,15 @@ public final class ClaimTable {
         // the outbox (V7): the table, and its columns not named already
         names.put("outbox", render.render(IDEMPOTENCY_OUTBOX));
         for (Field<?> column : IDEMPOTENCY_OUTBOX.fields()) {
+            names.putIfAbsent(column.getName(), render.render(DSL.name(column.getName())));
+        }
+        // statements and their lines (V8), for effects settled by statement
+        names.put("statements", render.render(IDEMPOTENCY_STATEMENT));
+        for (Field<?> column : IDEMPOTENCY_STATEMENT.fields()) {
+            names.putIfAbsent(column.getName(), render.render(DSL.name(column.getName())));
+        }
+        names.put("statement_lines", render.render(IDEMPOTENCY_STATEMENT_LINE));
+        for (Field<?> column : IDEMPOTENCY_STATEMENT_LINE.fields()) {
             names.putIfAbsent(column.getName(), render.render(DSL.name(column.getName())));
         }
         for (ClaimState state : ClaimState.values()) {

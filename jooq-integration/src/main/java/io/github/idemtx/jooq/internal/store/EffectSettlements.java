@@ -44,7 +44,7 @@ public final class EffectSettlements {
     EffectSettlements(ClaimTable t) {
         this.recordSql = t.sql(
                 StatementKind.EFFECT_RECORD,
-                "update {claims} set " + SETTLE + " where " + EffectStatements.THIS_CLAIM
+                "update {claims} set " + SETTLE + " where " + EffectStatements.THIS_CLAIM_HELD
                         + " returning {completed_at}");
         // the same sent after the local writes, with the COMMIT: when the fence is lost the
         // statement fails (a scalar subquery of two rows, 21000 with no context) so that nothing of
@@ -55,12 +55,12 @@ public final class EffectSettlements {
                 select (select {completed_at} from recorded
                   union all select null from (values (1), (2)) as fence_lost (n) where not exists (select from recorded));
                 commit
-                """.formatted(SETTLE, EffectStatements.THIS_CLAIM));
+                """.formatted(SETTLE, EffectStatements.THIS_CLAIM_HELD));
         // a definite answer whose holder lost its fence: kept while this claim (its start) is not
         // settled, by whoever holds it now; the unsettled states under the row lock let one record win
         this.recordLateSql = t.sql(StatementKind.EFFECT_RECORD, """
                 update {claims} set %s
-                where {scope} = ? and {idem_key} = ? and {state} in ({IN_FLIGHT}, {NEEDS_RECONCILIATION})
+                where {scope} = ? and {idem_key} = ? and {state} in ({IN_FLIGHT}, {NEEDS_RECONCILIATION}, {SENT})
                   and {created_at} = ?
                 returning {completed_at}
                 """.formatted(SETTLE));

@@ -36,6 +36,13 @@ public final class EffectStatements {
     static final String THIS_CLAIM =
             "{scope} = ? and {idem_key} = ? and {state} = {IN_FLIGHT} and {fence} = ?" + " and {created_at} = ?";
 
+    /**
+     * {@link #THIS_CLAIM} in flight or sent: what the holder's record matches (a claim settled by
+     * statement is sent before its call, and nothing but its record or a statement ends that).
+     */
+    static final String THIS_CLAIM_HELD =
+            THIS_CLAIM.replace("{state} = {IN_FLIGHT}", "{state} in ({IN_FLIGHT}, {SENT})");
+
     private final String claimSql;
     private final String claimAndCommitSql;
     private final String readSql;
@@ -47,6 +54,7 @@ public final class EffectStatements {
 
     private final String schema;
     private final EffectSettlements settlements;
+    private final StatementSettlements statements;
 
     /** The schema holding the claim table. */
     public String schema() {
@@ -58,8 +66,14 @@ public final class EffectStatements {
         return settlements;
     }
 
+    /** The statements of effects settled by statement: mark sent, lines, absent decisions, views. */
+    public StatementSettlements statements() {
+        return statements;
+    }
+
     public EffectStatements(ClaimTable t) {
         this.settlements = new EffectSettlements(t);
+        this.statements = new StatementSettlements(t);
         this.schema = t.schema();
         // The "bound" CTE saves lock_timeout and sets it (transaction-local) to what is left of the
         // call's wait before the row is inserted, so a wait on a holder whose claim is not committed
@@ -78,7 +92,7 @@ public final class EffectStatements {
                       {state} = {IN_FLIGHT}, {result} = null, {created_at} = excluded.{created_at}, {completed_at} = null,
                       {expires_at} = 'infinity', {effect} = excluded.{effect}, {request} = excluded.{request},
                       {fence} = coalesce(c.{fence}, 0) + 1, {lease_until} = excluded.{lease_until}, {lookups} = 0,
-                      {next_lookup_at} = null
+                      {next_lookup_at} = null, {reference} = null, {sent_at} = null, {sends} = null
                     where c.{expires_at} <= clock_timestamp()
                     returning c.{fence}, c.{created_at})
                 select claimed.{fence}, claimed.{created_at}, set_config('lock_timeout', bound.saved, true)

@@ -8,10 +8,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The external effect's lifecycle, one case per change of its claim row, each run by exactly one
- * statement ({@link EffectStatements#apply} or {@link EffectSettlements#apply}, overloaded per case).
+ * statement ({@link EffectStatements#apply}, {@link EffectSettlements#apply} or {@link
+ * StatementSettlements#apply}, overloaded per case).
  * The cases and their order are those of docs/claim-protocol.md, "External effects": claim, take
  * over (one claim, or the recoverer's batch), renew, record fenced, record late, refuse before the
- * call, release as unknown, release to an operator, resolve. The reads ({@code effect-read}, the
+ * call, release as unknown, release to an operator, resolve; for an effect settled by statement,
+ * mark sent, settle by statement, absent by statement, mismatch to an operator. The reads ({@code effect-read}, the
  * unsettled lists) change nothing and are not transitions; an operator's forget is {@link
  * AdminStatements#forget}, shared with {@code IdempotentTransaction}'s claims.
  */
@@ -109,4 +111,37 @@ public sealed interface EffectTransition {
      */
     record Resolve(Scope scope, IdempotencyKey key, String effect, Answer answer, Duration ttl)
             implements EffectTransition {}
+
+    /**
+     * {@code effect-sent}: an effect settled by statement marks its claim sent (state 5) with the
+     * reference it sends, fenced, with the COMMIT, before every send; the number of sends so far, or
+     * null when the fence was lost (nothing is sent then).
+     */
+    record MarkSent(FencedClaim claim, String reference) implements EffectTransition {}
+
+    /**
+     * {@code statement-apply}: a statement line with the claim's reference settles it applied while it
+     * is unsettled (sent, in flight to be sent again, or at an operator); its request and start, or
+     * null when it is not unsettled.
+     */
+    record SettleByStatement(
+            Scope scope, IdempotencyKey key, String effect, String reference, Answer answer, Duration ttl)
+            implements EffectTransition {}
+
+    /**
+     * {@code statement-apply}: a sent claim that no statement line names although the statements
+     * applied cover its send plus {@code lag}: to {@link ClaimState#IN_FLIGHT} with its lease passed
+     * (the recoverer sends it again, same reference) or to {@link ClaimState#NEEDS_RECONCILIATION};
+     * false when it changed meanwhile (a line came, another pass decided).
+     */
+    record AbsentByStatement(
+            Scope scope, IdempotencyKey key, String effect, Instant sentAt, Duration lag, ClaimState to)
+            implements EffectTransition {}
+
+    /**
+     * {@code statement-apply}: a claim in flight or sent whose statement line disagrees with it
+     * (amount, currency, a request that no longer decodes) to {@link ClaimState#NEEDS_RECONCILIATION},
+     * so that nothing sends it again while an operator decides; false when it is not unsettled.
+     */
+    record MismatchToOperator(Scope scope, IdempotencyKey key, String effect) implements EffectTransition {}
 }

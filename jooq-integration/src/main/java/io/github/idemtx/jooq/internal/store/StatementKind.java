@@ -34,6 +34,14 @@ public enum StatementKind {
     EFFECT_RELEASE("effect-release"),
     /** External effect: the recoverer's batch, and the lists of unsettled claims. */
     EFFECT_SCAN("effect-scan"),
+    /** External effect settled by statement: the claim marked sent, fenced, with its COMMIT, before each send. */
+    EFFECT_SENT("effect-sent"),
+    /** Statement settlement: a line recorded, the claim it names settled, a claim found absent. */
+    STATEMENT_APPLY("statement-apply"),
+    /** Statement settlement: the claims awaiting a statement, the lines, the statements applied. */
+    STATEMENT_READ("statement-read"),
+    /** Statement settlement: an operator's handling of a flagged line. */
+    STATEMENT_MARK("statement-mark"),
     /**
      * {@link io.github.idemtx.jooq.ClaimMode#WORK_FIRST} after its insert met the key: the
      * rollback and the read of the live row, sent together.

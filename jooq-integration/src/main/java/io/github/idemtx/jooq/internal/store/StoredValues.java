@@ -75,7 +75,7 @@ public final class StoredValues<T> {
                         decodeFailure(scope, key, row.result()),
                         Objects.requireNonNull(row.completedAt(), "recordedAt"),
                         true);
-            case RUNNING, IN_FLIGHT, NEEDS_RECONCILIATION -> null;
+            case RUNNING, IN_FLIGHT, NEEDS_RECONCILIATION, SENT -> null;
         };
     }
 

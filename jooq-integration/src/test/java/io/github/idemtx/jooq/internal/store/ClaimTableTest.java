@@ -50,15 +50,15 @@ class ClaimTableTest {
     void eachStateHasOneCodeAndAJoinedRowsNegatedCodeReadsAsTheSameState() {
         assertThat(ClaimState.values())
                 .extracting(ClaimState::code)
-                .containsExactly((short) 0, (short) 1, (short) 2, (short) 3, (short) 4);
+                .containsExactly((short) 0, (short) 1, (short) 2, (short) 3, (short) 4, (short) 5);
         for (ClaimState state : ClaimState.values()) {
             assertThat(ClaimState.of(state.code())).isEqualTo(state);
             assertThat(ClaimState.of(state.joinedCode())).isEqualTo(state);
             assertThat(state.joinedCode()).isEqualTo((short) -state.code());
         }
-        assertThatThrownBy(() -> ClaimState.of((short) 5))
+        assertThatThrownBy(() -> ClaimState.of((short) 6))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("state 5");
+                .hasMessageContaining("state 6");
         assertThatThrownBy(() -> ClaimState.of((short) -7))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("state -7");

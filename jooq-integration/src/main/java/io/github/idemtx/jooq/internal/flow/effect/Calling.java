@@ -8,7 +8,9 @@ import io.github.idemtx.jooq.Remote.Reply;
 import io.github.idemtx.jooq.internal.flow.effect.EffectFlow.Settled;
 import io.github.idemtx.jooq.internal.store.EffectStatements;
 import io.github.idemtx.jooq.internal.store.EffectTransition.Commit;
+import io.github.idemtx.jooq.internal.store.EffectTransition.MarkSent;
 import io.github.idemtx.jooq.internal.store.EffectTransition.Renew;
+import io.github.idemtx.jooq.internal.store.StatementSettlements;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ExecutionException;
@@ -27,11 +29,13 @@ final class Calling<R, T> {
     private final EffectStatements holds;
     private final Releasing<R, T> releasing;
     private final Recording<R, T> recording;
+    private final StatementSettlements sent;
 
     Calling(EffectContext<R, T> context, ShortTransactions transactions, EffectStatements holds) {
         this.context = context;
         this.transactions = transactions;
         this.holds = holds;
+        this.sent = holds.statements();
         this.releasing = new Releasing<>(context, transactions, holds);
         this.recording = new Recording<>(context, transactions, holds.settlements(), releasing);
     }
@@ -62,6 +66,23 @@ final class Calling<R, T> {
             }
             budget = Lifecycle.budgetAfterRenewal(msLeft, renewedAt, System.nanoTime(), context.lease);
         }
+        if (context.statement != null) {
+            // a remote without keys: marked sent, committed, before the send, so that a claim found in
+            // flight was never sent, and a sent one is settled by its answer or a statement only
+            Integer sends;
+            try {
+                sends = transactions.run(
+                        intent.scope(),
+                        intent.key(),
+                        c -> sent.apply(c, new MarkSent(hold.fenced(), intent.downstreamKey())));
+            } catch (RuntimeException e) {
+                return releasing.unknown(hold, "marking it sent failed, so it was not sent: " + e);
+            }
+            if (sends == null) {
+                return releasing.lostFence(intent);
+            }
+        }
+        HeldClaim<R> sending = context.statement != null ? hold.markedSent() : hold;
         Reply<T> reply;
         try {
             reply = context.remote.call(intent, Instant.now().plusNanos(Math.max(0, budget)));
@@ -69,16 +90,23 @@ final class Calling<R, T> {
                 throw new IllegalStateException(context.remote.getClass().getName() + ".call returned null");
             }
         } catch (Exception e) {
-            return releasing.unknown(hold, "the remote call failed: " + e);
+            return releasing.unknown(sending, "the remote call failed: " + e);
         }
         return switch (reply) {
-            case Reply.Applied<T> a -> recording.applied(hold, a.result(), applied);
-            case Reply.Refused<T> refused -> recording.refused(hold, refused.failure());
+            case Reply.Applied<T> a -> recording.applied(sending, a.result(), applied);
+            case Reply.Refused<T> refused -> recording.refused(sending, refused.failure());
         };
     }
 
     /** A takeover's path: the request looked up before anything is sent again. */
     Settlement<T> lookUpThenSettle(HeldClaim<R> hold) {
+        if (context.statement != null) {
+            // no lookup: in flight, it was never sent (it is marked sent first)
+            return switch (Lifecycle.unsentByStatement(hold.undecodable())) {
+                case TO_OPERATOR -> releasing.toOperator(hold, "it cannot be sent again: " + hold.undecodable());
+                default -> call(hold, Settled.RESENT);
+            };
+        }
         Lookup<T> lookup = boundedLookup(hold.intent());
         return switch (Lifecycle.afterLookup(lookup, context.absent, hold.undecodable())) {
             case RECORD_APPLIED -> recording.applied(hold, ((Lookup.Found<T>) lookup).result(), Settled.FOUND);

@@ -9,6 +9,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.internal.Listeners;
 import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Intent;
+import io.github.idemtx.jooq.StatementSettlement;
 import io.github.idemtx.jooq.internal.store.ClaimRow;
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.Digests;
@@ -39,6 +40,9 @@ final class EffectContext<R, T> {
     final Duration lease;
     final List<Duration> lookupSchedule;
     final Absent absent;
+    /** How the effect is settled when its remote takes no key and answers no lookup; null when it does. */
+    final @Nullable StatementSettlement<R, T> statement;
+
     private final Listeners listeners;
 
     EffectContext(
@@ -50,6 +54,7 @@ final class EffectContext<R, T> {
             Duration lease,
             List<Duration> lookupSchedule,
             Absent absent,
+            @Nullable StatementSettlement<R, T> statement,
             Listeners listeners) {
         this.effect = effect;
         this.policy = policy;
@@ -60,6 +65,7 @@ final class EffectContext<R, T> {
         this.lease = lease;
         this.lookupSchedule = List.copyOf(lookupSchedule);
         this.absent = absent;
+        this.statement = statement;
         this.listeners = listeners;
     }
 
@@ -87,6 +93,9 @@ final class EffectContext<R, T> {
             // the time it was handed over (NeedsReconciliation would throw the same without it)
             return new RemoteOutcome.NeedsReconciliation<>(Objects.requireNonNull(row.completedAt(), "since"));
         }
+        if (row.state() == ClaimState.SENT) {
+            return awaitingStatement("sent");
+        }
         Outcome<T> settled = results.settled(scope, key, row);
         return settled != null ? settled : inProgress();
     }
@@ -94,6 +103,12 @@ final class EffectContext<R, T> {
     /** What the claim says to a holder that lost it, from its row read after: InProgress while none or in flight. */
     RemoteOutcome<T> answerAfterLoss(Intent<R> intent, @Nullable ClaimRow row) {
         return row == null ? inProgress() : answer(intent.scope(), intent.key(), row);
+    }
+
+    /** A claim sent without a definite answer: its outcome is read from the remote's statement. */
+    RemoteOutcome.Unknown<T> awaitingStatement(String what) {
+        return new RemoteOutcome.Unknown<>(
+                policy.retryAfter(), what + "; its outcome is read from the remote's statement");
     }
 
     Outcome.InProgress<T> inProgress() {

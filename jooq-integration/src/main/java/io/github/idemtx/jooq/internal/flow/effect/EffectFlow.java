@@ -12,18 +12,22 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.internal.Listeners;
 import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Intent;
+import io.github.idemtx.jooq.StatementReconciliation.Statement;
+import io.github.idemtx.jooq.StatementSettlement;
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.EffectSettlements;
 import io.github.idemtx.jooq.internal.store.EffectStatements;
 import io.github.idemtx.jooq.internal.store.EffectTransition.Answer;
 import io.github.idemtx.jooq.internal.store.EffectTransition.Resolve;
 import io.github.idemtx.jooq.internal.store.FailureEncoding;
+import io.github.idemtx.jooq.internal.store.StatementSettlements;
 import io.github.idemtx.jooq.internal.store.StoredValues;
 import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.jooq.Configuration;
 import org.jspecify.annotations.Nullable;
@@ -46,6 +50,7 @@ public final class EffectFlow<R, T> {
     private final EffectStatements holds;
     private final Claiming<R, T> claiming;
     private final Recovering<R, T> recovering;
+    private final @Nullable Reconciling<R, T> reconciling;
 
     public EffectFlow(
             Configuration configuration,
@@ -59,6 +64,7 @@ public final class EffectFlow<R, T> {
             Duration lease,
             List<Duration> lookupSchedule,
             Absent absent,
+            @Nullable StatementSettlement<R, T> statement,
             Listeners listeners) {
         this.context = new EffectContext<>(
                 effect,
@@ -69,6 +75,7 @@ public final class EffectFlow<R, T> {
                 lease,
                 lookupSchedule,
                 absent,
+                statement,
                 listeners);
         this.transactions = new ShortTransactions(configuration, policy, ownership, sql.schema());
         this.holds = sql;
@@ -76,6 +83,8 @@ public final class EffectFlow<R, T> {
         Calling<R, T> calling = new Calling<>(context, transactions, sql);
         this.claiming = new Claiming<>(context, transactions, sql, calling);
         this.recovering = new Recovering<>(context, transactions, sql, calling);
+        this.reconciling =
+                statement == null ? null : new Reconciling<>(context, transactions, sql.statements(), statement);
     }
 
     /**
@@ -90,7 +99,8 @@ public final class EffectFlow<R, T> {
         RECONCILIATION,
         LOST_FENCE,
         FAILED,
-        HANDED_BACK
+        HANDED_BACK,
+        AWAITING_STATEMENT
     }
 
     /**
@@ -120,6 +130,53 @@ public final class EffectFlow<R, T> {
      */
     public List<Settled> recover(int limit, BooleanSupplier stop) {
         return recovering.recover(limit, stop);
+    }
+
+    /**
+     * A statement applied to the effect's claims: its counts, what failed, and whether its period now
+     * counts toward absent decisions.
+     *
+     * @throws IllegalStateException if the effect is not settled by statement
+     */
+    public StatementResult reconcile(Statement statement) {
+        if (reconciling == null) {
+            throw new IllegalStateException("the effect " + context.effect + " is not settled by statement");
+        }
+        Reconciling.Applied applied = reconciling.apply(statement);
+        Map<String, Integer> lines = new java.util.TreeMap<>();
+        applied.lines().forEach((ending, n) -> lines.put(ending.name(), n));
+        return new StatementResult(
+                lines, applied.sentAgain(), applied.toOperator(), applied.periodRecorded(), applied.problems());
+    }
+
+    /** What {@link #reconcile} did: lines by ending (Reconciling's names), claims found absent, problems. */
+    public record StatementResult(
+            Map<String, Integer> lines, int sentAgain, int toOperator, boolean periodRecorded, List<String> problems) {}
+
+    /** The settlement lag of an effect settled by statement; zero for one that is not. */
+    public Duration statementLag() {
+        return context.statement == null ? Duration.ZERO : context.statement.lag();
+    }
+
+    /** Up to {@code limit} claims of the effect awaiting a statement, oldest send first. */
+    public List<StatementSettlements.SentClaim> awaitingStatement(int limit) {
+        return transactions.run(
+                null, null, ShortTransactions.readOnly(c -> holds.statements().sent(c, context.effect, limit)));
+    }
+
+    /** Up to {@code limit} statement lines of the effect; see {@link StatementSettlements#lines}. */
+    public List<StatementSettlements.LineRow> statementLines(
+            StatementSettlements.@Nullable Verdict verdict, boolean worked, @Nullable String reference, int limit) {
+        return transactions.run(
+                null,
+                null,
+                ShortTransactions.readOnly(
+                        c -> holds.statements().lines(c, context.effect, verdict, worked, reference, limit)));
+    }
+
+    /** An operator's handling of a flagged line; false when there is no such line not worked yet. */
+    public boolean workLine(String entryId, String operator, String note) {
+        return transactions.run(null, null, c -> holds.statements().work(c, context.effect, entryId, operator, note));
     }
 
     /** The stored request decoded, or why it no longer decodes; never throws for the codec's sake. */

@@ -3,6 +3,7 @@ package io.github.idemtx.jooq.internal.flow.effect;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Lookup;
+import io.github.idemtx.jooq.StatementSettlement;
 import io.github.idemtx.jooq.internal.store.ClaimRow;
 import io.github.idemtx.jooq.internal.store.ClaimState;
 import io.github.idemtx.jooq.internal.store.EffectTransition;
@@ -76,6 +77,27 @@ final class Lifecycle {
             case Lookup.Absent<?> a when undecodable != null -> AfterLookup.TO_OPERATOR;
             case Lookup.Absent<?> a -> AfterLookup.SEND_AGAIN;
         };
+    }
+
+    /**
+     * What a claim taken over (by a retry or the recoverer) of an effect settled by statement calls
+     * for instead of a lookup: such a claim still in flight was never sent (it is marked sent,
+     * committed, before every send), so it is sent now, unless nothing can send it.
+     */
+    static AfterLookup unsentByStatement(@Nullable String undecodable) {
+        return undecodable != null ? AfterLookup.TO_OPERATOR : AfterLookup.SEND_AGAIN;
+    }
+
+    /**
+     * Where a sent claim that the statements show absent goes: in flight again, for the recoverer to
+     * send with the same reference, while the settlement sends again and the claim has sends left and
+     * a request to send; else to an operator.
+     */
+    static ClaimState whenAbsent(
+            StatementSettlement.WhenAbsent whenAbsent, int sends, int maxSends, @Nullable String undecodable) {
+        return whenAbsent == StatementSettlement.WhenAbsent.SEND_AGAIN && sends < maxSends && undecodable == null
+                ? ClaimState.IN_FLIGHT
+                : ClaimState.NEEDS_RECONCILIATION;
     }
 
     /**

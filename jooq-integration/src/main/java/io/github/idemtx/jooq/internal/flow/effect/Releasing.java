@@ -51,6 +51,11 @@ final class Releasing<R, T> {
     }
 
     private Settlement<T> release(HeldClaim<R> hold, EffectTransition release, String reason) {
+        if (hold.sent()) {
+            // sent to a remote that takes no key: only its record or a statement may settle it now;
+            // releasing it would let it be sent again
+            return new Settlement<>(context.awaitingStatement("sent, " + reason), Settled.AWAITING_STATEMENT);
+        }
         Intent<R> intent = hold.intent();
         boolean released;
         try {

@@ -288,4 +288,23 @@ class LifecycleTest {
     private static HeldClaim<String> recovering(int lookups) {
         return HeldClaim.recovering(INTENT, CLAIMED_AT, 0, lookups, null);
     }
+
+    @Test
+    void aClaimInFlightOfAnEffectSettledByStatementWasNeverSentAndIsSentAtOnceUnlessItCannotBe() {
+        assertThat(Lifecycle.unsentByStatement(null)).isEqualTo(AfterLookup.SEND_AGAIN);
+        assertThat(Lifecycle.unsentByStatement("undecodable")).isEqualTo(AfterLookup.TO_OPERATOR);
+    }
+
+    @Test
+    void anAbsentClaimIsSentAgainWhileItHasSendsLeftAndARequestOtherwiseAnOperatorGetsIt() {
+        var again = io.github.idemtx.jooq.StatementSettlement.WhenAbsent.SEND_AGAIN;
+        var operator = io.github.idemtx.jooq.StatementSettlement.WhenAbsent.OPERATOR;
+        var inFlight = io.github.idemtx.jooq.internal.store.ClaimState.IN_FLIGHT;
+        var toOperator = io.github.idemtx.jooq.internal.store.ClaimState.NEEDS_RECONCILIATION;
+        assertThat(Lifecycle.whenAbsent(again, 1, 2, null)).isEqualTo(inFlight);
+        assertThat(Lifecycle.whenAbsent(again, 2, 2, null)).as("no sends left").isEqualTo(toOperator);
+        assertThat(Lifecycle.whenAbsent(again, 3, 2, null)).isEqualTo(toOperator);
+        assertThat(Lifecycle.whenAbsent(again, 1, 2, "undecodable")).isEqualTo(toOperator);
+        assertThat(Lifecycle.whenAbsent(operator, 1, 2, null)).isEqualTo(toOperator);
+    }
 }
