@@ -47,7 +47,19 @@ import java.util.concurrent.ThreadLocalRandom;
  * </ul>
  *
  * <p>Flags: {@code --port=8090} (0: a free one), {@code --db-url}, {@code --db-user},
- * {@code --db-password}, {@code --schema=bank}, {@code --fresh=true} (empty the schema first).
+ * {@code --db-password}, {@code --schema=bank}, {@code --fresh=true} (empty the schema first),
+ * {@code --mode=keyed} (the default: the routes above) or {@code --mode=statement}.
+ *
+ * <p>In statement mode ({@link StatementBank}) the bank is one that takes no idempotency key and
+ * answers no lookup, like most banks' file and statement interfaces: {@code POST /payments} records a
+ * new payment on every accepted request (the same reference twice is two payments), {@code /charges}
+ * and {@code GET /payments} answer 404, and the only evidence of what it did is its account statement,
+ * {@code GET /statements?from=...&to=...}, in ISO 20022 camt.053 (read it with {@link Camt053}). The
+ * faults {@code latencyMs}, {@code errorBeforeApplyRate}, {@code timeoutAfterApplyRate} and
+ * {@code declineRate} apply to its payments, and two more to when it books them:
+ * {@code bookingDelayMs} (every payment is booked that long after receipt) and
+ * {@code lateBookingRate} with {@code lateBookingMs} (that share of the payments is booked that long
+ * after receipt instead).
  */
 public final class BankServer implements AutoCloseable {
 
@@ -65,29 +77,61 @@ public final class BankServer implements AutoCloseable {
         volatile double lookupTimeoutRate;
         /** How long a "timed out" answer hangs before the connection is dropped. */
         volatile long hangMs = 30_000;
+        /** Statement mode: how long after receipt a payment is booked. */
+        volatile long bookingDelayMs;
+        /** Statement mode: the share of payments booked {@link #lateBookingMs} after receipt instead. */
+        volatile double lateBookingRate;
+        /** Statement mode: how long after receipt a late payment is booked. */
+        volatile long lateBookingMs = 60_000;
 
+        /**
+         * Sets the faults named (camelCase or the flags' kebab-case), leaving the others; an unknown
+         * name, a rate outside 0..1 or a negative or malformed duration is refused, naming it.
+         */
         public void set(Map<String, String> values) {
             values.forEach((k, v) -> {
                 switch (k) {
-                    case "latencyMs", "latency-ms" -> latencyMs = Long.parseLong(v);
+                    case "latencyMs", "latency-ms" -> latencyMs = millis(k, v);
                     case "errorBeforeApplyRate", "error-before-apply-rate" -> errorBeforeApplyRate = rate(k, v);
                     case "timeoutAfterApplyRate", "timeout-after-apply-rate" -> timeoutAfterApplyRate = rate(k, v);
                     case "declineRate", "decline-rate" -> declineRate = rate(k, v);
-                    case "lookupLagMs", "lookup-lag-ms" -> lookupLagMs = Long.parseLong(v);
+                    case "lookupLagMs", "lookup-lag-ms" -> lookupLagMs = millis(k, v);
                     case "lookupErrorRate", "lookup-error-rate" -> lookupErrorRate = rate(k, v);
                     case "lookupTimeoutRate", "lookup-timeout-rate" -> lookupTimeoutRate = rate(k, v);
-                    case "hangMs", "hang-ms" -> hangMs = Long.parseLong(v);
+                    case "hangMs", "hang-ms" -> hangMs = millis(k, v);
+                    case "bookingDelayMs", "booking-delay-ms" -> bookingDelayMs = millis(k, v);
+                    case "lateBookingRate", "late-booking-rate" -> lateBookingRate = rate(k, v);
+                    case "lateBookingMs", "late-booking-ms" -> lateBookingMs = millis(k, v);
                     default -> throw new IllegalArgumentException("unknown fault '" + k + "'");
                 }
             });
         }
 
         private static double rate(String name, String v) {
-            double d = Double.parseDouble(v);
-            if (d < 0 || d > 1) {
-                throw new IllegalArgumentException(name + " must be between 0 and 1, was " + v);
+            double d;
+            try {
+                d = Double.parseDouble(v);
+            } catch (NumberFormatException e) {
+                d = Double.NaN;
+            }
+            if (!(d >= 0 && d <= 1)) {
+                throw new IllegalArgumentException(name + " must be between 0 and 1, was '" + v + "'");
             }
             return d;
+        }
+
+        private static long millis(String name, String v) {
+            long ms;
+            try {
+                ms = Long.parseLong(v);
+            } catch (NumberFormatException e) {
+                ms = -1;
+            }
+            if (ms < 0) {
+                throw new IllegalArgumentException(
+                        name + " must be a whole number of milliseconds >= 0, was '" + v + "'");
+            }
+            return ms;
         }
 
         ObjectNode json() {
@@ -99,7 +143,10 @@ public final class BankServer implements AutoCloseable {
                     .put("lookupLagMs", lookupLagMs)
                     .put("lookupErrorRate", lookupErrorRate)
                     .put("lookupTimeoutRate", lookupTimeoutRate)
-                    .put("hangMs", hangMs);
+                    .put("hangMs", hangMs)
+                    .put("bookingDelayMs", bookingDelayMs)
+                    .put("lateBookingRate", lateBookingRate)
+                    .put("lateBookingMs", lateBookingMs);
         }
     }
 
@@ -108,6 +155,8 @@ public final class BankServer implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor;
     final Faults faults = new Faults();
+    /** The statement mode's routes; null in keyed mode. */
+    private final StatementBank statements;
 
     /** The bank's faults, to switch at run time. */
     public Faults faults() {
@@ -115,6 +164,10 @@ public final class BankServer implements AutoCloseable {
     }
 
     private BankServer(Map<String, String> flags) throws IOException {
+        String mode = flags.getOrDefault("mode", "keyed");
+        if (!mode.equals("keyed") && !mode.equals("statement")) {
+            throw new IllegalArgumentException("--mode must be keyed or statement, was '" + mode + "'");
+        }
         HikariConfig hikari = new HikariConfig();
         hikari.setJdbcUrl(flags.getOrDefault("db-url", "jdbc:postgresql://127.0.0.1:5432/postgres"));
         hikari.setUsername(flags.getOrDefault("db-user", "postgres"));
@@ -147,15 +200,19 @@ public final class BankServer implements AutoCloseable {
             s.execute("CREATE TABLE IF NOT EXISTS " + schema
                     + ".lookup (idem_key text NOT NULL, answered boolean NOT NULL,"
                     + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
+            if (mode.equals("statement")) {
+                StatementBank.createTables(s, schema);
+            }
         } catch (SQLException e) {
             pool.close();
             throw new IllegalStateException("the bank cannot prepare its storage", e);
         }
         Map<String, String> faultFlags = new HashMap<>(flags);
-        for (String k : new String[] {"db-url", "db-user", "db-password", "schema", "fresh", "port"}) {
+        for (String k : new String[] {"db-url", "db-user", "db-password", "schema", "fresh", "port", "mode"}) {
             faultFlags.remove(k);
         }
         faults.set(faultFlags);
+        this.statements = mode.equals("statement") ? new StatementBank(pool, schema, faults) : null;
         this.executor = Executors.newVirtualThreadPerTaskExecutor();
         this.server = HttpServer.create(
                 new InetSocketAddress("127.0.0.1", Integer.parseInt(flags.getOrDefault("port", "8090"))), 256);
@@ -193,7 +250,9 @@ public final class BankServer implements AutoCloseable {
         try {
             String method = exchange.getRequestMethod();
             String path = exchange.getRequestURI().getPath();
-            if (path.equals("/charges") && method.equals("POST")) {
+            if (statements != null && statements.handle(exchange, method, path)) {
+                return; // a statement bank's route (its answer to /charges included)
+            } else if (path.equals("/charges") && method.equals("POST")) {
                 charge(exchange);
             } else if (path.equals("/charges") && method.equals("GET")) {
                 lookup(exchange);
@@ -366,26 +425,29 @@ public final class BankServer implements AutoCloseable {
                 .put("idempotencyKey", (String) row.get("idem_key"));
     }
 
-    private static byte[] read(HttpExchange exchange) throws IOException {
+    static byte[] read(HttpExchange exchange) throws IOException {
         try (InputStream in = exchange.getRequestBody()) {
             return in.readNBytes(64 * 1024);
         }
     }
 
-    private static void send(HttpExchange exchange, int status, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().add("Content-Type", JSON);
+    static void send(HttpExchange exchange, int status, String body) throws IOException {
+        send(exchange, status, JSON, body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static void send(HttpExchange exchange, int status, String contentType, byte[] bytes) throws IOException {
+        exchange.getResponseHeaders().add("Content-Type", contentType);
         exchange.sendResponseHeaders(status, bytes.length);
         try (OutputStream out = exchange.getResponseBody()) {
             out.write(bytes);
         }
     }
 
-    private static boolean chance(double rate) {
+    static boolean chance(double rate) {
         return rate > 0 && ThreadLocalRandom.current().nextDouble() < rate;
     }
 
-    private static void pause(long millis) {
+    static void pause(long millis) {
         if (millis <= 0) {
             return;
         }
