@@ -23,21 +23,30 @@ final class ChildProcesses {
 
     /**
      * Starts {@code mainClass} with {@code args} and the flags that name {@code db}
-     * ({@code --db-url}, {@code --db-user}, and {@code --db-password} when there is one) in a new
+     * ({@code --db-url}, and {@code --db-user} and {@code --db-password} when there are) in a new
      * JVM, its output appended to a temporary file named after {@code name}.
      */
     static Process spawn(String name, String mainClass, StormDatabase db, String... args) throws IOException {
+        return spawn(List.of(), name, mainClass, db, args);
+    }
+
+    /** {@link #spawn(String, String, StormDatabase, String...)}, the JVM started with {@code jvmOptions}. */
+    static Process spawn(List<String> jvmOptions, String name, String mainClass, StormDatabase db, String... args)
+            throws IOException {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current()
                 .info()
                 .command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(jvmOptions);
         command.add("-cp");
         command.add(classPath());
         command.add(mainClass);
         command.addAll(List.of(args));
         command.add("--db-url=" + db.url());
-        command.add("--db-user=" + db.user());
+        if (db.user() != null) { // else the URL's user parameter names it
+            command.add("--db-user=" + db.user());
+        }
         if (db.password() != null) {
             command.add("--db-password=" + db.password());
         }

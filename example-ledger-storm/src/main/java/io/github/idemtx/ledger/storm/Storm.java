@@ -36,12 +36,24 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the faults ({@link ConnectionKiller}, or {@link FailoverDriver} with {@code --failover}), the
  * invariants ({@link StormChecks}) and the report ({@link StormReport}); with a broker, the
  * ledger's events, a read model applying them and the broker's closes ({@link StormEvents},
- * {@link EventReadModel}). {@code storm --payouts} is
+ * {@link EventReadModel}), and further relays of the events in processes of their own, SIGKILLed
+ * mid-batch {@code --relay-kills} times during the load ({@link RelayChaos}, {@link StormRelay}).
+ *
+ * <p>With the events on, the storm also checks that every committed transfer's event was delivered
+ * at least once under one message id, none exists for an intent that did not commit, every event
+ * reached the queue and the read model applied it once, no event is pending or leased after the
+ * drain, and, when relay kills were asked for, that some of them landed mid-batch (the killed
+ * relay's owner still held leased, undelivered rows) and that everything a killed relay held was
+ * delivered afterwards. {@code storm --payouts} is
  * {@link PayoutStorm}; {@code storm --queue}, intents through RabbitMQ, is {@link QueueStorm}.
  */
 public final class Storm {
 
-    /** The storm's settings; see {@link StormFlags#parse}. */
+    /**
+     * The storm's settings; see {@link StormFlags#parse}. {@code relayKills}: how many times a second
+     * relay of the ledger's events, a process of its own, is SIGKILLed mid-batch during the load
+     * ({@link RelayChaos}; with the events on only).
+     */
     public record Options(
             int clients,
             int intents,
@@ -49,7 +61,21 @@ public final class Storm {
             int accountsPerTenant,
             double duplicateRate,
             Duration clientTimeout,
-            long seed) {}
+            long seed,
+            int relayKills) {
+
+        /** Settings without relay kills. */
+        public Options(
+                int clients,
+                int intents,
+                double faultsPerSecond,
+                int accountsPerTenant,
+                double duplicateRate,
+                Duration clientTimeout,
+                long seed) {
+            this(clients, intents, faultsPerSecond, accountsPerTenant, duplicateRate, clientTimeout, seed, 0);
+        }
+    }
 
     /**
      * {@code --failover}: the ledger's database is a primary and a standby of the storm's own
@@ -178,7 +204,8 @@ public final class Storm {
                     options.accountsPerTenant(),
                     options.duplicateRate(),
                     options.clientTimeout(),
-                    options.seed());
+                    options.seed(),
+                    0);
             return runAgainstNewLedger(args.toArray(String[]::new), noConnectionKills, cluster, plan, progress);
         }
     }
@@ -239,6 +266,11 @@ public final class Storm {
             SideDatabase db = new SideDatabase(server.dbUrl(), server.dbUser(), server.dbPassword(), "storm");
             if (events != null) {
                 events.startReadModel(db, server.schema());
+                events.startRelay(
+                        new StormDatabase(server.dbUrl(), server.dbUser(), server.dbPassword()),
+                        db,
+                        server.schema(),
+                        options.relayKills());
             }
             return new Storm(
                             URI.create("http://127.0.0.1:" + server.port()),
@@ -335,6 +367,11 @@ public final class Storm {
                 : Thread.ofPlatform()
                         .name("storm-broker-fault")
                         .start(() -> events.closeConnectionsMidway(running, done, intents.size(), progress));
+        Thread relayKills = events == null
+                ? null
+                : Thread.ofPlatform()
+                        .name("storm-relay-kills")
+                        .start(() -> events.killRelayDuringLoad(running, done, intents.size(), progress));
         try {
             clients.perform(intents, done);
         } finally {
@@ -342,6 +379,7 @@ public final class Storm {
             faultInjector.join();
             if (brokerFault != null) {
                 brokerFault.join();
+                relayKills.join();
             }
             reporter.interrupt();
         }

@@ -18,7 +18,9 @@ import java.util.concurrent.TimeoutException;
  * starts, and at the end, once the relay has nothing pending, reads the queue dry and checks against
  * the ledger's database that every committed transfer (deposits included) has exactly one outbox
  * message, that no message exists for an intent that did not commit (refused, rolled back by a
- * connection kill), and that every message was delivered and reached the queue at least once.
+ * connection kill), that every message was delivered and reached the queue at least once, and that
+ * none is left pending or leased. With relay kills asked for, further relays run in processes of
+ * their own and are SIGKILLed mid-batch during the load ({@link RelayChaos}), with checks of their own.
  */
 final class StormEvents implements AutoCloseable {
 
@@ -32,6 +34,7 @@ final class StormEvents implements AutoCloseable {
     private final Channel channel;
     private final String queue;
     private EventReadModel readModel; // once the ledger's schema is there
+    private RelayChaos relay; // with relay kills asked for
     private final java.util.concurrent.atomic.AtomicInteger brokerCloses =
             new java.util.concurrent.atomic.AtomicInteger();
 
@@ -96,6 +99,27 @@ final class StormEvents implements AutoCloseable {
     /** Starts the read model's consumer on the queue, its table in the ledger's {@code schema}. */
     void startReadModel(SideDatabase db, String schema) throws IOException, SQLException {
         readModel = EventReadModel.start(db, schema, connection, queue);
+    }
+
+    /**
+     * With {@code kills} above 0, starts a second relay of the events over the ledger's {@code schema}
+     * in a process of its own ({@link RelayChaos}), to be SIGKILLed mid-batch that many times.
+     */
+    void startRelay(StormDatabase database, SideDatabase db, String schema, int kills) throws IOException {
+        if (kills > 0) {
+            relay = RelayChaos.start(database, db, schema, amqpUrl, kills);
+        }
+    }
+
+    /** The relay kills during the load ({@link RelayChaos#killDuringLoad}); nothing without a relay process. */
+    void killRelayDuringLoad(
+            java.util.concurrent.atomic.AtomicBoolean running,
+            java.util.concurrent.atomic.AtomicInteger done,
+            int total,
+            java.io.PrintStream progress) {
+        if (relay != null) {
+            relay.killDuringLoad(running, done, total, progress);
+        }
     }
 
     /**
@@ -219,6 +243,11 @@ final class StormEvents implements AutoCloseable {
         results.put(
                 "every outbox message was delivered (" + delivered.size() + " of " + rows + ")",
                 delivered.size() == rows);
+        long left = db.count("SELECT count(*) FROM " + outbox + " AND (status = 'pending' OR lease_owner IS NOT NULL)");
+        results.put("no outbox message left pending or leased after the drain (" + left + ")", left == 0);
+        if (relay != null) {
+            relay.check(delivered, seen.keySet(), results, progress);
+        }
         results.put(
                 "every outbox message reached the events queue at least once (" + (messageIds.size() - notSeen.size())
                         + " of " + messageIds.size() + ", in " + deliveries + " deliveries)",
@@ -251,6 +280,9 @@ final class StormEvents implements AutoCloseable {
     /** Deletes the queues (the storm's and the ledger's transfer queue) and the exchange. */
     @Override
     public void close() {
+        if (relay != null) {
+            relay.close();
+        }
         if (readModel != null) {
             readModel.close();
         }

@@ -104,8 +104,10 @@ final class StormFlags {
                 Flags.intFlag(flags, "accounts", 100, 2, 10_000),
                 Flags.doubleFlag(flags, "duplicates", 0.3, 0, 1),
                 Duration.ofMillis(Flags.intFlag(flags, "timeout-ms", 1500, 50, 60_000)),
-                Flags.longFlag(flags, "seed", System.nanoTime()));
-        Set<String> known = Set.of("clients", "intents", "faults", "accounts", "duplicates", "timeout-ms", "seed");
+                Flags.longFlag(flags, "seed", System.nanoTime()),
+                Flags.intFlag(flags, "relay-kills", 6, 0, 1000));
+        Set<String> known =
+                Set.of("clients", "intents", "faults", "accounts", "duplicates", "timeout-ms", "seed", "relay-kills");
         for (String name : flags.keySet()) {
             if (!known.contains(name)
                     && !FAILOVER_FLAGS.contains(name)
