@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Each kill is due as the finished intents pass one of {@code kills} evenly spaced marks; it then
  * waits (up to {@value #AIM_MILLIS} ms, and no longer than the load) until one of the relays holds
- * leased rows, and kills that one (or, when none did in time, one of them). Once the process is dead,
+ * leased rows, and kills that one (or, when none did in time, one of them; a kill still waiting when
+ * the load ends is not made). Once the process is dead,
  * the rows of the storm's schema still leased by its owner and not delivered are counted: a kill that
  * left any landed mid-batch, between a lease and a mark. {@link #check} fails the storm when kills
  * were asked for and none landed mid-batch, when a message a killed relay held was not delivered
@@ -41,7 +42,7 @@ final class RelayChaos implements AutoCloseable {
             List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m", "-Xss512k");
 
     /** How long a due kill waits for a relay to hold a lease. */
-    private static final long AIM_MILLIS = 3_000;
+    private static final long AIM_MILLIS = 10_000;
 
     private final StormDatabase database;
     private final SideDatabase db;
