@@ -35,6 +35,11 @@ import java.util.Map;
  *       {@code LEDGER_PAYOUT_LOOKUPS_MS} ({@code --payout-lookups-ms}, default {@code 1000,2000,4000}):
  *       the delays, in milliseconds, of the bank lookups of a payout whose outcome is unknown before
  *       it needs reconciliation (the library's default is 1, 2, 4 minutes; the demo's is seconds).
+ *       {@code LEDGER_BANK_MODE} ({@code --bank-mode}): {@code keyed} (default: the bank deduplicates
+ *       by key and answers lookups) or {@code statement} (it does neither: payouts are settled by its
+ *       camt.053 statements, {@link StatementBank}); then {@code LEDGER_STATEMENT_LAG_MS} (default
+ *       5000: how long after a send the bank has booked it) and {@code LEDGER_STATEMENT_POLL_MS}
+ *       (default 1000: how often its statement is fetched).
  *   <li>{@code LEDGER_AMQP_URL} ({@code --amqp-url}): a RabbitMQ, {@code amqp://user:password@host:port};
  *       set, the ledger also applies the transfer intents of a queue ({@link TransferQueue}); then
  *       {@code LEDGER_QUEUE} ({@code --queue}, default {@code ledger.transfers}: the queue, and its
@@ -81,7 +86,16 @@ public record LedgerConfig(
         String adminToken,
         String eventsExchange,
         java.time.Duration eventsLease,
-        java.time.Duration eventsPoll) {
+        java.time.Duration eventsPoll,
+        StatementBank statementBank) {
+
+    /**
+     * {@code LEDGER_BANK_MODE=statement}: the bank takes no key and answers no lookup
+     * ({@code BankServer --mode=statement}); payouts are settled by its camt.053 statements,
+     * fetched every {@code poll}, a payout missing from them {@code lag} after its send being sent
+     * again (docs/destinations.md).
+     */
+    public record StatementBank(java.time.Duration lag, java.time.Duration poll) {}
 
     /**
      * The transfer queue's settings; see the class comment. {@code haltEvery} is a fault for
@@ -211,7 +225,25 @@ public record LedgerConfig(
                 java.time.Duration.ofMillis(
                         intSetting(flags, env, "events-lease-ms", "LEDGER_EVENTS_LEASE_MS", 60_000, 1_000, 3_600_000)),
                 java.time.Duration.ofMillis(
-                        intSetting(flags, env, "events-poll-ms", "LEDGER_EVENTS_POLL_MS", 200, 10, 60_000)));
+                        intSetting(flags, env, "events-poll-ms", "LEDGER_EVENTS_POLL_MS", 200, 10, 60_000)),
+                statementBank(flags, env));
+    }
+
+    private static StatementBank statementBank(Map<String, String> flags, Map<String, String> env) {
+        String mode =
+                setting(flags, env, "bank-mode", "LEDGER_BANK_MODE", "keyed").trim();
+        return switch (mode) {
+            case "keyed" -> null;
+            case "statement" ->
+                new StatementBank(
+                        java.time.Duration.ofMillis(intSetting(
+                                flags, env, "statement-lag-ms", "LEDGER_STATEMENT_LAG_MS", 5_000, 1, 864_000_000)),
+                        java.time.Duration.ofMillis(intSetting(
+                                flags, env, "statement-poll-ms", "LEDGER_STATEMENT_POLL_MS", 1_000, 10, 3_600_000)));
+            default ->
+                throw new IllegalArgumentException(
+                        "LEDGER_BANK_MODE (--bank-mode) must be keyed or statement, was '" + mode + "'");
+        };
     }
 
     /** The events exchange, or null; it needs the broker of {@code LEDGER_AMQP_URL}. */
@@ -325,7 +357,8 @@ public record LedgerConfig(
                 adminToken,
                 eventsExchange,
                 eventsLease,
-                eventsPoll);
+                eventsPoll,
+                statementBank);
     }
 
     @Override

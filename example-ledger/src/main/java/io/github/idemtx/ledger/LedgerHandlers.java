@@ -20,7 +20,8 @@ import org.jooq.DSLContext;
  */
 final class LedgerHandlers {
 
-    static final Set<String> PAYOUT_STATES = Set.of("in_flight", "paid", "refused", "needs_reconciliation");
+    static final Set<String> PAYOUT_STATES =
+            Set.of("in_flight", "paid", "refused", "needs_reconciliation", "awaiting_statement");
 
     private final DSLContext dsl;
     private final Ledger ledger;

@@ -90,6 +90,7 @@ public final class LedgerServer implements AutoCloseable {
                             Duration.ofSeconds(5),
                             Duration.ofSeconds(1),
                             config.payoutLookups(),
+                            config.statementBank(),
                             listener);
             if (config.eventsExchange() != null) {
                 announced = LedgerEvents.start(

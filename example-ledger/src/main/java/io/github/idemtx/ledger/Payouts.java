@@ -6,7 +6,6 @@ import io.github.idemtx.core.Failure;
 import io.github.idemtx.core.Fingerprint;
 import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.IdempotencyPolicy;
-import io.github.idemtx.core.Rejection;
 import io.github.idemtx.core.RemoteOutcome;
 import io.github.idemtx.core.ResultCodec;
 import io.github.idemtx.core.Scope;
@@ -42,7 +41,11 @@ final class Payouts implements AutoCloseable {
     /** What a client asks for. */
     record PayoutRequest(UUID account, BigDecimal amount, String destination) {}
 
-    /** A payout as the ledger shows it; state {@code needs_reconciliation} comes from its claim. */
+    /**
+     * A payout as the ledger shows it; states {@code needs_reconciliation} and {@code
+     * awaiting_statement} (sent to the statement bank, its outcome read from its statement) come from
+     * its claim.
+     */
     record Payout(
             UUID id,
             UUID account,
@@ -56,14 +59,16 @@ final class Payouts implements AutoCloseable {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private final String schema;
-    private final Ledger ledger;
     private final String bankName;
     private final String bankUrl;
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final ExternalEffect<PayoutRequest, String> effect;
     private final AutoCloseable recovering;
-    private final Bank bank = new Bank();
+    /** The keyed bank; null for a bank without keys and lookups (then {@code statements} is set). */
+    private final Bank bank;
+
+    private final AutoCloseable statements;
 
     Payouts(
             DSLContext dsl,
@@ -73,26 +78,37 @@ final class Payouts implements AutoCloseable {
             Duration lease,
             Duration recoverEvery,
             List<Duration> lookups,
+            LedgerConfig.StatementBank statementBank,
             io.github.idemtx.core.IdempotencyListener<?> listener) {
         this.schema = schema;
-        this.ledger = new Ledger(schema);
         this.bankName = bankName;
         this.bankUrl = bankUrl;
-        this.effect = ExternalEffect.builder(
-                        dsl, "payout", ResultCodec.json(PayoutRequest.class), ResultCodec.utf8(), bank)
+        this.bank = statementBank == null ? new Bank() : null;
+        ExternalEffect.Builder<PayoutRequest, String> builder = ExternalEffect.builder(
+                        dsl,
+                        "payout",
+                        ResultCodec.json(PayoutRequest.class),
+                        ResultCodec.utf8(),
+                        bank != null ? bank : new UnkeyedBank(dsl, schema, bankName, bankUrl))
                 .schema(schema)
                 .policy(IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofSeconds(2))
                         .build())
                 .lease(lease)
                 .lookupSchedule(lookups)
+                .listener(listener);
+        this.effect = statementBank == null
                 // the bank's deduplication by key is consistent (a primary key), so a resend after an
                 // absent lookup can never charge twice even while its lookups lag
-                .readAfterWrite(true)
-                .listener(listener)
-                .build();
+                ? builder.readAfterWrite(true).build()
+                // no key, no lookup: settled by the bank's camt.053 statements, fetched every poll
+                : builder.settledByStatement(UnkeyedBank.settlement(dsl, schema, statementBank.lag()))
+                        .build();
         this.recovering = effect.recovery()
                 .schedule(recoverEvery, 100, pass -> System.out.println("ledger: payout recovery " + pass.counts()));
+        this.statements = statementBank == null
+                ? () -> {}
+                : StatementPoller.start(dsl, schema, effect.statements(), bankUrl, statementBank.poll());
     }
 
     /** The effect, for the operators' {@link io.github.idemtx.jooq.ClaimAdmin}. */
@@ -105,6 +121,9 @@ final class Payouts implements AutoCloseable {
      * never throws (a failed lookup is an unknown answer).
      */
     Remote.Lookup<String> bankSays(String downstreamKey) {
+        if (bank == null) {
+            return Remote.Lookup.unknown("this bank answers no lookup: its statements settle payouts");
+        }
         try {
             return bank.lookup(downstreamKey);
         } catch (InterruptedException e) {
@@ -141,7 +160,8 @@ final class Payouts implements AutoCloseable {
     Optional<Payout> find(DSLContext dsl, String tenant, UUID id) {
         return dsl.resultQuery(
                         "SELECT p.id, p.account_id, p.amount, p.currency, p.destination, CASE WHEN c.state = 4"
-                                + " THEN 'needs_reconciliation' ELSE p.state END, p.charge_id, p.created_at FROM "
+                                + " THEN 'needs_reconciliation' WHEN c.state = 5 THEN 'awaiting_statement'"
+                                + " ELSE p.state END, p.charge_id, p.created_at FROM "
                                 + schema + ".payout p"
                                 + " LEFT JOIN " + schema
                                 + ".idempotency_claim c ON c.scope = p.tenant AND c.idem_key = p.idem_key"
@@ -154,15 +174,18 @@ final class Payouts implements AutoCloseable {
     }
 
     List<Payout> list(DSLContext dsl, String tenant, String state, int limit) {
-        String condition = state.equals("needs_reconciliation")
-                ? "c.state = 4"
-                : "p.state = ? AND (c.state IS NULL OR c.state <> 4)";
-        Object[] args = state.equals("needs_reconciliation")
+        String condition = switch (state) {
+            case "needs_reconciliation" -> "c.state = 4";
+            case "awaiting_statement" -> "c.state = 5";
+            default -> "p.state = ? AND (c.state IS NULL OR c.state NOT IN (4, 5))";
+        };
+        Object[] args = state.equals("needs_reconciliation") || state.equals("awaiting_statement")
                 ? new Object[] {tenant, limit}
                 : new Object[] {tenant, state, limit};
         return dsl.resultQuery(
                         "SELECT p.id, p.account_id, p.amount, p.currency, p.destination, CASE WHEN c.state = 4"
-                                + " THEN 'needs_reconciliation' ELSE p.state END, p.charge_id, p.created_at FROM "
+                                + " THEN 'needs_reconciliation' WHEN c.state = 5 THEN 'awaiting_statement'"
+                                + " ELSE p.state END, p.charge_id, p.created_at FROM "
                                 + schema + ".payout p"
                                 + " LEFT JOIN " + schema
                                 + ".idempotency_claim c ON c.scope = p.tenant AND c.idem_key = p.idem_key"
@@ -187,58 +210,15 @@ final class Payouts implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        statements.close();
         recovering.close();
     }
 
-    /** The bank over HTTP, and the ledger's writes around each call. */
-    private final class Bank implements Remote.Holding<PayoutRequest, String> {
+    /** The keyed bank over HTTP: a charge per idempotency key, and lookups by key. */
+    private final class Bank extends PayoutWrites {
 
-        @Override
-        public void before(DSLContext tx, Intent<PayoutRequest> intent) {
-            PayoutRequest r = intent.request();
-            Record account = tx.resultQuery(
-                            "UPDATE " + schema
-                                    + ".account SET balance = balance - ?::numeric WHERE id = ? AND tenant = ?"
-                                    + " AND kind = 'customer' AND balance >= ?::numeric RETURNING currency",
-                            r.amount(),
-                            r.account(),
-                            intent.scope().value(),
-                            r.amount())
-                    .fetchOne();
-            if (account == null) {
-                boolean exists = tx.resultQuery(
-                                "SELECT 1 FROM " + schema + ".account WHERE id = ? AND tenant = ?"
-                                        + " AND kind = 'customer'",
-                                r.account(),
-                                intent.scope().value())
-                        .fetchOptional()
-                        .isPresent();
-                throw exists
-                        ? new Rejection(
-                                "insufficient_funds",
-                                "account " + r.account() + " cannot pay out "
-                                        + r.amount().toPlainString())
-                        : new Rejection("account_not_found", "account " + r.account() + " does not exist");
-            }
-            String tenant = intent.scope().value();
-            String currency = account.get(0, String.class);
-            UUID payout = payoutId(intent);
-            tx.execute(
-                    "INSERT INTO " + schema
-                            + ".payout (id, tenant, account_id, amount, currency, destination, idem_key, state, bank)"
-                            + " VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?)",
-                    payout,
-                    tenant,
-                    r.account(),
-                    r.amount(),
-                    currency,
-                    r.destination(),
-                    intent.key().value(),
-                    bankName);
-            // the hold: customer (debited above) -> the bank's clearing account
-            UUID clearing = ledger.bankAccount(tx, tenant, currency, bankName, "clearing");
-            ledger.adjust(tx, clearing, r.amount());
-            ledger.payoutMovement(tx, tenant, "hold", payout, r.account(), clearing, r.amount(), currency);
+        Bank() {
+            super(Payouts.this.schema, Payouts.this.bankName);
         }
 
         @Override
@@ -291,58 +271,6 @@ final class Payouts implements AutoCloseable {
             return "succeeded".equals(charge.path("status").asText())
                     ? Lookup.found(charge.path("id").asText())
                     : Lookup.refused(new Failure("bank_declined", "the bank declined the payout"));
-        }
-
-        @Override
-        public void after(DSLContext tx, Intent<PayoutRequest> intent, String chargeId) {
-            // the key's one payout in flight (payout_in_flight_idx), whichever claim's id it has: also
-            // one made before V4, whose id came from the key alone
-            Record settled = tx.resultQuery(
-                            "UPDATE " + schema + ".payout SET state = 'paid', charge_id = ?, settled_at = now()"
-                                    + " WHERE tenant = ? AND idem_key = ? AND state = 'in_flight'"
-                                    + " RETURNING tenant, currency, amount, bank, id",
-                            chargeId,
-                            intent.scope().value(),
-                            intent.key().value())
-                    .fetchOne();
-            if (settled == null) {
-                throw new IllegalStateException("payout " + payoutId(intent) + " was not in flight");
-            }
-            UUID payout = settled.get(4, UUID.class);
-            // the settlement: the bank's clearing account -> its paid_out account
-            String tenant = settled.get(0, String.class);
-            String currency = settled.get(1, String.class);
-            BigDecimal amount = settled.get(2, BigDecimal.class);
-            String at = settled.get(3, String.class);
-            UUID clearing = ledger.bankAccount(tx, tenant, currency, at, "clearing");
-            UUID paidOut = ledger.bankAccount(tx, tenant, currency, at, "paid_out");
-            ledger.adjust(tx, clearing, amount.negate());
-            ledger.adjust(tx, paidOut, amount);
-            ledger.payoutMovement(tx, tenant, "settle", payout, clearing, paidOut, amount, currency);
-        }
-
-        @Override
-        public void refused(DSLContext tx, Intent<PayoutRequest> intent, Failure failure) {
-            Record released = tx.resultQuery(
-                            "UPDATE " + schema + ".payout SET state = 'refused', settled_at = now()"
-                                    + " WHERE tenant = ? AND idem_key = ? AND state = 'in_flight'"
-                                    + " RETURNING tenant, currency, amount, bank, account_id, id",
-                            intent.scope().value(),
-                            intent.key().value())
-                    .fetchOne();
-            if (released == null) {
-                return; // released before
-            }
-            UUID payout = released.get(5, UUID.class);
-            // the release: the bank's clearing account -> back to the customer
-            String tenant = released.get(0, String.class);
-            String currency = released.get(1, String.class);
-            BigDecimal amount = released.get(2, BigDecimal.class);
-            UUID customer = released.get(4, UUID.class);
-            UUID clearing = ledger.bankAccount(tx, tenant, currency, released.get(3, String.class), "clearing");
-            ledger.adjust(tx, customer, amount); // customer first: the lock order of Ledger#adjust
-            ledger.adjust(tx, clearing, amount.negate());
-            ledger.payoutMovement(tx, tenant, "release", payout, clearing, customer, amount, currency);
         }
     }
 }

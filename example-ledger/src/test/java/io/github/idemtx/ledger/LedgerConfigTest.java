@@ -51,6 +51,22 @@ class LedgerConfigTest {
     }
 
     @Test
+    void theBankIsKeyedUnlessTheStatementModeIsAskedForWithItsLagAndPoll() {
+        assertThat(LedgerConfig.from(new String[0], Map.of()).statementBank()).isNull();
+        LedgerConfig statement = LedgerConfig.from(
+                new String[] {"--bank-mode=statement", "--statement-lag-ms=2500"},
+                Map.of("LEDGER_STATEMENT_POLL_MS", "300"));
+        assertThat(statement.statementBank())
+                .isEqualTo(new LedgerConfig.StatementBank(
+                        java.time.Duration.ofMillis(2500), java.time.Duration.ofMillis(300)));
+        assertThatThrownBy(() -> LedgerConfig.from(new String[] {"--bank-mode=file"}, Map.of()))
+                .hasMessageContaining("LEDGER_BANK_MODE (--bank-mode) must be keyed or statement, was 'file'");
+        assertThatThrownBy(() ->
+                        LedgerConfig.from(new String[] {"--bank-mode=statement", "--statement-lag-ms=0"}, Map.of()))
+                .hasMessageContaining("LEDGER_STATEMENT_LAG_MS");
+    }
+
+    @Test
     void makesTwoDemoTenantsWhenNoTokensAreGiven() {
         LedgerConfig config = LedgerConfig.from(new String[0], Map.of());
         assertThat(config.demoTokens()).isTrue();
