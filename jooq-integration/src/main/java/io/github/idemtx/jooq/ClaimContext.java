@@ -8,7 +8,8 @@ import org.jooq.DSLContext;
 
 /**
  * The claim whose work a {@code tx} belongs to: the scope and key of the {@link IdempotentTransaction#run}
- * call that handed the work its {@code tx}. What a work writes beside its business rows uses it to
+ * call that handed the work its {@code tx}, or of the {@link ExternalEffect}'s claim whose local
+ * writes ({@link Remote.Holding#before}, {@link Remote#after}, {@link Remote#refused}) were handed it. What a work writes beside its business rows uses it to
  * name them after the claim, so that a retry that runs the work again writes the same names: the
  * outbox derives each message's id from it ({@link io.github.idemtx.jooq.outbox.Outbox#add}).
  *
@@ -46,7 +47,7 @@ public final class ClaimContext {
         return tx.configuration().data(DATA_KEY) instanceof ClaimContext c ? Optional.of(c) : Optional.empty();
     }
 
-    /** Puts the claim into the data of the work's own {@code tx}: called by {@code run} only. */
+    /** Puts the claim into the data of the work's own {@code tx}: called by {@code run} and an effect's local writes only. */
     static void attach(DSLContext tx, Scope scope, IdempotencyKey key) {
         tx.configuration().data(DATA_KEY, new ClaimContext(scope, key));
     }

@@ -153,7 +153,7 @@ public final class ExternalEffect<R, T> {
                 b.name,
                 b.requests,
                 b.results,
-                b.remote,
+                RemoteWithClaim.of(b.remote), // local writes may add outbox messages of the claim
                 b.lease,
                 b.lookupSchedule,
                 b.readAfterWrite ? Absent.NOT_APPLIED : Absent.UNKNOWN,

@@ -103,7 +103,11 @@ public final class Outbox {
     }
 
     /**
-     * Adds a message inside an {@link IdempotentTransaction}'s work; see the class documentation.
+     * Adds a message inside an {@link IdempotentTransaction}'s work, or an {@link
+     * io.github.idemtx.jooq.ExternalEffect}'s local writes (its hold before the call, its record after:
+     * the message commits with them); see the class documentation. An effect's key may be claimed again
+     * after an operator forgot its claim: name such a message after the claim (its downstream key),
+     * not only the key, or the second claim's message meets the first's id.
      *
      * @param tx the {@code tx} the work was handed
      * @param message the message
@@ -118,8 +122,10 @@ public final class Outbox {
         Objects.requireNonNull(tx, "tx must not be null");
         Objects.requireNonNull(message, "message must not be null");
         ClaimContext claim = ClaimContext.of(tx)
-                .orElseThrow(() -> new IllegalStateException("Outbox.add needs the tx an IdempotentTransaction's work"
-                        + " was handed (it names the message after the claim); this DSLContext belongs to no work"));
+                .orElseThrow(
+                        () -> new IllegalStateException("Outbox.add needs the tx an IdempotentTransaction's work, or an"
+                                + " ExternalEffect's local writes, were handed (it names the message after the claim);"
+                                + " this DSLContext belongs to no claim"));
         UUID id = messageId(claim.scope(), claim.key(), message.name());
         String orderingKey = message.orderingKey();
         tx.connection(c -> {
