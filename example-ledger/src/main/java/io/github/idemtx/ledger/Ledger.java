@@ -196,6 +196,28 @@ final class Ledger {
     }
 
     /**
+     * The event of a paid payout ({@code payout.paid}), added to the outbox in the transaction that
+     * records the bank's answer, when the ledger has events: named after the payout (the claim's
+     * downstream key), so a key claimed again after an operator forgot its claim announces its new
+     * payout under another id.
+     */
+    void announcePayout(DSLContext tx, UUID payout, UUID account, BigDecimal amount, String currency, String charge) {
+        if (outbox == null) {
+            return;
+        }
+        String json = "{\"event\":\"payout.paid\",\"id\":\"" + payout + "\",\"from\":\"" + account
+                + "\",\"amount\":\"" + amount.toPlainString() + "\",\"currency\":\"" + currency
+                + "\",\"chargeId\":\"" + charge + "\"}";
+        outbox.add(
+                tx,
+                OutboxMessage.builder("payout-paid-" + payout, eventsExchange, json.getBytes(StandardCharsets.UTF_8))
+                        .orderingKey(account.toString()) // with the account's transfers, in commit order
+                        .header("content-type", "application/json")
+                        .header("event-type", "payout.paid")
+                        .build());
+    }
+
+    /**
      * The tenant's {@code clearing} or {@code paid_out} account for a currency at a bank, opened on
      * first use (concurrent first uses open one: the loser of the unique index reads the winner's).
      */

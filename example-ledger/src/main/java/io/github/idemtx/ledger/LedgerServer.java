@@ -79,19 +79,6 @@ public final class LedgerServer implements AutoCloseable {
                     .transactionMode(TransactionMode.OWN)
                     .listener(listener)
                     .build();
-            // payouts: a demo-scale lease and lookup schedule (the library's defaults are 30 s and 1, 2, 4 minutes)
-            this.payouts = config.bankUrl() == null
-                    ? null
-                    : new Payouts(
-                            dsl,
-                            config.schema(),
-                            config.bankName(),
-                            config.bankUrl(),
-                            Duration.ofSeconds(5),
-                            Duration.ofSeconds(1),
-                            config.payoutLookups(),
-                            config.statementBank(),
-                            listener);
             if (config.eventsExchange() != null) {
                 announced = LedgerEvents.start(
                         config.queue().amqpUrl(),
@@ -105,6 +92,20 @@ public final class LedgerServer implements AutoCloseable {
             Ledger ledger = announced == null
                     ? new Ledger(config.schema())
                     : new Ledger(config.schema(), announced.outbox(), config.eventsExchange());
+            // payouts: a demo-scale lease and lookup schedule (the library's defaults are 30 s and 1, 2, 4 minutes)
+            this.payouts = config.bankUrl() == null
+                    ? null
+                    : new Payouts(
+                            dsl,
+                            ledger,
+                            config.schema(),
+                            config.bankName(),
+                            config.bankUrl(),
+                            Duration.ofSeconds(5),
+                            Duration.ofSeconds(1),
+                            config.payoutLookups(),
+                            config.statementBank(),
+                            listener);
             if (config.queue() != null && config.queue().demoSecret()) {
                 System.err.println("ledger: WARNING LEDGER_KEY_SECRET is unset: keys derived for queued intents without"
                         + " an id use the demo secret, which is public; set 64 hexadecimal digits of your own");

@@ -23,9 +23,10 @@ abstract class PayoutWrites implements Remote.Holding<PayoutRequest, String> {
     final Ledger ledger;
     final String bankName;
 
-    PayoutWrites(String schema, String bankName) {
+    /** @param ledger the books, which announce each paid payout when the ledger has events */
+    PayoutWrites(Ledger ledger, String schema, String bankName) {
         this.schema = schema;
-        this.ledger = new Ledger(schema);
+        this.ledger = ledger;
         this.bankName = bankName;
     }
 
@@ -84,7 +85,7 @@ abstract class PayoutWrites implements Remote.Holding<PayoutRequest, String> {
         Record settled = tx.resultQuery(
                         "UPDATE " + schema + ".payout SET state = 'paid', charge_id = ?, settled_at = now()"
                                 + " WHERE tenant = ? AND idem_key = ? AND state = 'in_flight'"
-                                + " RETURNING tenant, currency, amount, bank, id",
+                                + " RETURNING tenant, currency, amount, bank, id, account_id",
                         chargeId,
                         intent.scope().value(),
                         intent.key().value())
@@ -103,6 +104,8 @@ abstract class PayoutWrites implements Remote.Holding<PayoutRequest, String> {
         ledger.adjust(tx, clearing, amount.negate());
         ledger.adjust(tx, paidOut, amount);
         ledger.payoutMovement(tx, tenant, "settle", payout, clearing, paidOut, amount, currency);
+        // its event commits with the record of the bank's answer (the claim's outbox message)
+        ledger.announcePayout(tx, payout, settled.get(5, UUID.class), amount, currency, chargeId);
     }
 
     @Override

@@ -72,6 +72,7 @@ final class Payouts implements AutoCloseable {
 
     Payouts(
             DSLContext dsl,
+            Ledger ledger,
             String schema,
             String bankName,
             String bankUrl,
@@ -83,13 +84,13 @@ final class Payouts implements AutoCloseable {
         this.schema = schema;
         this.bankName = bankName;
         this.bankUrl = bankUrl;
-        this.bank = statementBank == null ? new Bank() : null;
+        this.bank = statementBank == null ? new Bank(ledger) : null;
         ExternalEffect.Builder<PayoutRequest, String> builder = ExternalEffect.builder(
                         dsl,
                         "payout",
                         ResultCodec.json(PayoutRequest.class),
                         ResultCodec.utf8(),
-                        bank != null ? bank : new UnkeyedBank(dsl, schema, bankName, bankUrl))
+                        bank != null ? bank : new UnkeyedBank(dsl, ledger, schema, bankName, bankUrl))
                 .schema(schema)
                 .policy(IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofSeconds(2))
@@ -217,8 +218,8 @@ final class Payouts implements AutoCloseable {
     /** The keyed bank over HTTP: a charge per idempotency key, and lookups by key. */
     private final class Bank extends PayoutWrites {
 
-        Bank() {
-            super(Payouts.this.schema, Payouts.this.bankName);
+        Bank(Ledger ledger) {
+            super(ledger, Payouts.this.schema, Payouts.this.bankName);
         }
 
         @Override

@@ -33,8 +33,8 @@ final class UnkeyedBank extends PayoutWrites {
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final Map<UUID, String> currencies = new ConcurrentHashMap<>();
 
-    UnkeyedBank(DSLContext dsl, String schema, String bankName, String bankUrl) {
-        super(schema, bankName);
+    UnkeyedBank(DSLContext dsl, Ledger ledger, String schema, String bankName, String bankUrl) {
+        super(ledger, schema, bankName);
         this.dsl = dsl;
         this.bankUrl = bankUrl;
     }

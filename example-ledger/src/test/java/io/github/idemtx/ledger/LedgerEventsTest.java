@@ -40,10 +40,18 @@ class LedgerEventsTest {
     static Connection broker;
     static Channel channel;
     static String events;
+    static io.github.idemtx.ledger.bank.BankServer bank;
 
     @BeforeAll
     static void start() throws Exception {
         LocalBroker.assumeAvailable();
+        TestDatabase db = TestDatabase.get();
+        bank = io.github.idemtx.ledger.bank.BankServer.start(
+                "--port=0",
+                "--fresh=true",
+                "--schema=" + db.schema() + "_eventsbank",
+                "--db-url=" + db.serverUrl(),
+                "--db-user=" + (db.user() == null ? "postgres" : db.user()));
         server = LedgerServer.startFresh(LedgerFixture.args(
                 "events",
                 "--port=0",
@@ -51,7 +59,8 @@ class LedgerEventsTest {
                 "--amqp-url=" + LocalBroker.url(),
                 "--queue=" + QUEUE,
                 "--queue-consumers=1",
-                "--events-exchange=" + EXCHANGE));
+                "--events-exchange=" + EXCHANGE,
+                "--bank-url=http://127.0.0.1:" + bank.port()));
         broker = TransferQueue.factory(LocalBroker.url()).newConnection("ledger-events-test");
         channel = broker.createChannel();
         events = channel.queueDeclare("", false, true, true, null).getQueue();
@@ -72,7 +81,9 @@ class LedgerEventsTest {
         }
         channel.exchangeDelete(EXCHANGE);
         broker.close();
+        bank.close();
         LedgerFixture.dropSchema("events");
+        TestDatabase.get().execute("DROP SCHEMA IF EXISTS " + TestDatabase.get().schema() + "_eventsbank CASCADE");
     }
 
     /** Reads the events queue until {@code n} messages came; fails after 60 s. */
@@ -139,6 +150,50 @@ class LedgerEventsTest {
         assertThat(event.get("from").asText()).isEqualTo(alice);
         assertThat(event.get("amount").asText()).isEqualTo("20.00");
         assertThat(outboxRows("transfer-applied")).as("the replay added none").isEqualTo(1);
+    }
+
+    @Test
+    void aPaidPayoutIsAnnouncedOnceUnderTheIdOfItsClaimAndADeclinedOneNot() throws Exception {
+        String erin = LedgerHttpTest.openAccount(TOKEN, "BRL");
+        assertThat(LedgerHttpTest.post(
+                                TOKEN,
+                                LedgerHttpTest.key(),
+                                "/accounts/" + erin + "/deposits",
+                                "{\"amount\":\"50.00\"}")
+                        .status())
+                .isEqualTo(201);
+        String key = LedgerHttpTest.key();
+        String body = "{\"from\":\"" + erin + "\",\"amount\":\"20.00\",\"destination\":\"BR12 3456\"}";
+
+        LedgerHttpTest.Reply paid = LedgerHttpTest.post(TOKEN, key, "/payouts", body);
+        LedgerHttpTest.Reply retry = LedgerHttpTest.post(TOKEN, key, "/payouts", body);
+
+        assertThat(paid.status()).isEqualTo(201);
+        assertThat(retry.header("Idempotent-Replayed")).isEqualTo("true");
+        List<GetResponse> got = await(2);
+        GetResponse payout = got.get(1);
+        assertThat(payout.getEnvelope().getRoutingKey()).isEqualTo("payout.paid");
+        String id = paid.json().get("id").asText();
+        assertThat(payout.getProps().getMessageId())
+                .isEqualTo(Outbox.messageId(Scope.of(TENANT), IdempotencyKey.of(key), "payout-paid-" + id)
+                        .toString());
+        JsonNode event = LedgerHttpTest.JSON.readTree(new String(payout.getBody(), StandardCharsets.UTF_8));
+        assertThat(event.get("chargeId").asText())
+                .isEqualTo(paid.json().get("chargeId").asText());
+        assertThat(event.get("amount").asText()).isEqualTo("20.00");
+        assertThat(outboxRows("payout-paid-" + id)).as("the replay added none").isEqualTo(1);
+
+        bank.faults().set(Map.of("declineRate", "1"));
+        try {
+            LedgerHttpTest.Reply declined = LedgerHttpTest.post(TOKEN, LedgerHttpTest.key(), "/payouts", body);
+            assertThat(declined.status()).isEqualTo(422);
+        } finally {
+            bank.faults().set(Map.of("declineRate", "0"));
+        }
+        assertThat(outboxRows("payout-paid-" + id)).isEqualTo(1);
+        assertThat(channel.basicGet(events, true))
+                .as("nothing for the declined payout")
+                .isNull();
     }
 
     @Test
