@@ -38,13 +38,16 @@ import java.util.regex.Pattern;
  *
  * <ul>
  *   <li>{@code GET /admin/backlog}: how many claims are in flight and need reconciliation, the oldest of each;
- *   <li>{@code GET /admin/claims?state=needs_reconciliation|in_flight[&effect=payout][&limit=50][&after=...]}:
+ *   <li>{@code GET /admin/claims?state=needs_reconciliation|in_flight|sent[&effect=payout][&limit=50][&after=...]}:
  *       oldest first, {@code next} continues the listing; each with what the bank's lookup says now;
  *   <li>{@code GET /admin/claims/{scope}/{key}}: one claim with its history;
  *   <li>{@code POST /admin/claims/{scope}/{key}/resolve} with {@code {"outcome": "applied", "answer":
  *       "<charge id>", "operator": ..., "reason": ...}} or {@code {"outcome": "refused", "failure":
  *       {"code": ..., "message": ...}, "operator": ..., "reason": ...}};
- *   <li>{@code POST /admin/claims/{scope}/{key}/forget} with {@code {"operator": ..., "reason": ...}}.
+ *   <li>{@code POST /admin/claims/{scope}/{key}/forget} with {@code {"operator": ..., "reason": ...}};
+ *   <li>{@code /admin/statements/...}: with the statement bank, the payouts awaiting a statement, the
+ *       flagged lines (double payments, mismatches, unmatched) and an operator's handling of one
+ *       ({@link StatementAdmin}).
  * </ul>
  *
  * <p>Every request to these JSON routes carries {@code Authorization: Bearer <admin token>}
@@ -75,6 +78,7 @@ final class LedgerAdmin implements AutoCloseable {
 
     private final ClaimAdmin admin;
     private final Payouts payouts; // null without a bank
+    private final StatementAdmin statements;
     private final HttpServer server;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     /** {@code Bearer <token>}, compared in constant time. */
@@ -84,6 +88,7 @@ final class LedgerAdmin implements AutoCloseable {
         this.admin = admin;
         this.bearer = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
         this.payouts = payouts;
+        this.statements = new StatementAdmin(payouts == null ? null : payouts.statements());
         this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 64);
         server.setExecutor(executor);
         server.createContext("/admin/", this::handle);
@@ -174,6 +179,9 @@ final class LedgerAdmin implements AutoCloseable {
                     "the admin routes need Authorization: Bearer <LEDGER_ADMIN_TOKEN, or the token the ledger"
                             + " printed at start>");
         }
+        if (path.startsWith("/admin/statements/")) {
+            return statements.route(method, path, exchange, method.equals("POST") ? body(exchange) : null);
+        }
         Matcher m;
         if (method.equals("GET")) {
             if (path.equals("/admin/backlog")) {
@@ -224,13 +232,14 @@ final class LedgerAdmin implements AutoCloseable {
     private ObjectNode list(HttpExchange exchange) {
         String state = LedgerRoutes.queryParameter(exchange, "state");
         if (state == null) {
-            throw new IllegalArgumentException("state must be needs_reconciliation or in_flight");
+            throw new IllegalArgumentException("state must be needs_reconciliation, in_flight or sent");
         }
         ClaimView.State wanted;
         try {
             wanted = ClaimView.State.valueOf(state.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("state must be needs_reconciliation or in_flight, was '" + state + "'");
+            throw new IllegalArgumentException(
+                    "state must be needs_reconciliation, in_flight or sent, was '" + state + "'");
         }
         String limit = LedgerRoutes.queryParameter(exchange, "limit");
         int n;

@@ -112,6 +112,11 @@ final class Payouts implements AutoCloseable {
                 : StatementPoller.start(dsl, schema, effect.statements(), bankUrl, statementBank.poll());
     }
 
+    /** The statements that settle payouts to the statement bank; null with a keyed bank. */
+    io.github.idemtx.jooq.StatementReconciliation<PayoutRequest, String> statements() {
+        return bank == null ? effect.statements() : null;
+    }
+
     /** The effect, for the operators' {@link io.github.idemtx.jooq.ClaimAdmin}. */
     ExternalEffect<PayoutRequest, String> effect() {
         return effect;

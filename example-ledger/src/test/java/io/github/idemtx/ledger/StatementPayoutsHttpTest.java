@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 class StatementPayoutsHttpTest {
 
     static final String TOKEN = "token-statement-payouts";
+    static final String ADMIN_TOKEN = "admin-token-of-statement-payouts";
     static final String BANK_SCHEMA = TestDatabase.get().schema() + "_stmtbank";
     static final String LEDGER_SCHEMA = TestDatabase.get().schema() + "_stmtpayouts";
     static BankServer bank;
@@ -52,7 +53,9 @@ class StatementPayoutsHttpTest {
                 "--bank-url=http://127.0.0.1:" + bank.port(),
                 "--bank-mode=statement",
                 "--statement-lag-ms=500",
-                "--statement-poll-ms=200"));
+                "--statement-poll-ms=200",
+                "--admin-port=0",
+                "--admin-token=" + ADMIN_TOKEN));
     }
 
     @AfterAll
@@ -65,7 +68,16 @@ class StatementPayoutsHttpTest {
 
     @AfterEach
     void calm() {
-        bank.faults().set(Map.of("timeoutAfterApplyRate", "0", "errorBeforeApplyRate", "0", "declineRate", "0"));
+        bank.faults()
+                .set(Map.of(
+                        "timeoutAfterApplyRate",
+                        "0",
+                        "errorBeforeApplyRate",
+                        "0",
+                        "declineRate",
+                        "0",
+                        "lateBookingRate",
+                        "0"));
     }
 
     private static Reply call(String method, String path, String key, String body) throws Exception {
@@ -210,5 +222,75 @@ class StatementPayoutsHttpTest {
                                         + " WHERE l.verdict = 'matched' AND c.idem_key = ?",
                                 key)));
         assertThat(paymentsAtTheBank(key)).isEqualTo(1);
+    }
+
+    private static Reply admin(String method, String path, String body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ledger.adminPort() + path))
+                .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                .header("Content-Type", "application/json");
+        b = body == null ? b.GET() : b.method(method, HttpRequest.BodyPublishers.ofString(body));
+        HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return new Reply(r.statusCode(), r);
+    }
+
+    @Test
+    void aSendBookedLaterThanTheLagIsSentAgainAndTheDoublePaymentIsFlaggedForAnOperator() throws Exception {
+        String account = fundedAccount();
+        String key = UUID.randomUUID().toString();
+        // the answer is lost and the bank books it 2.5 s later: past the ledger's lag (0.5 s)
+        bank.faults()
+                .set(Map.of(
+                        "timeoutAfterApplyRate",
+                        "1",
+                        "hangMs",
+                        "4500",
+                        "lateBookingRate",
+                        "1",
+                        "lateBookingMs",
+                        "2500"));
+
+        Reply first = call("POST", "/payouts", key, payout(account));
+
+        assertThat(first.status()).as(first.response().body()).isGreaterThanOrEqualTo(500);
+        calm();
+        await("settled by the statement", () -> stateOf(key, account).equals("201 paid"));
+        await("both sends booked and flagged", () -> {
+            try {
+                return admin("GET", "/admin/statements/flagged?verdict=duplicate", null)
+                        .response()
+                        .body()
+                        .contains(key);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(paymentsAtTheBank(key))
+                .as("sent twice: the second after the first was found absent")
+                .isEqualTo(2);
+        Reply flagged = admin("GET", "/admin/statements/flagged?verdict=duplicate", null);
+        String entry = null;
+        for (var line : flagged.json().get("flagged")) {
+            if (key.equals(line.get("key").asText())) {
+                entry = line.get("entryId").asText();
+            }
+        }
+        assertThat(entry).isNotNull();
+        assertThat(admin("POST", "/admin/statements/lines/" + entry + "/work", "{\"operator\":\"ana\"}")
+                        .status())
+                .as("a note is required")
+                .isEqualTo(400);
+        assertThat(admin(
+                                "POST",
+                                "/admin/statements/lines/" + entry + "/work",
+                                "{\"operator\":\"ana\",\"note\":\"recalled from the bank\"}")
+                        .status())
+                .isEqualTo(200);
+        assertThat(admin("GET", "/admin/statements/flagged?verdict=duplicate", null)
+                        .response()
+                        .body())
+                .doesNotContain(key);
+        assertThat(admin("GET", "/admin/statements/flagged?verdict=paid", null).status())
+                .isEqualTo(400);
+        assertThat(admin("GET", "/admin/statements/awaiting", null).status()).isEqualTo(200);
     }
 }
