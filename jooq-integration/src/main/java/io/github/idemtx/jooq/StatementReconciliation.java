@@ -59,6 +59,8 @@ public final class StatementReconciliation<R, T> {
      */
     public record Line(String entryId, String reference, BigDecimal amount, String currency, LocalDate bookingDate) {
         /**
+         * Checks the line.
+         *
          * @throws NullPointerException if an argument is null
          * @throws IllegalArgumentException if the entry id or reference is blank or longer than 255
          *     characters, the amount not positive, or the currency not three letters
@@ -83,6 +85,8 @@ public final class StatementReconciliation<R, T> {
      */
     public record Statement(String id, Instant from, Instant to, List<Line> lines) {
         /**
+         * Checks the statement and copies its lines.
+         *
          * @throws NullPointerException if an argument or a line is null
          * @throws IllegalArgumentException if the id is blank or too long, the period empty, or an
          *     entry id appears twice
@@ -156,6 +160,7 @@ public final class StatementReconciliation<R, T> {
      * @param reference the reference sent
      * @param sentAt when it was last sent (the database's clock)
      * @param sends how many times it was sent
+     * @param <R> the effect's request
      */
     public record Awaiting<R>(
             Scope scope, IdempotencyKey key, @Nullable R request, String reference, Instant sentAt, int sends) {}

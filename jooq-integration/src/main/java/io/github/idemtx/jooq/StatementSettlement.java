@@ -55,6 +55,8 @@ public final class StatementSettlement<R, T> {
      */
     public record Amount(BigDecimal value, String currency) {
         /**
+         * Checks the amount; the currency is kept in upper case.
+         *
          * @throws NullPointerException if an argument is null
          * @throws IllegalArgumentException if the value is not positive or the currency not three letters
          */
