@@ -35,14 +35,7 @@ class LedgerAdminTest {
 
     @BeforeAll
     static void start() throws Exception {
-        TestDatabase db = TestDatabase.get();
-        bank = BankServer.start(
-                "--port=0",
-                "--fresh=true",
-                "--schema=" + db.schema() + "_admin_bank",
-                "--db-url=" + db.serverUrl(),
-                "--db-user=" + (db.user() == null ? "postgres" : db.user()),
-                "--hang-ms=4500");
+        bank = io.github.idemtx.ledger.bank.BankFixture.start("admin_bank", "--hang-ms=4500");
         ledger = LedgerServer.startFresh(LedgerFixture.args(
                 "admin",
                 "--port=0",

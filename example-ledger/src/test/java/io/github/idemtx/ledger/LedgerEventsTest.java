@@ -45,13 +45,7 @@ class LedgerEventsTest {
     @BeforeAll
     static void start() throws Exception {
         LocalBroker.assumeAvailable();
-        TestDatabase db = TestDatabase.get();
-        bank = io.github.idemtx.ledger.bank.BankServer.start(
-                "--port=0",
-                "--fresh=true",
-                "--schema=" + db.schema() + "_eventsbank",
-                "--db-url=" + db.serverUrl(),
-                "--db-user=" + (db.user() == null ? "postgres" : db.user()));
+        bank = io.github.idemtx.ledger.bank.BankFixture.start("eventsbank");
         server = LedgerServer.startFresh(LedgerFixture.args(
                 "events",
                 "--port=0",

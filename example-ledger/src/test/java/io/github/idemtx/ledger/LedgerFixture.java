@@ -38,4 +38,24 @@ final class LedgerFixture {
         TestDatabase db = TestDatabase.get();
         db.execute("DROP SCHEMA IF EXISTS " + db.schema() + "_" + schemaSuffix + " CASCADE");
     }
+
+    /**
+     * A request to the ledger on {@code port} as the tenant of {@code token}: JSON, with the
+     * idempotency key when one is given, GET when there is no body.
+     */
+    static LedgerHttpTest.Reply call(int port, String token, String method, String path, String key, String body)
+            throws Exception {
+        java.net.http.HttpRequest.Builder b = java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + port + path))
+                .header("Authorization", "Bearer " + token)
+                .header("Content-Type", "application/json");
+        b = body == null ? b.GET() : b.method(method, java.net.http.HttpRequest.BodyPublishers.ofString(body));
+        if (key != null) {
+            b.header("Idempotency-Key", key);
+        }
+        java.net.http.HttpResponse<String> r = HTTP.send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        return new LedgerHttpTest.Reply(r.statusCode(), r);
+    }
+
+    private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
 }

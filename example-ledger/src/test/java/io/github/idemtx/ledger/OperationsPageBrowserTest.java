@@ -53,14 +53,7 @@ class OperationsPageBrowserTest {
 
     @BeforeAll
     static void start() throws Exception {
-        TestDatabase db = TestDatabase.get();
-        bank = BankServer.start(
-                "--port=0",
-                "--fresh=true",
-                "--schema=" + db.schema() + "_ops_bank",
-                "--db-url=" + db.serverUrl(),
-                "--db-user=" + (db.user() == null ? "postgres" : db.user()),
-                "--hang-ms=4500");
+        bank = io.github.idemtx.ledger.bank.BankFixture.start("ops_bank", "--hang-ms=4500");
         ledger = LedgerServer.startFresh(LedgerFixture.args(
                 "ops_browser",
                 "--port=0",

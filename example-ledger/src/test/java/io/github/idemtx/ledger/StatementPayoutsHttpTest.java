@@ -6,10 +6,7 @@ import io.github.idemtx.db.testing.DatabaseTest;
 import io.github.idemtx.db.testing.TestDatabase;
 import io.github.idemtx.ledger.LedgerHttpTest.Reply;
 import io.github.idemtx.ledger.bank.BankServer;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -37,15 +34,7 @@ class StatementPayoutsHttpTest {
 
     @BeforeAll
     static void start() throws Exception {
-        TestDatabase db = TestDatabase.get();
-        bank = BankServer.start(
-                "--mode=statement",
-                "--port=0",
-                "--fresh=true",
-                "--schema=" + BANK_SCHEMA,
-                "--db-url=" + db.serverUrl(),
-                "--db-user=" + (db.user() == null ? "postgres" : db.user()),
-                "--hang-ms=4500");
+        bank = io.github.idemtx.ledger.bank.BankFixture.start("stmtbank", "--mode=statement", "--hang-ms=4500");
         ledger = LedgerServer.startFresh(LedgerFixture.args(
                 "stmtpayouts",
                 "--port=0",
@@ -81,15 +70,7 @@ class StatementPayoutsHttpTest {
     }
 
     private static Reply call(String method, String path, String key, String body) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ledger.port() + path))
-                .header("Authorization", "Bearer " + TOKEN)
-                .header("Content-Type", "application/json");
-        b = body == null ? b.GET() : b.method(method, HttpRequest.BodyPublishers.ofString(body));
-        if (key != null) {
-            b.header("Idempotency-Key", key);
-        }
-        HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        return new Reply(r.statusCode(), r);
+        return LedgerFixture.call(ledger.port(), TOKEN, method, path, key, body);
     }
 
     private static String fundedAccount() throws Exception {
@@ -225,12 +206,7 @@ class StatementPayoutsHttpTest {
     }
 
     private static Reply admin(String method, String path, String body) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ledger.adminPort() + path))
-                .header("Authorization", "Bearer " + ADMIN_TOKEN)
-                .header("Content-Type", "application/json");
-        b = body == null ? b.GET() : b.method(method, HttpRequest.BodyPublishers.ofString(body));
-        HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        return new Reply(r.statusCode(), r);
+        return LedgerFixture.call(ledger.adminPort(), ADMIN_TOKEN, method, path, null, body);
     }
 
     @Test

@@ -17,19 +17,19 @@ import java.util.List;
  * A bank on the test database in a schema of its own ({@code <this JVM's schema>_<suffix>}, one per
  * test class: the module's tests run in two JVMs at once), and HTTP and SQL helpers around it.
  */
-final class BankFixture {
+public final class BankFixture {
 
     static final HttpClient HTTP = HttpClient.newHttpClient();
 
     private BankFixture() {}
 
     /** The schema a bank of this suffix keeps its tables in. */
-    static String schema(String suffix) {
+    public static String schema(String suffix) {
         return TestDatabase.get().schema() + "_" + suffix;
     }
 
     /** Starts a bank on a free port in a fresh schema of this suffix, with more flags. */
-    static BankServer start(String suffix, String... more) throws Exception {
+    public static BankServer start(String suffix, String... more) throws Exception {
         TestDatabase db = TestDatabase.get();
         List<String> args = new ArrayList<>(List.of(
                 "--port=0",
@@ -44,7 +44,7 @@ final class BankFixture {
         return BankServer.start(args.toArray(String[]::new));
     }
 
-    static void drop(String suffix) {
+    public static void drop(String suffix) {
         TestDatabase.get().execute("DROP SCHEMA IF EXISTS " + schema(suffix) + " CASCADE");
     }
 
