@@ -183,6 +183,12 @@ class LifecycleTest {
         HeldClaim<String> takenOver = HeldClaim.takenOver(INTENT, CLAIMED_AT, 5, 4);
         assertThat(takenOver.lookups()).isEqualTo(4);
         assertThat(takenOver.undecodable()).isNull();
+        assertThat(hold.sent()).isFalse();
+        assertThat(fresh.sent()).isFalse();
+        assertThat(takenOver.sent()).isFalse();
+        assertThat(hold.markedSent())
+                .as("marked sent, the rest kept")
+                .isEqualTo(new HeldClaim<>(INTENT, CLAIMED_AT, 42, 2, HeldClaim.Attempts.COUNTED, "why", true));
     }
 
     @Test
