@@ -213,7 +213,8 @@ class StatementPayoutsHttpTest {
     void aSendBookedLaterThanTheLagIsSentAgainAndTheDoublePaymentIsFlaggedForAnOperator() throws Exception {
         String account = fundedAccount();
         String key = UUID.randomUUID().toString();
-        // the answer is lost and the bank books it 2.5 s later: past the ledger's lag (0.5 s)
+        // the answer is lost and the bank books it 8 s later: past the ledger's window (the lag, 0.5 s,
+        // but at least the payout's lease, 5 s), so it is sent again, and both are booked
         bank.faults()
                 .set(Map.of(
                         "timeoutAfterApplyRate",
@@ -223,7 +224,7 @@ class StatementPayoutsHttpTest {
                         "lateBookingRate",
                         "1",
                         "lateBookingMs",
-                        "2500"));
+                        "8000"));
 
         Reply first = call("POST", "/payouts", key, payout(account));
 

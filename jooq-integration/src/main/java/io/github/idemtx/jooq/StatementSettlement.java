@@ -96,7 +96,8 @@ public final class StatementSettlement<R, T> {
      * Settlement by statement with {@link WhenAbsent#SEND_AGAIN} and {@link #DEFAULT_MAX_SENDS}.
      *
      * @param lag how long after a send the remote books it at the latest: a claim is absent only when
-     *     the statements applied cover its send plus this, with no line of its reference. Too short,
+     *     the statements applied cover its send plus this (plus at least the effect's lease, so that no
+     *     send is judged absent while its call may still be running), with no line of its reference. Too short,
      *     and a late booking shows up as a double payment (flagged); too long, and an absent payment
      *     waits longer
      * @param amountOf the amount and currency a request pays: a line of its reference showing another

@@ -277,7 +277,7 @@ class StatementSettlementTest {
                 .isZero();
         assertThat(state(key)).isEqualTo("5");
 
-        Thread.sleep(200); // the lag (50 ms) passes with margin before the statement's period ends
+        Thread.sleep(400); // the window (the lease, 200 ms, longer than the lag) passes with margin
         StatementReconciliation.Report report = pay.statements().apply(statementUntil(Instant.now()));
 
         assertThat(report.sentAgain()).isEqualTo(1);
@@ -302,7 +302,7 @@ class StatementSettlementTest {
         // the bank has it, but books it in three days: longer than the lag said
         bank.payments.replaceAll(p ->
                 new Payment(p.entryId(), p.reference(), p.amount(), p.bookedAt().plus(Duration.ofDays(3))));
-        Thread.sleep(200);
+        Thread.sleep(400);
 
         assertThat(pay.statements().apply(statementUntil(Instant.now())).sentAgain())
                 .isEqualTo(1);
@@ -332,7 +332,7 @@ class StatementSettlementTest {
         bank.fault = Fault.DIE_BEFORE_SEND;
         assertThatThrownBy(() -> pay.run(scope, key, fingerprint, "10.00 EUR")).isInstanceOf(FakeBank.Death.class);
         bank.fault = Fault.NONE;
-        Thread.sleep(100);
+        Thread.sleep(400);
 
         StatementReconciliation.Report report = pay.statements().apply(statementUntil(Instant.now()));
 
@@ -443,7 +443,7 @@ class StatementSettlementTest {
                 .isInstanceOf(FakeBank.Death.class);
         bank.fault = Fault.NONE;
         bank.afterThrows = true;
-        Thread.sleep(100);
+        Thread.sleep(400);
         Statement statement = statementUntil(Instant.now());
 
         StatementReconciliation.Report failed = pay.statements().apply(statement);

@@ -89,6 +89,15 @@ final class Lifecycle {
     }
 
     /**
+     * How long after a send the statements must cover before the claim is absent: the bank's booking
+     * lag, but never less than the lease, so that no send is judged absent while its call may still
+     * be running (its deadline is inside the lease) and the bank may still take it.
+     */
+    static Duration absentWindow(Duration lag, Duration lease) {
+        return lag.compareTo(lease) >= 0 ? lag : lease;
+    }
+
+    /**
      * Where a sent claim that the statements show absent goes: in flight again, for the recoverer to
      * send with the same reference, while the settlement sends again and the claim has sends left and
      * a request to send; else to an operator.

@@ -220,13 +220,14 @@ final class Reconciling<R, T> {
 
     /** The sent claims the statements show absent, each in a transaction of its own: sent again, or to an operator. */
     private int[] decideAbsent(List<String> problems) {
+        // a send is absent only once its call cannot be running any more (its deadline is inside the
+        // lease) and the bank's booking lag passed: the longer of the two
+        java.time.Duration window = Lifecycle.absentWindow(terms.lag(), context.lease);
         int sentAgain = 0;
         int toOperator = 0;
         while (true) {
             List<SentClaim> absent = transactions.run(
-                    null,
-                    null,
-                    ShortTransactions.readOnly(c -> sql.absentCandidates(c, context.effect, terms.lag(), 200)));
+                    null, null, ShortTransactions.readOnly(c -> sql.absentCandidates(c, context.effect, window, 200)));
             int decided = 0;
             for (SentClaim claim : absent) {
                 ClaimState to = Lifecycle.whenAbsent(
@@ -235,8 +236,8 @@ final class Reconciling<R, T> {
                         terms.maxSends(),
                         context.decodeRequest(claim.scope(), claim.key(), claim.request())
                                 .problem());
-                AbsentByStatement decision = new AbsentByStatement(
-                        claim.scope(), claim.key(), context.effect, claim.sentAt(), terms.lag(), to);
+                AbsentByStatement decision =
+                        new AbsentByStatement(claim.scope(), claim.key(), context.effect, claim.sentAt(), window, to);
                 try {
                     boolean changed = transactions.run(claim.scope(), claim.key(), c -> {
                         sql.lockReference(c, context.effect, claim.reference());

@@ -313,4 +313,14 @@ class LifecycleTest {
         assertThat(Lifecycle.whenAbsent(again, 1, 2, "undecodable")).isEqualTo(toOperator);
         assertThat(Lifecycle.whenAbsent(operator, 1, 2, null)).isEqualTo(toOperator);
     }
+
+    @Test
+    void aSendIsAbsentOnlyPastTheLongerOfTheLagAndTheLease() {
+        assertThat(Lifecycle.absentWindow(Duration.ofSeconds(5), Duration.ofSeconds(30)))
+                .isEqualTo(Duration.ofSeconds(30));
+        assertThat(Lifecycle.absentWindow(Duration.ofDays(2), Duration.ofSeconds(30)))
+                .isEqualTo(Duration.ofDays(2));
+        assertThat(Lifecycle.absentWindow(Duration.ofSeconds(30), Duration.ofSeconds(30)))
+                .isEqualTo(Duration.ofSeconds(30));
+    }
 }
