@@ -60,6 +60,48 @@ class ClaimPartitionsTest {
     }
 
     @Test
+    void aTablePartitionedBeforeV8TakesItsColumnsStateAndIndexesOnEveryPartition() throws Exception {
+        org.flywaydb.core.Flyway.configure(IdempotencySchema.class.getClassLoader())
+                .dataSource(ds)
+                .locations(IdempotencySchema.LOCATION)
+                .schemas(schema)
+                .defaultSchema(schema)
+                .createSchemas(true)
+                .table(IdempotencySchema.HISTORY_TABLE)
+                .target("7")
+                .load()
+                .migrate();
+        String table = schema + ".idempotency_claim";
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement()) {
+            for (String ddl : TableDdl.read(c, table).partitionByKey(table)) {
+                s.execute(ddl);
+            }
+            s.execute("CREATE TABLE " + schema + ".claims_all PARTITION OF " + table
+                    + " FOR VALUES FROM (MINVALUE) TO (MAXVALUE)");
+        }
+
+        assertThat(IdempotencySchema.migrate(ds, schema))
+                .as("V8 on the partitioned table")
+                .isEqualTo(1);
+
+        assertThat(query("SELECT column_name FROM information_schema.columns WHERE table_schema = '" + schema
+                        + "' AND table_name = 'claims_all' AND column_name IN ('reference', 'sent_at', 'sends')"))
+                .containsExactlyInAnyOrder("reference", "sent_at", "sends");
+        assertThat(query("SELECT count(*) FROM pg_index WHERE indrelid = '" + schema + ".claims_all'::regclass"))
+                .as("the primary key, V4's two, V8's two")
+                .containsExactly("5");
+        db.execute("INSERT INTO " + table + " (scope, idem_key, fingerprint, state, created_at, expires_at, effect,"
+                + " fence, reference, sent_at, sends) VALUES ('s', 'k', decode(repeat('00', 32), 'hex'), 5, now(),"
+                + " 'infinity', 'pay', 1, 'pay:r', now(), 1)");
+        assertThatThrownBy(
+                        () -> db.execute(
+                                "INSERT INTO " + table + " (scope, idem_key, fingerprint, state,"
+                                        + " created_at, expires_at) VALUES ('s', 'k6', decode(repeat('00', 32), 'hex'), 6, now(), now())"))
+                .hasStackTraceContaining("idempotency_claim_state_known");
+    }
+
+    @Test
     void migrateMakesAnEmptyTablePartitionedWithTheSameDefinitionAndTheDaysItAccepts() throws Exception {
         List<LocalDate> created = partitions(NOW).migrate();
         // accepted: keys whose day ended less than 2 days ago, so from (now - 2 days)'s day; 3 days ahead
@@ -77,7 +119,8 @@ class ClaimPartitionsTest {
 
         IdempotencySchema.migrate(ds, plain);
         assertThat(describe(schema)).isEqualTo(describe(plain));
-        // every partition carries the three indexes, the trigger and the fill factor (a partition's
+        // every partition carries the five indexes (V8's two for statement settlement), the trigger and the fill factor
+        // (a partition's
         // copy of the trigger is marked internal up to PostgreSQL 14: counted by name)
         assertThat(query("SELECT count(*) || ' ' || min(ni) || '-' || max(ni) || ' ' || min(nt) || '-' || max(nt)"
                         + " || ' ' || min(ro) FROM (SELECT (SELECT count(*) FROM pg_index i WHERE i.indrelid = p.oid) ni,"
@@ -85,7 +128,7 @@ class ClaimPartitionsTest {
                         + " AND t.tgname = 'idempotency_claim_expiry_from_commit') nt,"
                         + " array_to_string(p.reloptions, ',') ro FROM pg_inherits h JOIN pg_class p ON p.oid = h.inhrelid"
                         + " WHERE h.inhparent = '" + schema + ".idempotency_claim'::regclass) x"))
-                .containsExactly(expected.size() + " 3-3 1-1 fillfactor=90");
+                .containsExactly(expected.size() + " 5-5 1-1 fillfactor=90");
 
         // a key lands in its day's partition, the primary key holds across the parent
         String key = ClaimPartitions.key(NOW, "a").value();

@@ -30,7 +30,8 @@ class IdempotencySchemaTest {
             assertThat(IdempotencySchema.migrate(ds, schema))
                     .as("second run is a no-op")
                     .isZero();
-            // V4: the external effects' columns, their states and the index of unsettled claims
+            // V4: the external effects' columns, their states and the index of unsettled claims (V8 adds
+            // state 5, sent, for effects settled by statement: 6 is no state)
             assertThat(query("SELECT column_name FROM information_schema.columns WHERE table_schema = '" + schema
                             + "' AND table_name = 'idempotency_claim' AND column_name IN ('effect', 'request', 'fence',"
                             + " 'lease_until', 'lookups', 'next_lookup_at') ORDER BY 1"))
@@ -41,7 +42,7 @@ class IdempotencySchemaTest {
             assertThatThrownBy(
                             () -> db.execute(
                                     "INSERT INTO " + schema + ".idempotency_claim (scope, idem_key, fingerprint,"
-                                            + " state, created_at, expires_at) VALUES ('s', 'k5', decode(repeat('00', 32), 'hex'), 5, now(), now())"))
+                                            + " state, created_at, expires_at) VALUES ('s', 'k6', decode(repeat('00', 32), 'hex'), 6, now(), now())"))
                     .hasStackTraceContaining("idempotency_claim_state_known");
             assertThat(query("SELECT indexname FROM pg_indexes WHERE schemaname = '" + schema
                             + "' AND indexname = 'idempotency_claim_unsettled'"))
