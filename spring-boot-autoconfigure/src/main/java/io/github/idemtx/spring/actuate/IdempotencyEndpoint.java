@@ -34,8 +34,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  *   <caption>operations (under {@code /actuator/idempotency})</caption>
  *   <tr><th>request</th><th>what</th></tr>
  *   <tr><td>{@code GET /}</td><td>the backlog: claims in flight and needing reconciliation, the oldest of each</td></tr>
- *   <tr><td>{@code GET /{state}?effect=&limit=&after=}</td><td>a page of {@code in_flight} or
- *       {@code needs_reconciliation} claims, oldest first; {@code next} continues it</td></tr>
+ *   <tr><td>{@code GET /{state}?effect=&limit=&after=}</td><td>a page of {@code in_flight},
+ *       {@code needs_reconciliation} or {@code sent} claims, oldest first; {@code next} continues it</td></tr>
  *   <tr><td>{@code GET /{scope}/{key}}</td><td>one claim with its history; 404 when there is none</td></tr>
  *   <tr><td>{@code POST /{scope}/{key}}</td><td>a JSON body {@code {"outcome": "applied", "answer": "<result as
  *       stored, e.g. JSON text>", "operator": ..., "reason": ...}} or {@code {"outcome": "refused", "code": ...,
@@ -114,7 +114,8 @@ public class IdempotencyEndpoint {
     /**
      * {@return a page of the claims in {@code state}}
      *
-     * @param state {@code in_flight} or {@code needs_reconciliation}
+     * @param state {@code in_flight}, {@code needs_reconciliation} or {@code sent} (an effect settled by
+     *     statement)
      * @param effect only this effect's claims; null for all
      * @param limit claims per page, 1 to {@value ClaimAdmin#MAX_PAGE}; null for {@value #DEFAULT_PAGE}
      * @param after the {@code next} of the page before; null for the first page
@@ -357,7 +358,8 @@ public class IdempotencyEndpoint {
                 return s;
             }
         }
-        throw new IllegalArgumentException("state must be in_flight or needs_reconciliation, was '" + state + "'");
+        throw new IllegalArgumentException(
+                "state must be in_flight, needs_reconciliation or sent, was '" + state + "'");
     }
 
     private static Scope scope(String scope) {
