@@ -7,6 +7,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,14 +18,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The payout storm's faults: the ledger and the bank simulator as child processes on this JVM's
  * class path; the ledger SIGKILLed {@code --kills} times (at random moments, and at the latest as the
  * finished intents pass evenly spaced marks) and restarted; the bank's faults switched on and off,
- * with lookup outages (no lookup answered for a while) among them.
+ * with lookup outages (no lookup answered for a while) among them. Open for a subclass that starts
+ * them otherwise and acts before and after each kill.
  */
-final class PayoutChaos {
+class PayoutChaos {
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
-    private final PayoutStorm.Options options;
-    private final java.io.PrintStream progress;
+    final PayoutStorm.Options options;
+    final java.io.PrintStream progress;
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     final int ledgerPort;
@@ -53,17 +56,33 @@ final class PayoutChaos {
 
     /** Starts the bank (its schema recreated), then the ledger; each answers {@code /health} when this returns. */
     void start() throws IOException {
+        List<String> flags =
+                new ArrayList<>(List.of("--port=" + bankPort, "--fresh=true", "--schema=" + options.bankSchema()));
+        flags.addAll(bankFlags());
         bank = ChildProcesses.spawn(
-                "bank",
-                "io.github.idemtx.ledger.bank.BankServer",
-                options.db(),
-                "--port=" + bankPort,
-                "--fresh=true",
-                "--schema=" + options.bankSchema(),
-                "--hang-ms=6000");
+                "bank", "io.github.idemtx.ledger.bank.BankServer", options.db(), flags.toArray(String[]::new));
         ChildProcesses.awaitHealth(http, bankPort, bank);
         startLedger();
     }
+
+    /** The bank's flags besides its port, schema and database: the keyed bank's hang past the ledger's deadline. */
+    List<String> bankFlags() {
+        return List.of("--hang-ms=6000");
+    }
+
+    /**
+     * The ledger's flags besides its ports, tokens, schema, bank and pool: a short lookup schedule, so
+     * that a lookup outage hands claims to reconciliation within the run.
+     */
+    List<String> ledgerFlags() {
+        return List.of("--payout-lookups-ms=" + PayoutStorm.LOOKUPS_MS);
+    }
+
+    /** Called just before each SIGKILL of the ledger (under this object's lock). */
+    void beforeKill() throws IOException {}
+
+    /** Called as soon as a SIGKILLed ledger is dead, before it is started again (under this object's lock). */
+    void afterKill() throws IOException {}
 
     /** Stops both processes, as a SIGKILL. */
     void stop() throws InterruptedException {
@@ -128,22 +147,21 @@ final class PayoutChaos {
      * SIGKILLs the ledger (no shutdown hook, requests in the middle of anything) and restarts it,
      * if kills are left and, {@code onProgress}, fewer than {@code marks} were made so far.
      */
-    private synchronized void kill(boolean onProgress, int marks) throws IOException, InterruptedException {
+    synchronized void kill(boolean onProgress, int marks) throws IOException, InterruptedException {
         if (killsLeft == 0 || (onProgress && kills.get() >= marks)) {
             return;
         }
         killsLeft--;
+        beforeKill();
         ledger.destroyForcibly().waitFor();
         kills.incrementAndGet();
+        afterKill();
         Thread.sleep(200 + ThreadLocalRandom.current().nextInt(600));
         startLedger();
     }
 
     void startLedger() throws IOException {
-        ledger = ChildProcesses.spawn(
-                "ledger",
-                "io.github.idemtx.ledger.LedgerServer",
-                options.db(),
+        List<String> flags = new ArrayList<>(List.of(
                 "--port=" + ledgerPort,
                 "--admin-port=" + adminPort,
                 "--admin-token=" + adminToken,
@@ -151,9 +169,10 @@ final class PayoutChaos {
                 "--tokens=" + PayoutStorm.TOKEN + "=" + PayoutStorm.TENANT,
                 "--bank-url=http://127.0.0.1:" + bankPort,
                 "--bank-name=" + PayoutStorm.BANK,
-                // short, so that a lookup outage hands claims to reconciliation within the run
-                "--payout-lookups-ms=" + PayoutStorm.LOOKUPS_MS,
-                "--pool-size=16");
+                "--pool-size=16"));
+        flags.addAll(ledgerFlags());
+        ledger = ChildProcesses.spawn(
+                "ledger", "io.github.idemtx.ledger.LedgerServer", options.db(), flags.toArray(String[]::new));
         ChildProcesses.awaitHealth(http, ledgerPort, ledger);
         restarts.incrementAndGet();
     }

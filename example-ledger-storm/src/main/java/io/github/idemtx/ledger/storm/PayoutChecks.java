@@ -49,6 +49,28 @@ final class PayoutChecks {
             Map<String, Boolean> invariants)
             throws Exception {
         String l = options.ledgerSchema();
+        payoutBooks(db, l, held, invariants);
+        BigDecimal paidOut = db.decimal("SELECT coalesce(sum(balance), 0) FROM " + l
+                + ".account WHERE kind = 'paid_out' AND bank = '" + PayoutStorm.BANK + "'");
+        boolean eachAsCharged = payouts.values().stream()
+                .filter(p -> "paid".equals(p[0]))
+                .allMatch(p -> bankCharges.values().stream()
+                        .anyMatch(c -> c[0].equals(p[1])
+                                && "succeeded".equals(c[1])
+                                && new BigDecimal(c[2]).compareTo(new BigDecimal(p[2])) == 0));
+        invariants.put(
+                "what the books say the bank paid out (" + paidOut.toPlainString() + ") is what its own records"
+                        + " charged (" + charged.toPlainString() + "), payout by payout",
+                paidOut.compareTo(charged) == 0 && eachAsCharged);
+    }
+
+    /**
+     * The books' invariants over every account of ledger schema {@code l} ({@link StormChecks#books});
+     * each payout's movements as its state says; each bank's clearing account holding exactly the
+     * payouts in flight there ({@code held} in all): whichever bank the payouts went to.
+     */
+    static void payoutBooks(SideDatabase db, String l, BigDecimal held, Map<String, Boolean> invariants)
+            throws Exception {
         StormChecks.books(db, l, invariants);
         invariants.put(
                 "every payout has the movements its state says (hold; then settle if paid, release if refused),"
@@ -79,18 +101,6 @@ final class PayoutChecks {
                                         + " (SELECT 1 FROM " + l + ".account a WHERE a.kind = 'clearing'"
                                         + " AND a.tenant = p.tenant AND a.currency = p.currency AND a.bank = p.bank)")
                                 == 0);
-        BigDecimal paidOut = db.decimal("SELECT coalesce(sum(balance), 0) FROM " + l
-                + ".account WHERE kind = 'paid_out' AND bank = '" + PayoutStorm.BANK + "'");
-        boolean eachAsCharged = payouts.values().stream()
-                .filter(p -> "paid".equals(p[0]))
-                .allMatch(p -> bankCharges.values().stream()
-                        .anyMatch(c -> c[0].equals(p[1])
-                                && "succeeded".equals(c[1])
-                                && new BigDecimal(c[2]).compareTo(new BigDecimal(p[2])) == 0));
-        invariants.put(
-                "what the books say the bank paid out (" + paidOut.toPlainString() + ") is what its own records"
-                        + " charged (" + charged.toPlainString() + "), payout by payout",
-                paidOut.compareTo(charged) == 0 && eachAsCharged);
     }
 
     /**
@@ -181,16 +191,9 @@ final class PayoutChecks {
         return counts;
     }
 
-    PayoutStorm.Report check(
-            List<PayoutStorm.Intent> intents,
-            Map<String, PayoutStorm.Answer> answers,
-            BigDecimal deposited,
-            Reconciliation reconciliation,
-            double seconds)
-            throws Exception {
-        Map<String, Boolean> invariants = new LinkedHashMap<>();
-        String l = options.ledgerSchema();
-        String b = options.bankSchema();
+    /** The intents' final answers by kind: paid, refused:code, reconciliation (502), status N, none. */
+    static Map<String, Integer> answerCounts(
+            List<PayoutStorm.Intent> intents, Map<String, PayoutStorm.Answer> answers) {
         Map<String, Integer> counts = new LinkedHashMap<>();
         for (PayoutStorm.Intent intent : intents) {
             PayoutStorm.Answer a = answers.get(intent.key());
@@ -203,6 +206,20 @@ final class PayoutChecks {
                                     : a.status() == 502 ? "reconciliation" : "status " + a.status();
             counts.merge(kind, 1, Integer::sum);
         }
+        return counts;
+    }
+
+    PayoutStorm.Report check(
+            List<PayoutStorm.Intent> intents,
+            Map<String, PayoutStorm.Answer> answers,
+            BigDecimal deposited,
+            Reconciliation reconciliation,
+            double seconds)
+            throws Exception {
+        Map<String, Boolean> invariants = new LinkedHashMap<>();
+        String l = options.ledgerSchema();
+        String b = options.bankSchema();
+        Map<String, Integer> counts = answerCounts(intents, answers);
         // the bank's charges by the downstream key the ledger sent, the ledger's payouts by the client's key
         Map<String, String[]> bankCharges = new ConcurrentHashMap<>();
         db.query(

@@ -1,15 +1,10 @@
 package io.github.idemtx.ledger.storm;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.github.idemtx.db.testing.LocalPostgres;
 import io.github.idemtx.ledger.Flags;
 import java.io.IOException;
 import java.math.BigDecimal;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +16,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -58,13 +52,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Flags: {@code --intents=300 --clients=8 --kills=8 --reconcile=4 --seed=N} and the ledger's {@code --db-url},
  * {@code --db-user}, {@code --db-password}. Exits 1 on any violation.
  *
- * <p>This class runs the clients; the processes and their faults are {@link PayoutChaos}', the
- * invariants {@link PayoutChecks}'. It shares the flags' parsing, the side connections to the
- * database ({@link SideDatabase}) and the verdict's lines ({@link StormReport}) with {@link Storm}.
+ * <p>This class runs the clients ({@link PayoutClient}: their requests); the processes and their
+ * faults are {@link PayoutChaos}', the invariants {@link PayoutChecks}'. It shares the flags'
+ * parsing, the side connections to the database ({@link SideDatabase}) and the verdict's lines
+ * ({@link StormReport}) with {@link Storm}.
  */
 public final class PayoutStorm {
 
-    private static final ObjectMapper MAPPER = new ObjectMapper();
     static final String TOKEN = "payout-storm-token";
     static final String TENANT = "payout-storm-tenant";
     /** The name the ledger's books give the bank (its clearing and paid_out accounts). */
@@ -165,10 +159,9 @@ public final class PayoutStorm {
 
     private final Options options;
     private final java.io.PrintStream progress;
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final SideDatabase db;
     private final PayoutChaos chaos;
+    private final PayoutClient client;
     private final AtomicInteger finished = new AtomicInteger();
 
     private PayoutStorm(Options options, java.io.PrintStream progress) throws IOException {
@@ -176,6 +169,7 @@ public final class PayoutStorm {
         this.progress = progress;
         this.db = options.db().side("payout-storm");
         this.chaos = new PayoutChaos(options, progress);
+        this.client = new PayoutClient(chaos.ledgerPort);
     }
 
     /**
@@ -205,14 +199,14 @@ public final class PayoutStorm {
         List<String> accounts = new ArrayList<>();
         BigDecimal deposited = BigDecimal.ZERO;
         for (int i = 0; i < ACCOUNTS; i++) {
-            JsonNode account = finalAnswer(
+            JsonNode account = client.finalAnswer(
                             "/accounts",
                             "{\"currency\":\"BRL\"}",
                             UUID.randomUUID().toString())
                     .json();
             String id = account.get("id").asText();
             BigDecimal amount = new BigDecimal(500 + seeded.nextInt(1500) + ".00");
-            finalAnswer(
+            client.finalAnswer(
                     "/accounts/" + id + "/deposits",
                     "{\"amount\":\"" + amount.toPlainString() + "\"}",
                     UUID.randomUUID().toString());
@@ -222,7 +216,7 @@ public final class PayoutStorm {
         // the account the lookup outage after the load pays out from: funded for all of it
         String outageAccount = null;
         if (options.reconcile() > 0) {
-            outageAccount = finalAnswer(
+            outageAccount = client.finalAnswer(
                             "/accounts",
                             "{\"currency\":\"BRL\"}",
                             UUID.randomUUID().toString())
@@ -230,7 +224,7 @@ public final class PayoutStorm {
                     .get("id")
                     .asText();
             BigDecimal amount = OUTAGE_AMOUNT.multiply(BigDecimal.valueOf(options.reconcile()));
-            finalAnswer(
+            client.finalAnswer(
                     "/accounts/" + outageAccount + "/deposits",
                     "{\"amount\":\"" + amount.toPlainString() + "\"}",
                     UUID.randomUUID().toString());
@@ -257,7 +251,7 @@ public final class PayoutStorm {
                     int i;
                     while ((i = next.getAndIncrement()) < intents.size()) {
                         Intent intent = intents.get(i);
-                        answers.put(intent.key(), untilFinal(intent));
+                        answers.put(intent.key(), client.untilFinal(intent));
                         chaos.killOnProgress(finished.incrementAndGet(), intents.size());
                     }
                     return null;
@@ -305,28 +299,47 @@ public final class PayoutStorm {
             refusedAgain += operator.resolveAgain(r) == 409 ? 1 : 0;
         }
         progress.println("payout storm: " + resolutions.size() + " claim(s) resolved through the admin routes");
-        // clients that stopped at "reconciliation" or ran out of patience ask once more
+        List<String> changed = askAgain(intents, answers);
+        PayoutChecks.Reconciliation reconciliation = new PayoutChecks.Reconciliation(
+                outage, outageAnswers, resolutions, refusedAgain, intents.size(), changed, chaos.outages.get());
+        return new PayoutChecks(options, db, chaos)
+                .check(intents, answers, deposited, reconciliation, (System.nanoTime() - start) / 1e9);
+    }
+
+    /**
+     * Clients that stopped at "reconciliation" (502) or ran out of patience ask once more; then every
+     * intent once more, whose final answer must replay unchanged: the keys whose answer changed.
+     */
+    private List<String> askAgain(List<Intent> intents, Map<String, Answer> answers) {
         for (Intent intent : intents) {
             Answer a = answers.get(intent.key());
             if (a == null || !a.isFinal()) {
-                answers.put(intent.key(), untilFinal(intent));
+                answers.put(intent.key(), client.untilFinal(intent));
             }
         }
-        // and every intent once more: its final answer replays, unchanged
-        int replayed = 0;
         List<String> changed = new ArrayList<>();
         for (Intent intent : intents) {
             Answer first = answers.get(intent.key());
-            Answer again = untilFinal(intent);
-            replayed++;
+            Answer again = client.untilFinal(intent);
             if (first == null || again == null || !first.sameAs(again)) {
                 changed.add(intent.key());
             }
         }
-        PayoutChecks.Reconciliation reconciliation = new PayoutChecks.Reconciliation(
-                outage, outageAnswers, resolutions, refusedAgain, replayed, changed, chaos.outages.get());
-        return new PayoutChecks(options, db, chaos)
-                .check(intents, answers, deposited, reconciliation, (System.nanoTime() - start) / 1e9);
+        return changed;
+    }
+
+    /** {@code n} payouts of {@link #OUTAGE_AMOUNT} from {@code account}, added to {@code intents}. */
+    private static List<Intent> wave(String account, int n, List<Intent> intents) {
+        List<Intent> wave = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            wave.add(new Intent(
+                    intents.size() + i,
+                    account,
+                    OUTAGE_AMOUNT,
+                    UUID.randomUUID().toString()));
+        }
+        intents.addAll(wave);
+        return wave;
     }
 
     /**
@@ -338,15 +351,7 @@ public final class PayoutStorm {
     private List<Intent> outageWave(String account, List<Intent> intents, Map<String, Answer> answers)
             throws Exception {
         int n = options.reconcile();
-        List<Intent> wave = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            wave.add(new Intent(
-                    intents.size() + i,
-                    account,
-                    OUTAGE_AMOUNT,
-                    UUID.randomUUID().toString()));
-        }
-        intents.addAll(wave);
+        List<Intent> wave = wave(account, n, intents);
         int charged = (n + 1) / 2;
         for (int half = 0; half < 2; half++) {
             List<Intent> part = half == 0 ? wave.subList(0, charged) : wave.subList(charged, n);
@@ -360,7 +365,7 @@ public final class PayoutStorm {
             try (ExecutorService clients = Executors.newFixedThreadPool(Math.max(1, part.size()))) {
                 List<Future<?>> running = new ArrayList<>();
                 for (Intent intent : part) {
-                    running.add(clients.submit(() -> answers.put(intent.key(), untilFinal(intent))));
+                    running.add(clients.submit(() -> answers.put(intent.key(), client.untilFinal(intent))));
                 }
                 for (Future<?> f : running) {
                     f.get();
@@ -398,59 +403,5 @@ public final class PayoutStorm {
                                     && json.path("amount").equals(other.json.path("amount"))
                             : json.path("code").equals(other.json.path("code")));
         }
-    }
-
-    /** Sends the payout again and again with its key until a final answer (201 paid or 422 refused). */
-    private Answer untilFinal(Intent intent) {
-        String body = "{\"from\":\"" + intent.account() + "\",\"amount\":\""
-                + intent.amount().toPlainString() + "\",\"destination\":\"DEST-" + intent.index() + "\"}";
-        Answer last = null;
-        for (int attempt = 0; attempt < 400; attempt++) {
-            try {
-                last = post("/payouts", body, intent.key());
-                if (last.isFinal() || last.status() == 502) {
-                    return last;
-                }
-            } catch (IOException e) {
-                // the ledger is down (killed) or the answer was cut: retry with the same key
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return last;
-            }
-            ChildProcesses.sleep(50 + ThreadLocalRandom.current().nextInt(150));
-        }
-        return last;
-    }
-
-    private Answer finalAnswer(String path, String body, String key) throws Exception {
-        for (int attempt = 0; attempt < 200; attempt++) {
-            try {
-                Answer a = post(path, body, key);
-                if (a.status() == 201) {
-                    return a;
-                }
-            } catch (IOException e) {
-                // retry
-            }
-            ChildProcesses.sleep(100);
-        }
-        throw new IllegalStateException("no answer for " + path);
-    }
-
-    private Answer post(String path, String body, String key) throws IOException, InterruptedException {
-        HttpResponse<String> r = http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + chaos.ledgerPort + path))
-                        .timeout(Duration.ofSeconds(15))
-                        .header("Authorization", "Bearer " + TOKEN)
-                        .header("Content-Type", "application/json")
-                        .header("Idempotency-Key", "\"" + key + "\"")
-                        .POST(HttpRequest.BodyPublishers.ofString(body))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
-        JsonNode json = r.body().isEmpty() ? MAPPER.nullNode() : MAPPER.readTree(r.body());
-        return new Answer(
-                r.statusCode(),
-                json,
-                r.headers().firstValue("Idempotent-Replayed").orElse(null));
     }
 }
