@@ -18,8 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The payout storm's faults: the ledger and the bank simulator as child processes on this JVM's
  * class path; the ledger SIGKILLed {@code --kills} times (at random moments, and at the latest as the
  * finished intents pass evenly spaced marks) and restarted; the bank's faults switched on and off,
- * with lookup outages (no lookup answered for a while) among them. Open for a subclass that starts
- * them otherwise and acts before and after each kill.
+ * with lookup outages (no lookup answered for a while) among them. {@link StatementPayoutChaos} is the
+ * same against the statement bank ({@code --bank=statement}).
  */
 class PayoutChaos {
 

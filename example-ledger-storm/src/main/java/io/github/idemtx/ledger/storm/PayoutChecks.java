@@ -328,6 +328,7 @@ final class PayoutChecks {
                 reconciled,
                 invariants,
                 seconds,
-                bankFigures);
+                bankFigures,
+                Map.of());
     }
 }

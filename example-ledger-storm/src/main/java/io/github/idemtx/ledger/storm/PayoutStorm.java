@@ -52,6 +52,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Flags: {@code --intents=300 --clients=8 --kills=8 --reconcile=4 --seed=N} and the ledger's {@code --db-url},
  * {@code --db-user}, {@code --db-password}. Exits 1 on any violation.
  *
+ * <p>{@code --bank=statement} storms the statement bank instead (no key, no lookup: payouts settled
+ * by its camt.053 statements; {@code --statement-lag-ms=1500 --statement-poll-ms=200
+ * --late-bookings=3}): its faults and aimed kills are {@link StatementPayoutChaos}', its invariants
+ * (every payout paid once, absent and sent again, flagged, or at an operator; no silent double
+ * payment, none lost) {@link StatementPayoutChecks}'.
+ *
  * <p>This class runs the clients ({@link PayoutClient}: their requests); the processes and their
  * faults are {@link PayoutChaos}', the invariants {@link PayoutChecks}'. It shares the flags'
  * parsing, the side connections to the database ({@link SideDatabase}) and the verdict's lines
@@ -79,15 +85,30 @@ public final class PayoutStorm {
             long seed,
             StormDatabase db,
             String ledgerSchema,
-            String bankSchema) {
+            String bankSchema,
+            Statement statement) {
 
         /** These settings on {@code resolved}. */
         Options on(StormDatabase resolved) {
-            return new Options(intents, clients, kills, reconcile, seed, resolved, ledgerSchema, bankSchema);
+            return new Options(intents, clients, kills, reconcile, seed, resolved, ledgerSchema, bankSchema, statement);
         }
     }
 
-    /** What the storm found. */
+    /**
+     * {@code --bank=statement}: the ledger's statement lag and poll, and the payouts booked late on
+     * purpose after the load; absent (null) for the keyed bank.
+     */
+    record Statement(int lagMs, int pollMs, int lateBookings) {
+        /** How late a late booking comes: well past the lag, so that its payout is found absent and sent again first. */
+        int lateBookingMs() {
+            return lagMs + 5000;
+        }
+    }
+
+    /**
+     * What the storm found; {@code statement}, with {@code --bank=statement}, how the payouts ended
+     * and the kills between send and record ({@link StatementPayoutChecks#summary}), else empty.
+     */
     public record Report(
             int intents,
             Map<String, Integer> answers,
@@ -97,7 +118,8 @@ public final class PayoutStorm {
             Map<String, Integer> reconciled,
             Map<String, Boolean> invariants,
             double seconds,
-            Map<String, Long> bank) {
+            Map<String, Long> bank,
+            Map<String, Integer> statement) {
 
         public boolean passed() {
             return StormReport.allHold(invariants);
@@ -109,6 +131,10 @@ public final class PayoutStorm {
             out.append(String.format(
                     "  ledger kills       %d SIGKILLs, %d restarts, over %.1f s%n", kills, restarts, seconds));
             out.append(String.format("  bank               %s%n", bank));
+            if (!statement.isEmpty()) {
+                out.append(String.format("  statement bank     %s%n", StatementPayoutChecks.summary(statement)));
+                return StormReport.ending(out, invariants);
+            }
             out.append(String.format(
                     "  reconciliation     %d claim(s) resolved through the admin routes %s%s%n",
                     reconciliation.size(), reconciled, reconciliation.isEmpty() ? "" : ": " + reconciliation));
@@ -128,7 +154,11 @@ public final class PayoutStorm {
                 "db-url",
                 "db-user",
                 "db-password",
-                "schema");
+                "schema",
+                "bank",
+                "statement-lag-ms",
+                "statement-poll-ms",
+                "late-bookings");
         for (String name : flags.keySet()) {
             if (!known.contains(name)) {
                 throw new IllegalArgumentException("unknown flag --" + name + " for storm --payouts; known: " + known);
@@ -138,15 +168,17 @@ public final class PayoutStorm {
         if (!schema.matches("[a-z_][a-z0-9_]{0,50}")) {
             throw new IllegalArgumentException("--schema must be a plain lower-case identifier, was '" + schema + "'");
         }
+        Statement statement = StatementPayoutChaos.parse(flags);
         return new Options(
                 Flags.intFlag(flags, "intents", 300, 1, 100_000),
                 Flags.intFlag(flags, "clients", 8, 1, 128),
                 Flags.intFlag(flags, "kills", 8, 0, 1000),
-                Flags.intFlag(flags, "reconcile", 4, 0, 1000),
+                statement == null ? Flags.intFlag(flags, "reconcile", 4, 0, 1000) : 0,
                 Flags.longFlag(flags, "seed", System.nanoTime()),
                 StormDatabase.fromFlags(flags),
                 schema,
-                schema + "_bank");
+                schema + "_bank",
+                statement);
     }
 
     public static void main(String[] args) throws Exception {
@@ -168,7 +200,9 @@ public final class PayoutStorm {
         this.options = options;
         this.progress = progress;
         this.db = options.db().side("payout-storm");
-        this.chaos = new PayoutChaos(options, progress);
+        this.chaos = options.statement() == null
+                ? new PayoutChaos(options, progress)
+                : new StatementPayoutChaos(options, progress, db);
         this.client = new PayoutClient(chaos.ledgerPort);
     }
 
@@ -213,9 +247,12 @@ public final class PayoutStorm {
             accounts.add(id);
             deposited = deposited.add(amount);
         }
-        // the account the lookup outage after the load pays out from: funded for all of it
+        // the account the lookup outage (keyed) or the late bookings (statement) after the load pay out
+        // from: funded for all of it
+        int waves = options.reconcile()
+                + (options.statement() == null ? 0 : options.statement().lateBookings());
         String outageAccount = null;
-        if (options.reconcile() > 0) {
+        if (waves > 0) {
             outageAccount = client.finalAnswer(
                             "/accounts",
                             "{\"currency\":\"BRL\"}",
@@ -223,7 +260,7 @@ public final class PayoutStorm {
                     .json()
                     .get("id")
                     .asText();
-            BigDecimal amount = OUTAGE_AMOUNT.multiply(BigDecimal.valueOf(options.reconcile()));
+            BigDecimal amount = OUTAGE_AMOUNT.multiply(BigDecimal.valueOf(waves));
             client.finalAnswer(
                     "/accounts/" + outageAccount + "/deposits",
                     "{\"amount\":\"" + amount.toPlainString() + "\"}",
@@ -263,6 +300,9 @@ public final class PayoutStorm {
         } finally {
             storming.set(false);
             chaosThread.join();
+        }
+        if (chaos instanceof StatementPayoutChaos statement) {
+            return statementEnd(statement, outageAccount, intents, answers, deposited, start);
         }
         // the faults stop; the ledger (alive) settles what is in flight with its recoverer
         chaos.bankFaults(Map.of(
@@ -308,7 +348,7 @@ public final class PayoutStorm {
 
     /**
      * Clients that stopped at "reconciliation" (502) or ran out of patience ask once more; then every
-     * intent once more, whose final answer must replay unchanged: the keys whose answer changed.
+     * intent once more, whose final answer (or 502) must replay unchanged: the keys whose answer changed.
      */
     private List<String> askAgain(List<Intent> intents, Map<String, Answer> answers) {
         for (Intent intent : intents) {
@@ -321,11 +361,43 @@ public final class PayoutStorm {
         for (Intent intent : intents) {
             Answer first = answers.get(intent.key());
             Answer again = client.untilFinal(intent);
-            if (first == null || again == null || !first.sameAs(again)) {
+            // the same final answer, or still needing reconciliation (the statement bank's operator cases)
+            boolean same = first != null
+                    && again != null
+                    && (first.sameAs(again) || (first.status() == 502 && again.status() == 502));
+            if (!same) {
                 changed.add(intent.key());
             }
         }
         return changed;
+    }
+
+    /**
+     * The statement bank's end ({@code --bank=statement}): the faults stop; {@code --late-bookings}
+     * payouts whose first send is booked late on purpose ({@link StatementPayoutChaos#lateBookings});
+     * the ledger (alive) runs until every claim is settled or at an operator and every booking, late
+     * ones included, is in a statement it applied; the clients ask again; then the checks.
+     */
+    private Report statementEnd(
+            StatementPayoutChaos statement,
+            String account,
+            List<Intent> intents,
+            Map<String, Answer> answers,
+            BigDecimal deposited,
+            long start)
+            throws Exception {
+        progress.printf("payout storm: the load ended after %.1f s%n", (System.nanoTime() - start) / 1e9);
+        statement.calm();
+        chaos.ensureLedger();
+        List<Intent> late = wave(account, options.statement().lateBookings(), intents);
+        statement.lateBookings(late, client::once, client::untilFinal, answers);
+        String unsettled = statement.awaitSettled();
+        progress.printf(
+                "payout storm: %s, %.1f s into the run%n",
+                unsettled == null ? "all settled and in statements" : unsettled, (System.nanoTime() - start) / 1e9);
+        List<String> changed = askAgain(intents, answers);
+        return new StatementPayoutChecks(options, db, statement)
+                .check(intents, answers, deposited, late, changed, unsettled, (System.nanoTime() - start) / 1e9);
     }
 
     /** {@code n} payouts of {@link #OUTAGE_AMOUNT} from {@code account}, added to {@code intents}. */
