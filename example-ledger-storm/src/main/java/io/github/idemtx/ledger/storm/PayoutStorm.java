@@ -99,9 +99,16 @@ public final class PayoutStorm {
      * purpose after the load; absent (null) for the keyed bank.
      */
     record Statement(int lagMs, int pollMs, int lateBookings) {
-        /** How late a late booking comes: well past the lag, so that its payout is found absent and sent again first. */
+        /** The ledger's payout lease (LedgerServer's): no send is found absent before it passed. */
+        static final int LEDGER_PAYOUT_LEASE_MS = 5000;
+
+        /**
+         * How late a late booking comes: well past the window in which the library finds a send
+         * absent (the lag, but at least the payout's lease), so that its payout is found absent and
+         * sent again first.
+         */
         int lateBookingMs() {
-            return lagMs + 5000;
+            return Math.max(lagMs, LEDGER_PAYOUT_LEASE_MS) + 5000;
         }
     }
 
