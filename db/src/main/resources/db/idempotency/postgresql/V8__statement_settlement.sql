@@ -7,8 +7,8 @@
 -- plus the settlement lag makes it absent (sent again with the same reference, or to an operator).
 --
 -- On the claim table (both layouts: ALTER TABLE reaches every partition):
---   reference   what was sent as the payment's reference (the claim's downstream key): statement
---               lines are matched by it;
+--   reference   what was sent as the payment's reference (the claim's downstream key: 32 characters
+--               of base32, the first 3 the effect's): statement lines are matched by it;
 --   sent_at     when it was last marked SENT (the server's clock): the settlement window starts here;
 --   sends       how many times it was sent.
 -- New tables, standing apart from the claim table like the outbox (no foreign key: the claim table
@@ -67,6 +67,8 @@ ALTER TABLE idempotency_claim ADD CONSTRAINT idempotency_claim_state_known
 CREATE INDEX idempotency_claim_reference ON idempotency_claim (effect, reference) WHERE reference IS NOT NULL;
 -- the claims awaiting a statement, oldest send first
 CREATE INDEX idempotency_claim_sent ON idempotency_claim (effect, sent_at) WHERE state = 5;
+-- the statements whose period overlaps a send's window (an absent decision reads only those)
+CREATE INDEX idempotency_statement_period ON idempotency_statement (effect, period_to);
 -- the lines of one reference (a second one is a double payment)
 CREATE INDEX idempotency_statement_line_reference ON idempotency_statement_line (effect, reference);
 -- an operator's list of flagged lines not worked yet

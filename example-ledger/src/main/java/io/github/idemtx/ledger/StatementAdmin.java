@@ -23,6 +23,8 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>{@code GET /admin/statements/awaiting[?limit=50]}: payouts sent and awaiting a statement,
  *       oldest send first;
+ *   <li>{@code GET /admin/statements/unconfirmed[?limit=50]}: payouts the bank's answer said it took
+ *       that its statements, covering their window, do not show;
  *   <li>{@code GET /admin/statements/flagged?verdict=duplicate|mismatch|unmatched[&limit=50]}: the
  *       lines no operator handled yet (duplicate: a double payment);
  *   <li>{@code GET /admin/statements/lines?reference=R}: every line of one reference;
@@ -50,10 +52,13 @@ final class StatementAdmin {
                     404, "no_statements", "No statements", "the ledger's bank is keyed: no statement settles payouts");
         }
         Matcher m;
-        if (method.equals("GET") && path.equals("/admin/statements/awaiting")) {
+        if (method.equals("GET")
+                && (path.equals("/admin/statements/awaiting") || path.equals("/admin/statements/unconfirmed"))) {
             ObjectNode out = MAPPER.createObjectNode();
-            ArrayNode list = out.putArray("awaiting");
-            for (StatementReconciliation.Awaiting<PayoutRequest> a : statements.awaiting(limit(exchange))) {
+            boolean awaiting = path.endsWith("/awaiting");
+            ArrayNode list = out.putArray(awaiting ? "awaiting" : "unconfirmed");
+            for (StatementReconciliation.Awaiting<PayoutRequest> a :
+                    (awaiting ? statements.awaiting(limit(exchange)) : statements.unconfirmed(limit(exchange)))) {
                 ObjectNode row = list.addObject()
                         .put("scope", a.scope().value())
                         .put("key", a.key().value())

@@ -269,5 +269,9 @@ class StatementPayoutsHttpTest {
         assertThat(admin("GET", "/admin/statements/flagged?verdict=paid", null).status())
                 .isEqualTo(400);
         assertThat(admin("GET", "/admin/statements/awaiting", null).status()).isEqualTo(200);
+        assertThat(admin("GET", "/admin/statements/unconfirmed", null)
+                        .response()
+                        .body())
+                .isEqualTo("{\"unconfirmed\":[]}");
     }
 }

@@ -85,8 +85,13 @@ final class ClaimViewDecoder {
                 row.nextLookupAt(),
                 effectName == null
                         ? null
-                        : Digests.downstreamKey(
-                                effectName, row.scope().value(), row.key().value(), row.createdAt()),
+                        : row.reference() != null
+                                ? row.reference() // what an effect settled by statement sent
+                                : Digests.downstreamKey(
+                                        effectName,
+                                        row.scope().value(),
+                                        row.key().value(),
+                                        row.createdAt()),
                 request,
                 answer,
                 answerText,

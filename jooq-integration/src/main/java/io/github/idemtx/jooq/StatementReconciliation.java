@@ -4,6 +4,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.jooq.internal.flow.effect.EffectFlow;
 import io.github.idemtx.jooq.internal.store.StatementSettlements;
+import io.github.idemtx.jooq.internal.store.StatementViews;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,8 +30,14 @@ import org.jspecify.annotations.Nullable;
  *   <li>a second line of one reference is a <b>duplicate</b>: a double payment, for an operator;
  *   <li>a line whose amount or currency differs from the claim's, or that shows a payment the claim
  *       recorded as refused, is a <b>mismatch</b>: the claim, if unsettled, goes to an operator;
- *   <li>a line no claim sent is <b>unmatched</b>.
+ *   <li>a line with the effect's reference prefix that no claim sent is <b>unmatched</b>; a line
+ *       whose reference is not this effect's ({@link StatementSettlement#reference}: another effect's
+ *       on a shared account, a fee) is counted {@code OTHER} and not recorded.
  * </ul>
+ *
+ * A statement that contradicts what was applied is refused whole, before anything is written: a
+ * period that has not ended by the database's clock, an id applied before with another period, an
+ * entry id recorded before with another reference, amount or currency.
  *
  * Once every line of a statement is in, its period counts: a sent claim that no line names, in
  * statements that together cover its send plus the {@link StatementSettlement#lag() lag}, is
@@ -45,6 +52,9 @@ public final class StatementReconciliation<R, T> {
 
     /** The most lines or claims a listing returns. */
     public static final int MAX_LIMIT = 10_000;
+
+    private static final Instant EARLIEST = Instant.parse("1970-01-01T00:00:00Z");
+    private static final Instant LATEST = Instant.parse("9999-12-31T00:00:00Z");
 
     /**
      * One line of a statement: a booked debit.
@@ -68,7 +78,13 @@ public final class StatementReconciliation<R, T> {
         public Line {
             entryId = text("entryId", entryId);
             reference = text("reference", reference);
+            Objects.requireNonNull(amount, "amount must not be null");
+            Objects.requireNonNull(currency, "currency must not be null");
             Objects.requireNonNull(bookingDate, "bookingDate must not be null");
+            if (bookingDate.getYear() < 1970 || bookingDate.getYear() > 9999) {
+                throw new IllegalArgumentException(
+                        "bookingDate must be between 1970 and 9999, was " + bookingDate + " (entry " + entryId + ")");
+            }
             StatementSettlement.Amount checked = new StatementSettlement.Amount(amount, currency);
             currency = checked.currency();
         }
@@ -79,8 +95,8 @@ public final class StatementReconciliation<R, T> {
      * lines.
      *
      * @param id the remote's id of the statement (camt.053 {@code Stmt/Id}); applying it again is a no-op
-     * @param from the period's start
-     * @param to the period's end, after {@code from}
+     * @param from the period's start (kept to the microsecond, as the database keeps it)
+     * @param to the period's end, after {@code from} (likewise)
      * @param lines its lines, each entry id once; copied
      */
     public record Statement(String id, Instant from, Instant to, List<Line> lines) {
@@ -95,11 +111,23 @@ public final class StatementReconciliation<R, T> {
             id = text("id", id);
             Objects.requireNonNull(from, "from must not be null");
             Objects.requireNonNull(to, "to must not be null");
+            if (from.isBefore(EARLIEST) || to.isAfter(LATEST)) {
+                throw new IllegalArgumentException("a statement's period must lie between " + EARLIEST + " and "
+                        + LATEST + ", was " + from + " to " + to);
+            }
+            from = from.truncatedTo(java.time.temporal.ChronoUnit.MICROS); // as the database keeps it
+            to = to.truncatedTo(java.time.temporal.ChronoUnit.MICROS);
             if (!from.isBefore(to)) {
                 throw new IllegalArgumentException(
                         "a statement's period must end after it starts, was " + from + " to " + to);
             }
-            lines = List.copyOf(Objects.requireNonNull(lines, "lines must not be null"));
+            Objects.requireNonNull(lines, "lines must not be null");
+            for (Line line : lines) {
+                if (line == null) {
+                    throw new NullPointerException("lines must not contain null (statement " + id + ")");
+                }
+            }
+            lines = List.copyOf(lines);
             Set<String> seen = new HashSet<>();
             for (Line line : lines) {
                 if (!seen.add(line.entryId())) {
@@ -125,7 +153,8 @@ public final class StatementReconciliation<R, T> {
      * What {@link #apply} did.
      *
      * @param lines how many lines ended each way: {@code SEEN} (recorded before), {@code SETTLED},
-     *     {@code CONFIRMED}, {@code DUPLICATE}, {@code MISMATCH}, {@code UNMATCHED}, {@code FAILED}; ways
+     *     {@code CONFIRMED}, {@code DUPLICATE}, {@code MISMATCH}, {@code UNMATCHED}, {@code FAILED},
+     *     {@code OTHER} (not this effect's reference, not recorded); ways
      *     that did not occur are absent
      * @param sentAgain sent claims found absent and made due to be sent again
      * @param toOperator sent claims found absent and handed to an operator
@@ -216,6 +245,8 @@ public final class StatementReconciliation<R, T> {
      * @param statement the statement
      * @return what it did
      * @throws NullPointerException if {@code statement} is null
+     * @throws IllegalArgumentException if the statement contradicts what was applied (see the class
+     *     documentation): nothing written
      */
     public Report apply(Statement statement) {
         Objects.requireNonNull(statement, "statement must not be null");
@@ -231,6 +262,28 @@ public final class StatementReconciliation<R, T> {
     public List<Awaiting<R>> awaiting(int limit) {
         checkLimit(limit);
         return flow.awaitingStatement(limit).stream()
+                .map(s -> new Awaiting<>(
+                        s.scope(),
+                        s.key(),
+                        flow.decodeRequest(s.scope(), s.key(), s.request()).request(),
+                        s.reference(),
+                        s.sentAt(),
+                        s.sends()))
+                .toList();
+    }
+
+    /**
+     * {@return up to {@code limit} claims recorded applied (the remote's reply said it took them) that
+     * the statements do not show although they cover the send plus the lag: taken, never booked, or
+     * booked under another reference; for an operator to check with the remote, oldest send first}
+     * A claim settled with a statement reference keeps its request until it expires, for this
+     * comparison: it is shown.
+     *
+     * @param limit from 1 to {@value #MAX_LIMIT}
+     */
+    public List<Awaiting<R>> unconfirmed(int limit) {
+        checkLimit(limit);
+        return flow.unconfirmed(limit).stream()
                 .map(s -> new Awaiting<>(
                         s.scope(),
                         s.key(),
@@ -298,7 +351,7 @@ public final class StatementReconciliation<R, T> {
         return flow.statementLag();
     }
 
-    private static List<Entry> entries(List<StatementSettlements.LineRow> rows) {
+    private static List<Entry> entries(List<StatementViews.LineRow> rows) {
         return rows.stream()
                 .map(r -> new Entry(
                         r.entryId(),
@@ -326,9 +379,11 @@ public final class StatementReconciliation<R, T> {
 
     private static String text(String name, String value) {
         Objects.requireNonNull(value, name + " must not be null");
-        if (value.isBlank() || value.length() > 255) {
-            throw new IllegalArgumentException(name + " must be 1 to 255 characters, not blank, was '"
-                    + (value.length() > 40 ? value.substring(0, 40) + "..." : value) + "'");
+        if (value.isBlank() || value.length() > 255 || value.chars().anyMatch(Character::isISOControl)) {
+            throw new IllegalArgumentException(name + " must be 1 to 255 characters, not blank, without control"
+                    + " characters, was '"
+                    + (value.length() > 40 ? value.substring(0, 40) + "..." : value).replaceAll("\\p{Cntrl}", "?")
+                    + "'");
         }
         return value;
     }

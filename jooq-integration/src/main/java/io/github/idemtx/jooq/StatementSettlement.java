@@ -32,6 +32,9 @@ import java.util.function.Function;
  */
 public final class StatementSettlement<R, T> {
 
+    /** The longest settlement lag: a bank that books later than this is not settled by its statements. */
+    public static final Duration LONGEST_LAG = Duration.ofDays(366);
+
     /** The sends a claim gets by default: the first, and one more after it was found absent. */
     public static final int DEFAULT_MAX_SENDS = 2;
 
@@ -65,6 +68,10 @@ public final class StatementSettlement<R, T> {
             Objects.requireNonNull(currency, "currency must not be null");
             if (value.signum() <= 0) {
                 throw new IllegalArgumentException("an amount must be positive, was " + value.toPlainString());
+            }
+            if (value.scale() > 18 || value.precision() - value.scale() > 20) {
+                throw new IllegalArgumentException(
+                        "an amount has at most 20 digits before the point and 18 after it, was " + value);
             }
             if (!currency.matches("[A-Za-z]{3}")) {
                 throw new IllegalArgumentException("a currency is three letters (ISO 4217), was '" + currency + "'");
@@ -107,15 +114,15 @@ public final class StatementSettlement<R, T> {
      * @param <T> the effect's result
      * @return the settlement
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code lag} is negative
+     * @throws IllegalArgumentException if {@code lag} is negative or longer than {@link #LONGEST_LAG}
      */
     public static <R, T> StatementSettlement<R, T> of(
             Duration lag,
             Function<? super R, Amount> amountOf,
             Function<StatementReconciliation.Line, ? extends T> resultOf) {
         Objects.requireNonNull(lag, "lag must not be null");
-        if (lag.isNegative()) {
-            throw new IllegalArgumentException("lag must not be negative, was " + lag);
+        if (lag.isNegative() || lag.compareTo(LONGEST_LAG) > 0) {
+            throw new IllegalArgumentException("lag must be between 0 and " + LONGEST_LAG + ", was " + lag);
         }
         return new StatementSettlement<>(
                 lag,
@@ -148,6 +155,34 @@ public final class StatementSettlement<R, T> {
             throw new IllegalArgumentException("maxSends must be between 1 and 10, was " + maxSends);
         }
         return new StatementSettlement<>(lag, amountOf, resultOf, whenAbsent, maxSends);
+    }
+
+    /**
+     * {@return the reference a claim of effect {@code name} settled by statement sends} ({@link
+     * Remote.Intent#downstreamKey()} of such an effect), for matching the claim table with the bank's
+     * own records: 32 characters of RFC 4648 base32 (A-Z, 2-7: a bank's character set, its
+     * upper-casing and camt.053's 35-character {@code EndToEndId} keep it whole), the first 3 the
+     * same for every claim of the effect, the rest from SHA-256 of the effect, scope, key and the
+     * claim's start in epoch microseconds. Lines of a statement whose reference (ignoring case and
+     * spaces) does not start with the effect's 3 are another's, and are not recorded.
+     *
+     * @param name the effect's name
+     * @param scope the claim's scope
+     * @param key the claim's key
+     * @param claimedAt when the claim began (its {@code created_at}), to the microsecond
+     * @throws NullPointerException if an argument is null
+     */
+    public static String reference(
+            String name,
+            io.github.idemtx.core.Scope scope,
+            io.github.idemtx.core.IdempotencyKey key,
+            java.time.Instant claimedAt) {
+        Objects.requireNonNull(name, "name must not be null");
+        Objects.requireNonNull(scope, "scope must not be null");
+        Objects.requireNonNull(key, "key must not be null");
+        Objects.requireNonNull(claimedAt, "claimedAt must not be null");
+        return io.github.idemtx.jooq.internal.store.Digests.statementReference(
+                name, scope.value(), key.value(), claimedAt);
     }
 
     /** {@return how long after a send the remote books it at the latest} */

@@ -20,8 +20,8 @@ import javax.xml.stream.XMLStreamWriter;
  * booked balance per currency, and one {@code Ntry} per payment: {@code Amt}/{@code Ccy}, {@code DBIT},
  * status {@code BOOK}, booking and value date (UTC), {@code AcctSvcrRef} the bank's entry id, bank
  * transaction code PMNT/ICDT/DMCT (a credit transfer issued), and in {@code NtryDtls/TxDtls} the
- * entry id again, {@code EndToEndId} {@code NOTPROVIDED} (a reference runs to 140 characters, an
- * EndToEndId to 35), the destination as {@code RltdPties/Cdtr/Pty/Nm} and the reference as sent in
+ * entry id again, {@code EndToEndId} the reference when it fits its 35 characters, else {@code
+ * NOTPROVIDED} (a reference runs to 140 characters), the destination as {@code RltdPties/Cdtr/Pty/Nm} and the reference as sent in
  * {@code RmtInf/Ustrd}.
  */
 final class Camt053Writer {
@@ -147,7 +147,8 @@ final class Camt053Writer {
         w.writeStartElement("TxDtls");
         w.writeStartElement("Refs");
         leaf(w, "AcctSvcrRef", e.id());
-        leaf(w, "EndToEndId", "NOTPROVIDED");
+        // a reference that fits the 35 characters travels as the end-to-end id too (the ledger's do)
+        leaf(w, "EndToEndId", e.reference().length() <= 35 ? e.reference() : "NOTPROVIDED");
         w.writeEndElement();
         amount(w, amount, e.currency());
         leaf(w, "CdtDbtInd", "DBIT");

@@ -143,9 +143,20 @@ class StatementSettlementTest {
                 lag, (String r) -> new StatementSettlement.Amount(amountOf(r), r.split(" ")[1]), Line::entryId);
     }
 
-    /** A statement of everything booked up to now, covering from an hour ago to a moment from now. */
+    /** A statement of everything booked from an hour ago to {@code to}, or to the database's clock if that is earlier. */
     private Statement statementUntil(Instant to) {
-        return bank.statement("S-" + UUID.randomUUID(), Instant.now().minus(Duration.ofHours(1)), to);
+        Instant now = dbNow();
+        return bank.statement(
+                "S-" + UUID.randomUUID(), Instant.now().minus(Duration.ofHours(1)), to.isAfter(now) ? now : to);
+    }
+
+    /** The database's clock: a statement's period must have ended by it. */
+    private static Instant dbNow() {
+        return Db.dsl()
+                .resultQuery("SELECT clock_timestamp()")
+                .fetchSingle()
+                .get(0, java.time.OffsetDateTime.class)
+                .toInstant();
     }
 
     private String state(IdempotencyKey key) {
@@ -287,7 +298,7 @@ class StatementSettlementTest {
         assertThat(bank.payments)
                 .singleElement()
                 .satisfies(p -> assertThat(p.reference())
-                        .isEqualTo(ExternalEffect.downstreamKey(name, scope, key, createdAt(key))));
+                        .isEqualTo(StatementSettlement.reference(name, scope, key, createdAt(key))));
         assertThat(pay.run(scope, key, fingerprint, "10.00 EUR")).isInstanceOf(Outcome.Replayed.class);
         assertThat(sends(key)).isEqualTo(2);
     }
@@ -299,22 +310,20 @@ class StatementSettlementTest {
         bank.fault = Fault.TIMEOUT_AFTER_APPLY;
         pay.run(scope, lost, fingerprint, "10.00 EUR");
         bank.fault = Fault.NONE;
-        // the bank has it, but books it in three days: longer than the lag said
-        bank.payments.replaceAll(p ->
-                new Payment(p.entryId(), p.reference(), p.amount(), p.bookedAt().plus(Duration.ofDays(3))));
+        // the bank has it, but books it only after the first statement's period: later than the window
+        Instant late = Instant.now().plusMillis(1000);
+        bank.payments.replaceAll(p -> new Payment(p.entryId(), p.reference(), p.amount(), late));
         Thread.sleep(400);
+        Statement first = statementUntil(Instant.now());
 
-        assertThat(pay.statements().apply(statementUntil(Instant.now())).sentAgain())
-                .isEqualTo(1);
+        assertThat(pay.statements().apply(first).sentAgain()).isEqualTo(1);
         assertThat(pay.recovery().recover(10).count(EffectRecovery.Ending.RESENT))
                 .isEqualTo(1);
         assertThat(bank.payments).as("the bank has it twice now").hasSize(2);
+        Thread.sleep(1000); // until the late booking is in the past
 
-        StatementReconciliation.Report later = pay.statements()
-                .apply(bank.statement(
-                        "S-later-" + name,
-                        Instant.now().minusSeconds(3600),
-                        Instant.now().plus(Duration.ofDays(4))));
+        StatementReconciliation.Report later =
+                pay.statements().apply(bank.statement("S-later-" + name, first.to(), dbNow()));
 
         assertThat(later.count("CONFIRMED")).isEqualTo(1);
         assertThat(later.count("DUPLICATE")).isEqualTo(1);
@@ -365,11 +374,12 @@ class StatementSettlementTest {
     @Test
     void aLineNoClaimSentIsUnmatchedAndAStatementAppliedTwiceCountsNothingTwice() {
         ExternalEffect<String, String> pay = effect();
+        String nobodys = StatementSettlement.reference(name, scope, Db.freshKey(), Instant.now());
         Statement statement = new Statement(
                 "S-unmatched-" + name,
                 Instant.now().minusSeconds(60),
                 Instant.now(),
-                List.of(new Line("E-stranger-" + name, name + ":nobody", new BigDecimal("5"), "eur", LocalDate.now())));
+                List.of(new Line("E-stranger-" + name, nobodys, new BigDecimal("5"), "eur", LocalDate.now())));
 
         assertThat(pay.statements().apply(statement).count("UNMATCHED")).isEqualTo(1);
         StatementReconciliation.Report again = pay.statements().apply(statement);
@@ -385,7 +395,7 @@ class StatementSettlementTest {
         IdempotencyKey key = Db.freshKey();
         bank.declines = true;
         assertThat(pay.run(scope, key, fingerprint, "10.00 EUR")).isInstanceOf(Outcome.Rejected.class);
-        String reference = ExternalEffect.downstreamKey(name, scope, key, createdAt(key));
+        String reference = StatementSettlement.reference(name, scope, key, createdAt(key));
         bank.payments.add(new Payment("E-refused-" + name, reference, new BigDecimal("10.00"), Instant.now()));
 
         assertThat(pay.statements()
@@ -481,7 +491,8 @@ class StatementSettlementTest {
         bank.fault = Fault.NONE;
         Payment twice = bank.payments.get(3);
         bank.payments.add(new Payment("E-twice-" + name, twice.reference(), twice.amount(), Instant.now()));
-        Instant to = Instant.now().plusMillis(1);
+        Thread.sleep(2);
+        Instant to = dbNow();
         List<Statement> statements = List.of(
                 bank.statement("S-a-" + name, to.minusSeconds(3600), to),
                 bank.statement("S-b-" + name, to.minusSeconds(1800), to),
@@ -545,6 +556,147 @@ class StatementSettlementTest {
         assertThat(pay.run(scope, key, fingerprint, "10.00 EUR")).isInstanceOf(Outcome.Executed.class);
         assertThat(bank.payments).hasSize(1);
         assertThat(bank.lookups).hasValue(0);
+    }
+
+    @Test
+    void aPayoutTheReplySaidWasTakenButNoStatementShowsIsListedUnconfirmedUntilItsLineCame()
+            throws InterruptedException {
+        ExternalEffect<String, String> pay = effect(settlement(Duration.ofMillis(20)));
+        IdempotencyKey key = Db.freshKey();
+        assertThat(pay.run(scope, key, fingerprint, "10.00 EUR")).isInstanceOf(Outcome.Executed.class);
+        Payment taken = bank.payments.remove(0); // the bank said it took it, and never booked it
+        Thread.sleep(400);
+
+        pay.statements().apply(statementUntil(Instant.now()));
+
+        assertThat(pay.statements().unconfirmed(10)).singleElement().satisfies(u -> {
+            assertThat(u.key()).isEqualTo(key);
+            assertThat(u.reference()).isEqualTo(taken.reference());
+            assertThat(u.request()).as("kept: a later line is compared with it").isEqualTo("10.00 EUR");
+        });
+        bank.payments.add(taken); // booked after all
+        pay.statements().apply(bank.statement("S-late-" + name, Instant.now().minusSeconds(60), dbNow()));
+        assertThat(pay.statements().unconfirmed(10)).isEmpty();
+    }
+
+    @Test
+    void theReferenceIsTheEffectsBase32AndALineMatchesItInAnyCaseWithSpacesWhileAnotherEffectsIsNotRecorded() {
+        ExternalEffect<String, String> pay = effect();
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        pay.run(scope, key, fingerprint, "10.00 EUR");
+        bank.fault = Fault.NONE;
+        Payment p = bank.payments.get(0);
+        assertThat(p.reference())
+                .matches("[A-Z2-7]{32}")
+                .isEqualTo(StatementSettlement.reference(name, scope, key, createdAt(key)));
+        String mangled = p.reference().toLowerCase(java.util.Locale.ROOT).substring(0, 16) + " "
+                + p.reference().substring(16);
+        String others = StatementSettlement.reference("another-" + name, scope, key, createdAt(key));
+        Statement statement = new Statement(
+                "S-case-" + name,
+                Instant.now().minusSeconds(60),
+                Instant.now(),
+                List.of(
+                        new Line(p.entryId(), mangled, p.amount(), "EUR", LocalDate.now()),
+                        new Line("E-other-" + name, others, BigDecimal.ONE, "EUR", LocalDate.now())));
+
+        StatementReconciliation.Report report = pay.statements().apply(statement);
+
+        assertThat(report.count("SETTLED")).isEqualTo(1);
+        assertThat(report.count("OTHER")).isEqualTo(1);
+        assertThat(pay.statements().lines(others)).isEmpty();
+        assertThat(pay.statements().lines(p.reference()))
+                .singleElement()
+                .satisfies(e -> assertThat(e.reference()).isEqualTo(p.reference()));
+    }
+
+    @Test
+    void aStatementThatContradictsWhatWasAppliedIsRefusedWholeBeforeAnythingIsWritten() {
+        ExternalEffect<String, String> pay = effect();
+        IdempotencyKey a = Db.freshKey();
+        IdempotencyKey b = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        pay.run(scope, a, fingerprint, "10.00 EUR");
+        pay.run(scope, b, fingerprint, "10.00 EUR");
+        bank.fault = Fault.NONE;
+        Payment pa = bank.payments.get(0);
+        Payment pb = bank.payments.get(1);
+        Instant t0 = Instant.now().minusSeconds(60);
+        Instant t1 = Instant.now();
+        pay.statements()
+                .apply(new Statement(
+                        "S1-" + name,
+                        t0,
+                        t1,
+                        List.of(new Line("X1-" + name, pa.reference(), pa.amount(), "EUR", LocalDate.now()))));
+
+        // a reused entry id would hide b's payment, and make it absent and paid again
+        assertThatThrownBy(() -> pay.statements()
+                        .apply(new Statement(
+                                "S2-" + name,
+                                t0,
+                                t1,
+                                List.of(new Line("X1-" + name, pb.reference(), pb.amount(), "EUR", LocalDate.now())))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("entry X1-" + name)
+                .hasMessageContaining("nothing written");
+        assertThatThrownBy(() -> pay.statements().apply(new Statement("S1-" + name, t0, t1.minusSeconds(1), List.of())))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("applied before");
+        assertThatThrownBy(() -> pay.statements()
+                        .apply(new Statement(
+                                "S-future-" + name,
+                                t0,
+                                Instant.now().plus(Duration.ofDays(3)),
+                                List.of(new Line("X2-" + name, pb.reference(), pb.amount(), "EUR", LocalDate.now())))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("after the database's clock");
+        assertThat(pay.statements().lines(pb.reference())).isEmpty();
+        assertThat(state(b)).as("still sent, nothing decided").isEqualTo("5");
+    }
+
+    @Test
+    void aLineWhoseAmountDiffersFromAPayoutTheReplySettledIsAMismatch() {
+        ExternalEffect<String, String> pay = effect();
+        IdempotencyKey key = Db.freshKey();
+        assertThat(pay.run(scope, key, fingerprint, "10.00 EUR")).isInstanceOf(Outcome.Executed.class);
+        Payment p = bank.payments.get(0);
+
+        StatementReconciliation.Report report = pay.statements()
+                .apply(new Statement(
+                        "S-other-amount-" + name,
+                        Instant.now().minusSeconds(60),
+                        Instant.now(),
+                        List.of(new Line(
+                                p.entryId(), p.reference(), new BigDecimal("99.99"), "USD", LocalDate.now()))));
+
+        assertThat(report.count("MISMATCH")).isEqualTo(1);
+        assertThat(state(key)).as("the reply's answer stands").isEqualTo("1");
+        assertThat(pay.statements().flagged(Verdict.MISMATCH, 10))
+                .singleElement()
+                .satisfies(e -> assertThat(e.detail()).contains("10.00 EUR").contains("99.99 USD"));
+    }
+
+    @Test
+    void valuesTheDatabaseCannotHoldAreRefusedByName() {
+        Instant now = Instant.now();
+        assertThatThrownBy(() -> new Statement("S", now, Instant.MAX, List.of()))
+                .hasMessageContaining("period");
+        assertThatThrownBy(() -> new Line("E1", "r", BigDecimal.ONE, "EUR", LocalDate.MAX))
+                .hasMessageContaining("bookingDate");
+        assertThatThrownBy(() -> new Line("E\u00001", "r", BigDecimal.ONE, "EUR", LocalDate.now()))
+                .hasMessageContaining("entryId")
+                .hasMessageContaining("control");
+        assertThatThrownBy(() -> new Line("E1", "r", new BigDecimal("1E-20000"), "EUR", LocalDate.now()))
+                .hasMessageContaining("18 after");
+        assertThatThrownBy(() -> new Line("E1", "r", null, "EUR", LocalDate.now()))
+                .hasMessageContaining("amount");
+        java.util.List<Line> withNull = new ArrayList<>();
+        withNull.add(null);
+        assertThatThrownBy(() -> new Statement("S", now.minusSeconds(1), now, withNull))
+                .hasMessageContaining("lines must not contain null");
+        assertThatThrownBy(() -> settlement(Duration.ofDays(365L * 400_000))).hasMessageContaining("lag");
     }
 
     private Instant createdAt(IdempotencyKey key) {

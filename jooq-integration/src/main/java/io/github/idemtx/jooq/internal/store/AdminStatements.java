@@ -33,7 +33,7 @@ public final class AdminStatements {
             {scope}, {idem_key}, {state}, {fingerprint}, {result}, {created_at}, {completed_at},
             case when {expires_at} = 'infinity' then null else {expires_at} end,
             {expires_at} <= clock_timestamp(), {effect}, {request}, {fence}, {lease_until}, {lookups},
-            {next_lookup_at}
+            {next_lookup_at}, {reference}
             """;
 
     private final String schema;
@@ -113,7 +113,8 @@ public final class AdminStatements {
             @Nullable Long fence,
             @Nullable Instant leaseUntil,
             @Nullable Integer lookups,
-            @Nullable Instant nextLookupAt) {}
+            @Nullable Instant nextLookupAt,
+            @Nullable String reference) {}
 
     /** One action of an operator on a claim. */
     public record Action(Instant at, String action, String operator, String reason) {}
@@ -260,6 +261,7 @@ public final class AdminStatements {
                 fenceOrNull,
                 EffectStatements.instant(rs, 13),
                 lookupsOrNull,
-                EffectStatements.instant(rs, 15));
+                EffectStatements.instant(rs, 15),
+                rs.getString(16));
     }
 }

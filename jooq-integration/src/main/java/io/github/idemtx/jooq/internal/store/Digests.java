@@ -37,10 +37,52 @@ public final class Digests {
      * the old charge); bounded and opaque.
      */
     public static String downstreamKey(String effect, String scope, String key, Instant claimedAt) {
+        byte[] digest = sha256(utf8(scope), utf8(key), micros(claimedAt));
+        return effect + ":" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+    }
+
+    /**
+     * The reference an effect settled by statement sends ({@code Intent.downstreamKey()} of such an
+     * effect): 32 characters of RFC 4648 base32 (A-Z, 2-7), so that it survives a bank's character set
+     * (SEPA's excludes {@code _}), its upper-casing and its 35-character {@code EndToEndId}. The first
+     * 3 come from the effect's name alone ({@link #statementPrefix}), so that an account statement
+     * shared by several effects is told apart; the other 29 (145 bits) from SHA-256 of effect, scope,
+     * key and the claim's start in epoch microseconds, separated by 0 bytes.
+     */
+    public static String statementReference(String effect, String scope, String key, Instant claimedAt) {
+        byte[] digest = sha256(utf8(effect), utf8(scope), utf8(key), micros(claimedAt));
+        return statementPrefix(effect) + base32(digest).substring(0, 29);
+    }
+
+    /** The 3 characters every statement reference of {@code effect} starts with. */
+    public static String statementPrefix(String effect) {
+        return base32(sha256(utf8("idemtx.statement"), utf8(effect))).substring(0, 3);
+    }
+
+    private static byte[] micros(Instant claimedAt) {
         long micros =
                 Math.addExact(Math.multiplyExact(claimedAt.getEpochSecond(), 1_000_000L), claimedAt.getNano() / 1_000);
-        byte[] digest = sha256(utf8(scope), utf8(key), Long.toString(micros).getBytes(StandardCharsets.US_ASCII));
-        return effect + ":" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+        return Long.toString(micros).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** RFC 4648 base32 without padding: A-Z and 2-7, five bits a character. */
+    private static String base32(byte[] bytes) {
+        String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+        StringBuilder out = new StringBuilder((bytes.length * 8 + 4) / 5);
+        int buffer = 0;
+        int bits = 0;
+        for (byte b : bytes) {
+            buffer = (buffer << 8) | (b & 0xff);
+            bits += 8;
+            while (bits >= 5) {
+                out.append(alphabet.charAt((buffer >> (bits - 5)) & 31));
+                bits -= 5;
+            }
+        }
+        if (bits > 0) {
+            out.append(alphabet.charAt((buffer << (5 - bits)) & 31));
+        }
+        return out.toString();
     }
 
     /** One digest per thread, reset by each {@code digest()}: looking the algorithm up cost more than hashing a key. */

@@ -29,10 +29,15 @@ import org.jspecify.annotations.Nullable;
  */
 public final class EffectSettlements {
 
-    /** The outcome's state, result and TTL, then scope and key: how every settling statement begins ({@link #bindAnswer}). */
-    private static final String SETTLE = "{state} = ?, {result} = ?, {completed_at} = clock_timestamp(),"
+    /**
+     * The outcome's state, result and TTL, then scope and key: how every settling statement begins
+     * ({@link #bindAnswer}). The request is cleared, except on a claim that was sent with a statement
+     * reference: a later statement line is compared with its amount.
+     */
+    static final String SETTLE = "{state} = ?, {result} = ?, {completed_at} = clock_timestamp(),"
             + " {expires_at} = clock_timestamp() + ? * interval '1 millisecond',"
-            + " {request} = null, {lease_until} = null, {next_lookup_at} = null";
+            + " {request} = case when c.{reference} is null then null else c.{request} end, {lease_until} = null,"
+            + " {next_lookup_at} = null";
 
     private final String recordSql;
     private final String recordAndCommitSql;
@@ -44,14 +49,14 @@ public final class EffectSettlements {
     EffectSettlements(ClaimTable t) {
         this.recordSql = t.sql(
                 StatementKind.EFFECT_RECORD,
-                "update {claims} set " + SETTLE + " where " + EffectStatements.THIS_CLAIM_HELD
+                "update {claims} as c set " + SETTLE + " where " + EffectStatements.THIS_CLAIM_HELD
                         + " returning {completed_at}");
         // the same sent after the local writes, with the COMMIT: when the fence is lost the
         // statement fails (a scalar subquery of two rows, 21000 with no context) so that nothing of
         // the transaction commits, the local writes included
         this.recordAndCommitSql =
                 t.sql(StatementKind.EFFECT_RECORD, """
-                with recorded as (update {claims} set %s where %s returning {completed_at})
+                with recorded as (update {claims} as c set %s where %s returning {completed_at})
                 select (select {completed_at} from recorded
                   union all select null from (values (1), (2)) as fence_lost (n) where not exists (select from recorded));
                 commit
@@ -59,7 +64,7 @@ public final class EffectSettlements {
         // a definite answer whose holder lost its fence: kept while this claim (its start) is not
         // settled, by whoever holds it now; the unsettled states under the row lock let one record win
         this.recordLateSql = t.sql(StatementKind.EFFECT_RECORD, """
-                update {claims} set %s
+                update {claims} as c set %s
                 where {scope} = ? and {idem_key} = ? and {state} in ({IN_FLIGHT}, {NEEDS_RECONCILIATION}, {SENT})
                   and {created_at} = ?
                 returning {completed_at}

@@ -56,23 +56,6 @@ public final class StatementSettlements {
             long fence,
             Instant createdAt) {}
 
-    /** A line as recorded, with its verdict and an operator's handling. */
-    public record LineRow(
-            String entryId,
-            String statementId,
-            String reference,
-            BigDecimal amount,
-            String currency,
-            LocalDate bookedOn,
-            Verdict verdict,
-            @Nullable String scope,
-            @Nullable String key,
-            @Nullable String detail,
-            Instant appliedAt,
-            @Nullable Instant workedAt,
-            @Nullable String workedBy,
-            @Nullable String note) {}
-
     /** A line to record: the bank's entry id, the reference, amount, currency and booking date. */
     public record NewLine(String entryId, String reference, BigDecimal amount, String currency, LocalDate bookedOn) {}
 
@@ -87,20 +70,21 @@ public final class StatementSettlements {
             byte @Nullable [] request,
             Instant createdAt) {}
 
-    private static final String SETTLE = "{state} = ?, {result} = ?, {completed_at} = clock_timestamp(),"
-            + " {expires_at} = clock_timestamp() + ? * interval '1 millisecond',"
-            + " {request} = null, {lease_until} = null, {next_lookup_at} = null";
+    private static final String SETTLE = EffectSettlements.SETTLE;
 
     /** Whether the applied statements of the effect cover {@code [sent_at, sent_at + lag)}, and no line names the claim. */
-    private static final String ABSENT = """
+    static final String ABSENT = """
             (select range_agg(tstzrange(s.{period_from}, s.{period_to}, '[)')) from {statements} s
-              where s.{effect} = c.{effect}) @> tstzrange(c.{sent_at}, c.{sent_at} + ? * interval '1 millisecond', '[]')
+              where s.{effect} = c.{effect} and s.{period_to} > c.{sent_at}
+                and s.{period_from} <= c.{sent_at} + ? * interval '1 millisecond')
+              @> tstzrange(c.{sent_at}, c.{sent_at} + ? * interval '1 millisecond', '[]')
             and not exists (select from {statement_lines} l where l.{effect} = c.{effect} and l.{reference} = c.{reference})
             """;
 
     private final String markSentSql;
     private final String lockSql;
     private final String lineExistsSql;
+    private final String periodSql;
     private final String namedSql;
     private final String priorLinesSql;
     private final String insertLineSql;
@@ -108,12 +92,17 @@ public final class StatementSettlements {
     private final String statementSql;
     private final String absentCandidatesSql;
     private final String absentSql;
-    private final String sentSql;
     private final String mismatchSql;
-    private final String linesSql;
-    private final String workSql;
+
+    private final StatementViews views;
+
+    /** The reads of claims awaiting or missing from statements, the lines, an operator's handling. */
+    public StatementViews views() {
+        return views;
+    }
 
     StatementSettlements(ClaimTable t) {
+        this.views = new StatementViews(t);
         this.markSentSql = t.sql(StatementKind.EFFECT_SENT, """
                 update {claims} set {state} = {SENT}, {reference} = ?, {sent_at} = clock_timestamp(),
                   {sends} = coalesce({sends}, 0) + 1, {lease_until} = null, {next_lookup_at} = null
@@ -122,7 +111,12 @@ public final class StatementSettlements {
                 """.formatted(EffectStatements.THIS_CLAIM));
         this.lockSql = t.sql(StatementKind.STATEMENT_APPLY, "select pg_advisory_xact_lock(hashtextextended(?, 0))");
         this.lineExistsSql = t.sql(StatementKind.STATEMENT_APPLY, """
-                select 1 from {statement_lines} where {effect} = ? and {entry_id} = ?
+                select {entry_id}, {reference}, {amount}, {currency}, {booked_on} from {statement_lines}
+                where {effect} = ? and {entry_id} = any(?)
+                """);
+        this.periodSql = t.sql(StatementKind.STATEMENT_READ, """
+                select {period_from}, {period_to}, clock_timestamp() from {statements}
+                right join (select 1) as one on {effect} = ? and {statement_id} = ?
                 """);
         this.namedSql = t.sql(StatementKind.STATEMENT_APPLY, """
                 select {scope}, {idem_key}, {state}, {request}, {fence}, {created_at} from {claims}
@@ -172,21 +166,6 @@ public final class StatementSettlements {
                   {lease_until} = clock_timestamp(), {fence} = {fence} + 1, {next_lookup_at} = null
                 where {scope} = ? and {idem_key} = ? and {effect} = ? and {state} in ({IN_FLIGHT}, {SENT})
                 """);
-        this.sentSql = t.sql(StatementKind.STATEMENT_READ, """
-                select {scope}, {idem_key}, {reference}, {sent_at}, {sends}, {request}, {created_at} from {claims}
-                where {effect} = ? and {state} = {SENT} order by {sent_at} limit ?
-                """);
-        this.linesSql = t.sql(StatementKind.STATEMENT_READ, """
-                select {entry_id}, {statement_id}, {reference}, {amount}, {currency}, {booked_on}, {verdict}, {scope},
-                  {idem_key}, {detail}, {applied_at}, {worked_at}, {worked_by}, {note}
-                from {statement_lines} where {effect} = ? and (? is null or {verdict} = ?)
-                  and (? or {worked_at} is null) and (? is null or {reference} = ?)
-                order by {applied_at}, {entry_id} limit ?
-                """);
-        this.workSql = t.sql(StatementKind.STATEMENT_MARK, """
-                update {statement_lines} set {worked_at} = clock_timestamp(), {worked_by} = ?, {note} = ?
-                where {effect} = ? and {entry_id} = ? and {verdict} <> 'matched' and {worked_at} is null
-                """);
     }
 
     /** Marks the claim sent, fenced, and commits; the sends so far, or null when the fence was lost. */
@@ -212,13 +191,43 @@ public final class StatementSettlements {
         }
     }
 
-    /** Whether the line of this entry id was recorded already. */
-    public boolean lineExists(Connection c, String effect, String entryId) throws SQLException {
+    /** The lines of these entry ids recorded already, as they were recorded, by entry id. */
+    public java.util.Map<String, NewLine> recorded(Connection c, String effect, List<String> entryIds)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(lineExistsSql)) {
             ps.setString(1, effect);
-            ps.setString(2, entryId);
+            ps.setArray(2, c.createArrayOf("varchar", entryIds.toArray()));
+            java.util.Map<String, NewLine> out = new java.util.HashMap<>();
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
+                while (rs.next()) {
+                    out.put(
+                            rs.getString(1),
+                            new NewLine(
+                                    rs.getString(1),
+                                    rs.getString(2),
+                                    rs.getBigDecimal(3),
+                                    rs.getString(4),
+                                    rs.getDate(5).toLocalDate()));
+                }
+            }
+            return out;
+        }
+    }
+
+    /** A statement of this id applied before: its period; and the database's clock now. */
+    public record Period(@Nullable Instant from, @Nullable Instant to, Instant now) {}
+
+    /** The period a statement of this id was applied with (nulls when none was), and the database's clock. */
+    public Period period(Connection c, String effect, String statementId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(periodSql)) {
+            ps.setString(1, effect);
+            ps.setString(2, statementId);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new Period(
+                        EffectStatements.instant(rs, 1),
+                        EffectStatements.instant(rs, 2),
+                        rs.getTimestamp(3).toInstant());
             }
         }
     }
@@ -323,7 +332,8 @@ public final class StatementSettlements {
         try (PreparedStatement ps = c.prepareStatement(absentCandidatesSql)) {
             ps.setString(1, effect);
             ps.setLong(2, lag.toMillis());
-            ps.setInt(3, limit);
+            ps.setLong(3, lag.toMillis());
+            ps.setInt(4, limit);
             return sentClaims(ps);
         }
     }
@@ -338,6 +348,7 @@ public final class StatementSettlements {
             ps.setString(5, absent.effect());
             ps.setObject(6, EffectStatements.at(absent.sentAt()));
             ps.setLong(7, absent.lag().toMillis());
+            ps.setLong(8, absent.lag().toMillis());
             return ps.executeUpdate() == 1;
         }
     }
@@ -352,72 +363,7 @@ public final class StatementSettlements {
         }
     }
 
-    /** Up to {@code limit} claims of the effect awaiting a statement, oldest send first. */
-    public List<SentClaim> sent(Connection c, String effect, int limit) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sentSql)) {
-            ps.setString(1, effect);
-            ps.setInt(2, limit);
-            return sentClaims(ps);
-        }
-    }
-
-    /**
-     * Up to {@code limit} lines of the effect, oldest first: of one verdict (or any), with those an
-     * operator worked or only the open ones, of one reference (or any).
-     */
-    public List<LineRow> lines(
-            Connection c,
-            String effect,
-            @Nullable Verdict verdict,
-            boolean worked,
-            @Nullable String reference,
-            int limit)
-            throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(linesSql)) {
-            String v = verdict == null ? null : verdict.column();
-            ps.setString(1, effect);
-            ps.setString(2, v);
-            ps.setString(3, v);
-            ps.setBoolean(4, worked);
-            ps.setString(5, reference);
-            ps.setString(6, reference);
-            ps.setInt(7, limit);
-            List<LineRow> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(new LineRow(
-                            rs.getString(1),
-                            rs.getString(2),
-                            rs.getString(3),
-                            rs.getBigDecimal(4),
-                            rs.getString(5),
-                            rs.getDate(6).toLocalDate(),
-                            Verdict.of(rs.getString(7)),
-                            rs.getString(8),
-                            rs.getString(9),
-                            rs.getString(10),
-                            rs.getTimestamp(11).toInstant(),
-                            EffectStatements.instant(rs, 12),
-                            rs.getString(13),
-                            rs.getString(14)));
-                }
-            }
-            return out;
-        }
-    }
-
-    /** An operator's handling of a flagged line not worked yet; false when there is no such line. */
-    public boolean work(Connection c, String effect, String entryId, String operator, String note) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(workSql)) {
-            ps.setString(1, truncate(operator));
-            ps.setString(2, truncate(note));
-            ps.setString(3, effect);
-            ps.setString(4, entryId);
-            return ps.executeUpdate() == 1;
-        }
-    }
-
-    private static List<SentClaim> sentClaims(PreparedStatement ps) throws SQLException {
+    static List<SentClaim> sentClaims(PreparedStatement ps) throws SQLException {
         List<SentClaim> out = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
@@ -434,7 +380,7 @@ public final class StatementSettlements {
         return out;
     }
 
-    private static String truncate(String s) {
+    static String truncate(String s) {
         return s.length() <= 1000 ? s : s.substring(0, 997) + "...";
     }
 }

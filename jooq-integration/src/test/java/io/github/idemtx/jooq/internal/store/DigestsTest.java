@@ -29,4 +29,31 @@ class DigestsTest {
                 .isEqualTo(Digests.downstreamKey("payout", "tenant-a", "key-1", at.plusNanos(999 - 789)))
                 .isNotEqualTo(Digests.downstreamKey("payout", "tenant-a", "key-1", at.plusNanos(1_000)));
     }
+
+    @Test
+    void aStatementReferenceIsThe3CharactersOfItsEffectAnd29OfItsClaimInBase32() {
+        // expected from Python: b32(sha256(b"idemtx.statement\x00payout"))[:3]
+        //   + b32(sha256(b"payout\x00tenant-a\x00k-1\x001767225600123456"))[:29]
+        java.time.Instant at = java.time.Instant.parse("2026-01-01T00:00:00.123456Z");
+        String reference = Digests.statementReference("payout", "tenant-a", "k-1", at);
+        org.assertj.core.api.Assertions.assertThat(reference)
+                .isEqualTo("SBUXBZA7MNJZMPRRWSSNQWX3XW2GDFNR")
+                .hasSize(32)
+                .matches("[A-Z2-7]{32}")
+                .startsWith(Digests.statementPrefix("payout"));
+        org.assertj.core.api.Assertions.assertThat(Digests.statementPrefix("payout"))
+                .isEqualTo("SBU");
+        org.assertj.core.api.Assertions.assertThat(Digests.statementReference("payout", "tenant-a", "k-2", at))
+                .startsWith("SBU")
+                .isNotEqualTo(reference);
+        org.assertj.core.api.Assertions.assertThat(Digests.statementReference("refund", "tenant-a", "k-1", at))
+                .doesNotStartWith("SBU");
+        org.assertj.core.api.Assertions.assertThat(
+                        Digests.statementReference("payout", "tenant-a", "k-1", at.plusNanos(1_000)))
+                .isNotEqualTo(reference);
+        org.assertj.core.api.Assertions.assertThat(
+                        Digests.statementReference("payout", "tenant-a", "k-1", at.plusNanos(999)))
+                .as("to the microsecond, as the column keeps it")
+                .isEqualTo(reference);
+    }
 }

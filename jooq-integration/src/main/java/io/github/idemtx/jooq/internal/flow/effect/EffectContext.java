@@ -74,7 +74,9 @@ final class EffectContext<R, T> {
     }
 
     private String downstreamKey(Scope scope, IdempotencyKey key, Instant claimedAt) {
-        return Digests.downstreamKey(effect, scope.value(), key.value(), claimedAt);
+        return statement != null
+                ? Digests.statementReference(effect, scope.value(), key.value(), claimedAt)
+                : Digests.downstreamKey(effect, scope.value(), key.value(), claimedAt);
     }
 
     /** The stored request decoded, or why it no longer decodes; never throws for the codec's sake. */

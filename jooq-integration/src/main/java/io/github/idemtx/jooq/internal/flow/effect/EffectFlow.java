@@ -21,6 +21,7 @@ import io.github.idemtx.jooq.internal.store.EffectTransition.Answer;
 import io.github.idemtx.jooq.internal.store.EffectTransition.Resolve;
 import io.github.idemtx.jooq.internal.store.FailureEncoding;
 import io.github.idemtx.jooq.internal.store.StatementSettlements;
+import io.github.idemtx.jooq.internal.store.StatementViews;
 import io.github.idemtx.jooq.internal.store.StoredValues;
 import io.github.idemtx.jooq.internal.tx.TransactionOwnership;
 import java.sql.Connection;
@@ -161,22 +162,38 @@ public final class EffectFlow<R, T> {
     /** Up to {@code limit} claims of the effect awaiting a statement, oldest send first. */
     public List<StatementSettlements.SentClaim> awaitingStatement(int limit) {
         return transactions.run(
-                null, null, ShortTransactions.readOnly(c -> holds.statements().sent(c, context.effect, limit)));
+                null,
+                null,
+                ShortTransactions.readOnly(c -> holds.statements().views().sent(c, context.effect, limit)));
     }
 
-    /** Up to {@code limit} statement lines of the effect; see {@link StatementSettlements#lines}. */
-    public List<StatementSettlements.LineRow> statementLines(
+    /**
+     * Up to {@code limit} claims recorded applied that the statements, covering their send plus the
+     * absent window, do not show: the remote answered that it took them and never booked them.
+     */
+    public List<StatementSettlements.SentClaim> unconfirmed(int limit) {
+        Duration window = Lifecycle.absentWindow(statementLag(), context.lease);
+        return transactions.run(
+                null,
+                null,
+                ShortTransactions.readOnly(
+                        c -> holds.statements().views().unconfirmed(c, context.effect, window, limit)));
+    }
+
+    /** Up to {@code limit} statement lines of the effect; see {@link StatementViews#lines}. */
+    public List<StatementViews.LineRow> statementLines(
             StatementSettlements.@Nullable Verdict verdict, boolean worked, @Nullable String reference, int limit) {
         return transactions.run(
                 null,
                 null,
                 ShortTransactions.readOnly(
-                        c -> holds.statements().lines(c, context.effect, verdict, worked, reference, limit)));
+                        c -> holds.statements().views().lines(c, context.effect, verdict, worked, reference, limit)));
     }
 
     /** An operator's handling of a flagged line; false when there is no such line not worked yet. */
     public boolean workLine(String entryId, String operator, String note) {
-        return transactions.run(null, null, c -> holds.statements().work(c, context.effect, entryId, operator, note));
+        return transactions.run(
+                null, null, c -> holds.statements().views().work(c, context.effect, entryId, operator, note));
     }
 
     /** The stored request decoded, or why it no longer decodes; never throws for the codec's sake. */

@@ -9,6 +9,7 @@ import io.github.idemtx.jooq.StatementReconciliation.Line;
 import io.github.idemtx.jooq.StatementReconciliation.Statement;
 import io.github.idemtx.jooq.StatementSettlement;
 import io.github.idemtx.jooq.internal.store.ClaimState;
+import io.github.idemtx.jooq.internal.store.Digests;
 import io.github.idemtx.jooq.internal.store.EffectSettlements;
 import io.github.idemtx.jooq.internal.store.EffectTransition.AbsentByStatement;
 import io.github.idemtx.jooq.internal.store.EffectTransition.Answer;
@@ -51,7 +52,12 @@ final class Reconciling<R, T> {
         /** No claim of the effect sent its reference: flagged. */
         UNMATCHED,
         /** Its transaction failed (logged): applying the statement again retries it. */
-        FAILED
+        FAILED,
+        /**
+         * Its reference is not one this effect sends (another effect's on a shared account, a fee, a
+         * transfer of another system): not recorded.
+         */
+        OTHER
     }
 
     /** Counts of one application, and what failed. */
@@ -81,7 +87,17 @@ final class Reconciling<R, T> {
     Applied apply(Statement statement) {
         Map<LineEnding, Integer> counts = new EnumMap<>(LineEnding.class);
         List<String> problems = new ArrayList<>();
+        String prefix = Digests.statementPrefix(context.effect);
+        List<Line> ours = new ArrayList<>();
         for (Line line : statement.lines()) {
+            if (normalized(line.reference()).startsWith(prefix)) {
+                ours.add(line);
+            } else {
+                counts.merge(LineEnding.OTHER, 1, Integer::sum); // not this effect's: another's, or no claim's
+            }
+        }
+        refuseConflicts(statement, ours);
+        for (Line line : ours) {
             LineEnding ending;
             try {
                 ending = transactions.run(null, null, c -> line(c, statement.id(), line));
@@ -118,11 +134,72 @@ final class Reconciling<R, T> {
         return new Applied(counts, absent[0], absent[1], recorded, List.copyOf(problems));
     }
 
+    /**
+     * Refuses, before anything is written, a statement that contradicts what was applied: a period
+     * that has not ended by the database's clock (an intraday report would make fresh sends look
+     * absent), an id applied before with another period, an entry id recorded before with another
+     * reference, amount or currency (a bank, or a parser, that reuses entry ids would hide a payment).
+     */
+    private void refuseConflicts(Statement statement, List<Line> ours) {
+        transactions.run(null, null, ShortTransactions.readOnly(c -> {
+            StatementSettlements.Period before = sql.period(c, context.effect, statement.id());
+            if (statement.to().isAfter(before.now())) {
+                throw new IllegalArgumentException("statement " + statement.id() + " ends at " + statement.to()
+                        + ", after the database's clock (" + before.now() + "): only a period that has ended is"
+                        + " a statement (an intraday report would make fresh payments look absent)");
+            }
+            if (before.from() != null
+                    && (!before.from().equals(statement.from())
+                            || !statement.to().equals(before.to()))) {
+                throw new IllegalArgumentException("statement " + statement.id() + " was applied before for "
+                        + before.from() + " to " + before.to() + ", not " + statement.from() + " to " + statement.to()
+                        + ": nothing written");
+            }
+            Map<String, NewLine> recorded = sql.recorded(
+                    c, context.effect, ours.stream().map(Line::entryId).toList());
+            for (Line line : ours) {
+                NewLine was = recorded.get(line.entryId());
+                if (was != null && !same(was, line)) {
+                    throw new IllegalArgumentException("statement " + statement.id() + " shows entry "
+                            + line.entryId() + " as " + describe(line) + ", recorded before as "
+                            + was.reference() + " " + was.amount().toPlainString() + " " + was.currency()
+                            + ": an entry id names one payment; nothing written");
+                }
+            }
+            return null;
+        }));
+    }
+
+    private static boolean same(NewLine was, Line line) {
+        return was.reference().equals(normalized(line.reference()))
+                && was.amount().compareTo(line.amount()) == 0
+                && was.currency().equals(line.currency());
+    }
+
+    private static String describe(Line line) {
+        return normalized(line.reference()) + " " + line.amount().toPlainString() + " " + line.currency();
+    }
+
+    /** A reference as the bank may show it (upper- or lower-case, spaces inserted), as the effect sent it. */
+    static String normalized(String reference) {
+        return reference.replaceAll("\\s+", "").toUpperCase(java.util.Locale.ROOT);
+    }
+
     /** One line, under its reference's lock: recorded with its verdict, its claim settled or flagged. */
-    private LineEnding line(Connection c, String statementId, Line line) throws SQLException {
+    private LineEnding line(Connection c, String statementId, Line given) throws SQLException {
         String effect = context.effect;
+        Line line = new Line(
+                given.entryId(), normalized(given.reference()), given.amount(), given.currency(), given.bookingDate());
         sql.lockReference(c, effect, line.reference());
-        if (sql.lineExists(c, effect, line.entryId())) {
+        NewLine was = sql.recorded(c, effect, List.of(line.entryId())).get(line.entryId());
+        if (was != null) {
+            if (!same(was, line)) {
+                // recorded meanwhile by another importer, with other content
+                throw new IllegalStateException("entry " + line.entryId() + " shows " + describe(line)
+                        + ", recorded as " + was.reference() + " "
+                        + was.amount().toPlainString() + " "
+                        + was.currency());
+            }
             return LineEnding.SEEN;
         }
         Named named = sql.named(c, effect, line.reference());
@@ -142,6 +219,10 @@ final class Reconciling<R, T> {
             return LineEnding.DUPLICATE;
         }
         if (named.state() == ClaimState.SUCCEEDED) {
+            String differs = differs(named, line);
+            if (differs != null) {
+                return mismatch(c, statementId, line, named, differs);
+            }
             record(c, statementId, line, Verdict.MATCHED, named, "confirms the applied answer recorded");
             return LineEnding.CONFIRMED;
         }
@@ -158,30 +239,31 @@ final class Reconciling<R, T> {
         return settle(c, statementId, line, named); // in flight, sent, or at an operator
     }
 
-    private LineEnding settle(Connection c, String statementId, Line line, Named named) throws SQLException {
-        Scope scope = named.scope();
-        IdempotencyKey key = named.key();
-        EffectFlow.DecodedRequest<R> decoded = context.decodeRequest(scope, key, named.request());
+    /** Why the line disagrees with the claim's request (its amount, its currency, no request to compare), or null. */
+    private @Nullable String differs(Named named, Line line) {
+        EffectFlow.DecodedRequest<R> decoded = context.decodeRequest(named.scope(), named.key(), named.request());
         R request = decoded.request();
         if (request == null) {
-            return mismatch(
-                    c,
-                    statementId,
-                    line,
-                    named,
-                    decoded.problem() != null ? decoded.problem() : "the claim carries no request to compare");
+            return decoded.problem() != null ? decoded.problem() : "the claim carries no request to compare";
         }
         StatementSettlement.Amount expected = terms.amountOf(request);
         if (expected.value().compareTo(line.amount()) != 0
                 || !expected.currency().equalsIgnoreCase(line.currency())) {
-            return mismatch(
-                    c,
-                    statementId,
-                    line,
-                    named,
-                    "the claim pays " + expected.value().toPlainString() + " " + expected.currency()
-                            + ", the line shows " + line.amount().toPlainString() + " " + line.currency());
+            return "the claim pays " + expected.value().toPlainString() + " " + expected.currency()
+                    + ", the line shows " + line.amount().toPlainString() + " " + line.currency();
         }
+        return null;
+    }
+
+    private LineEnding settle(Connection c, String statementId, Line line, Named named) throws SQLException {
+        Scope scope = named.scope();
+        IdempotencyKey key = named.key();
+        String differs = differs(named, line);
+        if (differs != null) {
+            return mismatch(c, statementId, line, named, differs);
+        }
+        R request = Objects.requireNonNull(
+                context.decodeRequest(scope, key, named.request()).request());
         T result = terms.resultOf(line);
         Answer answer = new Answer(ClaimState.SUCCEEDED, context.results.encode(scope, key, result));
         EffectSettlements.Resolved settled = sql.apply(
