@@ -46,6 +46,10 @@ final class EventReadModel implements AutoCloseable {
     /** How often each message id was delivered. */
     final java.util.concurrent.ConcurrentHashMap<String, Integer> seen = new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** Each message id's deliveries, the distinct ones: their routing key and body. */
+    final java.util.concurrent.ConcurrentHashMap<String, java.util.Set<Delivered>> contents =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     final AtomicLong requeued = new AtomicLong();
     final AtomicLong deadLettered = new AtomicLong();
 
@@ -90,6 +94,9 @@ final class EventReadModel implements AutoCloseable {
         return model;
     }
 
+    /** A delivery as it reached the queue: its routing key and body (UTF-8). */
+    record Delivered(String routingKey, String body) {}
+
     private final class Deliveries extends DefaultConsumer {
         Deliveries(Channel channel) {
             super(channel);
@@ -102,6 +109,8 @@ final class EventReadModel implements AutoCloseable {
             long deliveryTag = envelope.getDeliveryTag();
             String messageId = props.getMessageId();
             seen.merge(String.valueOf(messageId), 1, Integer::sum);
+            contents.computeIfAbsent(String.valueOf(messageId), k -> java.util.concurrent.ConcurrentHashMap.newKeySet())
+                    .add(new Delivered(envelope.getRoutingKey(), new String(body, StandardCharsets.UTF_8)));
             Acknowledgement ack;
             if (messageId == null) {
                 ack = Acknowledgement.deadLetter("no message id");

@@ -27,6 +27,9 @@ final class StormEvents implements AutoCloseable {
     /** How long the relay may take to drain what the load left pending: a bound on waiting, not a check. */
     private static final long DRAIN_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(120);
 
+    /** The outbox names of the transfers' events; a paid payout's is {@code payout-paid-<id>}. */
+    private static final Set<String> TRANSFER_EVENTS = Set.of("transfer-applied", "deposit-applied");
+
     private final String exchange;
     private final String transferQueue;
     private final String amqpUrl;
@@ -47,8 +50,11 @@ final class StormEvents implements AutoCloseable {
         this.queue = queue;
     }
 
-    /** Declares the exchange {@code exchange} (topic, durable, as the ledger does) and a queue bound to it for every key. */
-    static StormEvents declare(String amqpUrl, String exchange) throws IOException {
+    /**
+     * Declares the exchange {@code exchange} (topic, durable, as the ledger does) and a queue bound to
+     * it for each of the routing key patterns {@code keys}, or for every key when none is given.
+     */
+    static StormEvents declare(String amqpUrl, String exchange, String... keys) throws IOException {
         ConnectionFactory factory = new ConnectionFactory();
         try {
             factory.setUri(amqpUrl);
@@ -67,7 +73,9 @@ final class StormEvents implements AutoCloseable {
             String queue = exchange + ".observed";
             channel.queueDeclare(queue, false, false, false, null);
             channel.queuePurge(queue);
-            channel.queueBind(queue, exchange, "#");
+            for (String key : keys.length == 0 ? new String[] {"#"} : keys) {
+                channel.queueBind(queue, exchange, key);
+            }
             return new StormEvents(amqpUrl, exchange, connection, channel, queue);
         } catch (IOException | RuntimeException e) {
             connection.abort();
@@ -81,14 +89,23 @@ final class StormEvents implements AutoCloseable {
      * poll, their ordering key: the drain at the end takes fewer polls).
      */
     List<String> ledgerArgs() {
+        return ledgerArgs(50);
+    }
+
+    /** {@link #ledgerArgs} with a poll of {@code pollMs} instead. */
+    List<String> ledgerArgs(int pollMs) {
         List<String> args = new java.util.ArrayList<>(List.of("--amqp-url=" + amqpUrl));
-        args.addAll(exchangeArgs());
+        args.addAll(exchangeArgs(pollMs));
         return args;
     }
 
     /** {@link #ledgerArgs} without the broker's URL, for a ledger given it already. */
     List<String> exchangeArgs() {
-        return List.of("--events-exchange=" + exchange, "--events-lease-ms=3000", "--events-poll-ms=50");
+        return exchangeArgs(50);
+    }
+
+    private List<String> exchangeArgs(int pollMs) {
+        return List.of("--events-exchange=" + exchange, "--events-lease-ms=3000", "--events-poll-ms=" + pollMs);
     }
 
     /** A transfer queue of the storm's own, for a ledger that needs one to reach the broker ({@link Storm}'s). */
@@ -172,6 +189,11 @@ final class StormEvents implements AutoCloseable {
         return exchange;
     }
 
+    /** The read model: what reached the queue ({@link #startReadModel} first). */
+    EventReadModel readModel() {
+        return readModel;
+    }
+
     /**
      * Waits until the relay has nothing pending and the read model has applied every message (at most two
      * minutes in all; what is missing then fails the checks below), and adds the checks to {@code results}.
@@ -197,20 +219,24 @@ final class StormEvents implements AutoCloseable {
         double waited = (System.nanoTime() - start) / 1e9;
         Map<String, Integer> seen = new HashMap<>(readModel.seen);
         long deliveries = readModel.deliveries.get();
-        // deposits and transfers are announced; a payout's movements are not (an ExternalEffect's writes)
+        // deposits and transfers are announced; a payout's movements are not (its event, payout.paid, is
+        // the payout's: PayoutEvents checks it)
         Set<String> transfers =
                 db.strings("SELECT id FROM " + schema + ".transfer WHERE kind IN ('deposit', 'transfer')");
         Map<String, Integer> perTransfer = new HashMap<>();
         Set<String> messageIds = new HashSet<>();
         Set<String> delivered = new HashSet<>();
         long rows = db.count("SELECT count(*) FROM " + outbox);
-        db.query("SELECT message_id, status, convert_from(payload, 'UTF8')::jsonb ->> 'id' FROM " + outbox, rs -> {
-            messageIds.add(rs.getString(1));
-            if ("delivered".equals(rs.getString(2))) {
-                delivered.add(rs.getString(1));
-            }
-            perTransfer.merge(String.valueOf(rs.getString(3)), 1, Integer::sum);
-        });
+        db.query(
+                "SELECT message_id, status, convert_from(payload, 'UTF8')::jsonb ->> 'id', name FROM " + outbox, rs -> {
+                    messageIds.add(rs.getString(1));
+                    if ("delivered".equals(rs.getString(2))) {
+                        delivered.add(rs.getString(1));
+                    }
+                    if (TRANSFER_EVENTS.contains(rs.getString(4))) {
+                        perTransfer.merge(String.valueOf(rs.getString(3)), 1, Integer::sum);
+                    }
+                });
         long once = transfers.stream()
                 .filter(t -> perTransfer.getOrDefault(t, 0) == 1)
                 .count();
