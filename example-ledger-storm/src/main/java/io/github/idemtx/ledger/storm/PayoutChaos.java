@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The payout storm's faults: the ledger and the bank simulator as child processes on this JVM's
  * class path; the ledger SIGKILLed {@code --kills} times (at random moments, and at the latest as the
  * finished intents pass evenly spaced marks) and restarted; the bank's faults switched on and off,
- * with lookup outages (no lookup answered for a while) among them. {@link StatementPayoutChaos} is the
- * same against the statement bank ({@code --bank=statement}).
+ * with lookup outages (no lookup answered for a while) among them. With the ledger's events on, it
+ * runs with them ({@link PayoutEvents}), which note what each kill left undelivered.
+ * {@link StatementPayoutChaos} is the same against the statement bank ({@code --bank=statement}).
  */
 class PayoutChaos {
 
@@ -44,6 +45,8 @@ class PayoutChaos {
     final AtomicInteger outages = new AtomicInteger();
     /** Kills left of {@code --kills}; spent under this object's lock (the chaos thread's and the progress kills). */
     private int killsLeft;
+    /** The ledger's events, or null when they are off; set before {@link #start}. */
+    PayoutEvents events;
 
     PayoutChaos(PayoutStorm.Options options, java.io.PrintStream progress) throws IOException {
         this.options = options;
@@ -156,6 +159,9 @@ class PayoutChaos {
         ledger.destroyForcibly().waitFor();
         kills.incrementAndGet();
         afterKill();
+        if (events != null) {
+            events.afterKill(progress);
+        }
         Thread.sleep(200 + ThreadLocalRandom.current().nextInt(600));
         startLedger();
     }
@@ -171,6 +177,9 @@ class PayoutChaos {
                 "--bank-name=" + PayoutStorm.BANK,
                 "--pool-size=16"));
         flags.addAll(ledgerFlags());
+        if (events != null) {
+            flags.addAll(events.ledgerArgs());
+        }
         ledger = ChildProcesses.spawn(
                 "ledger", "io.github.idemtx.ledger.LedgerServer", options.db(), flags.toArray(String[]::new));
         ChildProcesses.awaitHealth(http, ledgerPort, ledger);

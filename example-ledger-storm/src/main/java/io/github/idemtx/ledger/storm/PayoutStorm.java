@@ -49,6 +49,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * resolution is refused, that each client gets the resolution as its answer, and that every final
  * answer replays unchanged, besides the invariants above (the books included).
  *
+ * <p>With a broker ({@link io.github.idemtx.db.testing.LocalBroker}; without one, the storm says so
+ * and checks the rest), the ledger runs with its events on, on an exchange of the storm's own, and
+ * once every payout is settled or at an operator the storm drains the relay and checks them
+ * ({@link PayoutEvents}): every paid payout's {@code payout.paid} event delivered at least once under
+ * exactly one message id, the one its claim and payout id give, with its charge and amount; none for
+ * a payout refused, at an operator or never paid; none of an unknown id; nothing left pending or
+ * leased; and what each SIGKILLed ledger left undelivered delivered afterwards by the next one.
+ *
  * <p>Flags: {@code --intents=300 --clients=8 --kills=8 --reconcile=4 --seed=N} and the ledger's {@code --db-url},
  * {@code --db-user}, {@code --db-password}. Exits 1 on any violation.
  *
@@ -227,11 +235,23 @@ public final class PayoutStorm {
     private Report run() throws Exception {
         long start = System.nanoTime();
         db.execute("DROP SCHEMA IF EXISTS " + options.ledgerSchema() + " CASCADE");
+        PayoutEvents events = PayoutEvents.declare(progress);
+        chaos.events = events;
         try {
             chaos.start();
-            return storm(start);
+            if (events != null) {
+                events.start(db, options.ledgerSchema());
+            }
+            Report report = storm(start);
+            if (events != null) { // every payout settled or at an operator: the relay drains, the events' checks
+                events.check(chaos.kills.get(), report.invariants(), progress);
+            }
+            return report;
         } finally {
             chaos.stop();
+            if (events != null) {
+                events.close();
+            }
         }
     }
 

@@ -21,6 +21,8 @@ import java.util.concurrent.TimeoutException;
  * connection kill), that every message was delivered and reached the queue at least once, and that
  * none is left pending or leased. With relay kills asked for, further relays run in processes of
  * their own and are SIGKILLed mid-batch during the load ({@link RelayChaos}), with checks of their own.
+ * The payout storms use it too, their queue bound for the payouts' and deposits' keys only, and
+ * check the payouts' events besides ({@link PayoutEvents}).
  */
 final class StormEvents implements AutoCloseable {
 

@@ -42,6 +42,7 @@ class PayoutStormTest {
                     .as("the ledger was killed --kills times while it ran")
                     .isEqualTo(3);
             assertThat(report.answers().getOrDefault("paid", 0)).isPositive();
+            PayoutEventsAssert.checked(report);
             // the lookup outage after the load (--reconcile, 4 by default: 2 charged, 2 not) hands
             // claims to reconciliation whatever the chaos did; the operator resolved them through the
             // ledger's admin routes, as applied (found charged) and as refused (no charge)

@@ -51,6 +51,7 @@ class StatementPayoutStormTest {
                     .as("kills that left payouts sent and not recorded")
                     .isPositive();
             assertThat(report.statement().get(StatementPayoutChecks.PAID_ONCE)).isPositive();
+            PayoutEventsAssert.checked(report);
             // the late bookings after the load (--late-bookings=2) are each paid twice, the second flagged
             assertThat(report.statement().get(StatementPayoutChecks.DOUBLE))
                     .as("flagged double payments")
