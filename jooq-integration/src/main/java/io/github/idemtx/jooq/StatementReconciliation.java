@@ -261,15 +261,7 @@ public final class StatementReconciliation<R, T> {
      */
     public List<Awaiting<R>> awaiting(int limit) {
         checkLimit(limit);
-        return flow.awaitingStatement(limit).stream()
-                .map(s -> new Awaiting<>(
-                        s.scope(),
-                        s.key(),
-                        flow.decodeRequest(s.scope(), s.key(), s.request()).request(),
-                        s.reference(),
-                        s.sentAt(),
-                        s.sends()))
-                .toList();
+        return awaiting(flow.awaitingStatement(limit));
     }
 
     /**
@@ -283,7 +275,12 @@ public final class StatementReconciliation<R, T> {
      */
     public List<Awaiting<R>> unconfirmed(int limit) {
         checkLimit(limit);
-        return flow.unconfirmed(limit).stream()
+        return awaiting(flow.unconfirmed(limit));
+    }
+
+    /** Sent claims as an operator sees them: their requests decoded (null when one no longer decodes). */
+    private List<Awaiting<R>> awaiting(List<StatementSettlements.SentClaim> claims) {
+        return claims.stream()
                 .map(s -> new Awaiting<>(
                         s.scope(),
                         s.key(),

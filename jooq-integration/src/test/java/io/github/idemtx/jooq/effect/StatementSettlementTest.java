@@ -478,6 +478,49 @@ class StatementSettlementTest {
     }
 
     @Test
+    void aConnectionLostWhileALineIsAppliedLeavesItForTheNextApplicationAndNothingHalfWritten() {
+        java.util.concurrent.atomic.AtomicBoolean cut = new java.util.concurrent.atomic.AtomicBoolean(true);
+        DSLContext dsl =
+                io.github.idemtx.jooq.support.SqlHook.around(Db.dsl(), new io.github.idemtx.jooq.support.SqlHook() {
+                    @Override
+                    public void before(Sql sql) throws java.sql.SQLException {
+                        // the settlement of the claim: after the line's lock, before its insert
+                        if (sql.sql().contains("update")
+                                && io.github.idemtx.jooq.internal.store.StatementKind.of(sql.sql())
+                                        == io.github.idemtx.jooq.internal.store.StatementKind.STATEMENT_APPLY
+                                && cut.getAndSet(false)) {
+                            throw new java.sql.SQLException(
+                                    "terminating connection due to administrator command", "57P01");
+                        }
+                    }
+                });
+        ExternalEffect<String, String> pay = ExternalEffect.builder(
+                        dsl, name, ResultCodec.utf8(), ResultCodec.utf8(), bank)
+                .schema(Db.SCHEMA)
+                .settledByStatement(settlement(Duration.ofSeconds(1)))
+                .build();
+        IdempotencyKey key = Db.freshKey();
+        bank.fault = Fault.TIMEOUT_AFTER_APPLY;
+        pay.run(scope, key, fingerprint, "10.00 EUR");
+        bank.fault = Fault.NONE;
+        Statement statement = statementUntil(Instant.now());
+
+        StatementReconciliation.Report lost = pay.statements().apply(statement);
+
+        assertThat(lost.count("FAILED")).isEqualTo(1);
+        assertThat(lost.periodRecorded()).isFalse();
+        assertThat(state(key)).isEqualTo("5");
+        assertThat(pay.statements().lines(bank.payments.get(0).reference())).isEmpty();
+        assertThat(Db.effects(scope, key)).isZero();
+
+        StatementReconciliation.Report again = pay.statements().apply(statement);
+
+        assertThat(again.count("SETTLED")).isEqualTo(1);
+        assertThat(again.periodRecorded()).isTrue();
+        assertThat(Db.effects(scope, key)).isEqualTo(1);
+    }
+
+    @Test
     void reconcilersApplyingOverlappingStatementsAtOnceSettleEachClaimOnceAndFlagOnlyRealDoublePayments()
             throws Exception {
         ExternalEffect<String, String> pay = effect();

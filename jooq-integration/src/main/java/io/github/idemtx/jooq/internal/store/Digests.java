@@ -51,12 +51,12 @@ public final class Digests {
      */
     public static String statementReference(String effect, String scope, String key, Instant claimedAt) {
         byte[] digest = sha256(utf8(effect), utf8(scope), utf8(key), micros(claimedAt));
-        return statementPrefix(effect) + base32(digest).substring(0, 29);
+        return statementPrefix(effect) + base32(digest, 29);
     }
 
     /** The 3 characters every statement reference of {@code effect} starts with. */
     public static String statementPrefix(String effect) {
-        return base32(sha256(utf8("idemtx.statement"), utf8(effect))).substring(0, 3);
+        return base32(sha256(utf8("idemtx.statement"), utf8(effect)), 3);
     }
 
     private static byte[] micros(Instant claimedAt) {
@@ -65,24 +65,20 @@ public final class Digests {
         return Long.toString(micros).getBytes(StandardCharsets.US_ASCII);
     }
 
-    /** RFC 4648 base32 without padding: A-Z and 2-7, five bits a character. */
-    private static String base32(byte[] bytes) {
+    /**
+     * The first {@code chars} characters of RFC 4648 base32 (A-Z and 2-7, five bits a character) of
+     * {@code bytes}: character {@code i} is bits {@code 5i} to {@code 5i + 4}, read from the two bytes
+     * they lie in (so {@code bytes} holds at least {@code 5 * chars / 8 + 2} of them).
+     */
+    private static String base32(byte[] bytes, int chars) {
         String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-        StringBuilder out = new StringBuilder((bytes.length * 8 + 4) / 5);
-        int buffer = 0;
-        int bits = 0;
-        for (byte b : bytes) {
-            buffer = (buffer << 8) | (b & 0xff);
-            bits += 8;
-            while (bits >= 5) {
-                out.append(alphabet.charAt((buffer >> (bits - 5)) & 31));
-                bits -= 5;
-            }
+        char[] out = new char[chars];
+        for (int i = 0; i < chars; i++) {
+            int bit = i * 5;
+            int two = ((bytes[bit / 8] & 0xff) << 8) | (bytes[bit / 8 + 1] & 0xff);
+            out[i] = alphabet.charAt((two >> (11 - bit % 8)) & 31);
         }
-        if (bits > 0) {
-            out.append(alphabet.charAt((buffer << (5 - bits)) & 31));
-        }
-        return out.toString();
+        return new String(out);
     }
 
     /** One digest per thread, reset by each {@code digest()}: looking the algorithm up cost more than hashing a key. */

@@ -94,7 +94,7 @@ final class Lifecycle {
      * be running (its deadline is inside the lease) and the bank may still take it.
      */
     static Duration absentWindow(Duration lag, Duration lease) {
-        return lag.compareTo(lease) >= 0 ? lag : lease;
+        return java.util.Collections.max(List.of(lag, lease));
     }
 
     /**
