@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.TestDatabase;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,26 +15,9 @@ class PayoutStormTest {
 
     @Test
     void payoutsSurviveLedgerKillsAndBankFaultsWithEveryInvariant() throws Exception {
-        TestDatabase db = TestDatabase.get();
-        String schema = db.schema() + "_pstorm";
-        List<String> args = new ArrayList<>(List.of(
-                "--payouts",
-                "--intents=100",
-                "--clients=6",
-                "--kills=3",
-                "--seed=5",
-                "--schema=" + schema,
-                "--db-url=" + db.serverUrl(),
-                "--db-user=" + (db.user() == null ? "postgres" : db.user())));
-        if (db.password() != null) {
-            args.add("--db-password=" + db.password());
-        }
         try {
-            PayoutStorm.Report report = PayoutStorm.run(PayoutStorm.parse(args.toArray(String[]::new)), System.out);
-            System.out.print(report.render());
-            assertThat(report.invariants())
-                    .isNotEmpty()
-                    .allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
+            PayoutStorm.Report report =
+                    PayoutStormRun.run("pstorm", "--intents=100", "--clients=6", "--kills=3", "--seed=5");
             assertThat(report.kills())
                     .as("the ledger was killed --kills times while it ran")
                     .isEqualTo(3);
@@ -56,8 +36,7 @@ class PayoutStormTest {
                     .hasSize(report.reconciled().get("applied")
                             + report.reconciled().get("refused"));
         } finally {
-            db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            db.execute("DROP SCHEMA IF EXISTS " + schema + "_bank CASCADE");
+            PayoutStormRun.drop("pstorm");
         }
     }
 

@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.idemtx.db.testing.DatabaseTest;
-import io.github.idemtx.db.testing.TestDatabase;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,30 +17,17 @@ class StatementPayoutStormTest {
 
     @Test
     void everyPayoutIsPaidOnceResentFlaggedOrRefusedThroughKillsAndLateBookings() throws Exception {
-        TestDatabase db = TestDatabase.get();
-        String schema = db.schema() + "_sstorm";
-        List<String> args = new ArrayList<>(List.of(
-                "--payouts",
-                "--bank=statement",
-                "--statement-lag-ms=1500",
-                "--statement-poll-ms=200",
-                "--late-bookings=2",
-                "--intents=80",
-                "--clients=6",
-                "--kills=3",
-                "--seed=7",
-                "--schema=" + schema,
-                "--db-url=" + db.serverUrl(),
-                "--db-user=" + (db.user() == null ? "postgres" : db.user())));
-        if (db.password() != null) {
-            args.add("--db-password=" + db.password());
-        }
         try {
-            PayoutStorm.Report report = PayoutStorm.run(PayoutStorm.parse(args.toArray(String[]::new)), System.out);
-            System.out.print(report.render());
-            assertThat(report.invariants())
-                    .isNotEmpty()
-                    .allSatisfy((name, holds) -> assertThat(holds).as(name).isTrue());
+            PayoutStorm.Report report = PayoutStormRun.run(
+                    "sstorm",
+                    "--bank=statement",
+                    "--statement-lag-ms=1500",
+                    "--statement-poll-ms=200",
+                    "--late-bookings=2",
+                    "--intents=80",
+                    "--clients=6",
+                    "--kills=3",
+                    "--seed=7");
             assertThat(report.kills())
                     .as("the ledger was killed --kills times while it ran")
                     .isEqualTo(3);
@@ -64,8 +48,7 @@ class StatementPayoutStormTest {
                     .as("every payout intent's claim ended one of the five ways")
                     .isEqualTo(report.intents());
         } finally {
-            db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            db.execute("DROP SCHEMA IF EXISTS " + schema + "_bank CASCADE");
+            PayoutStormRun.drop("sstorm");
         }
     }
 

@@ -159,16 +159,6 @@ class StatementSettlementTest {
                 .toInstant();
     }
 
-    private String state(IdempotencyKey key) {
-        return Db.dsl()
-                .resultQuery(
-                        "SELECT state::text FROM " + Db.SCHEMA + ".idempotency_claim WHERE scope = ? AND idem_key = ?",
-                        scope.value(),
-                        key.value())
-                .fetchSingle()
-                .get(0, String.class);
-    }
-
     @Test
     void aDefiniteReplyIsRecordedAndTheStatementConfirmsItThenFlagsASecondLineAsADoublePayment() {
         ExternalEffect<String, String> pay = effect();
@@ -742,24 +732,27 @@ class StatementSettlementTest {
         assertThatThrownBy(() -> settlement(Duration.ofDays(365L * 400_000))).hasMessageContaining("lag");
     }
 
-    private Instant createdAt(IdempotencyKey key) {
+    /** One column of the key's claim row, read outside any test transaction. */
+    private <V> V claim(IdempotencyKey key, String column, Class<V> type) {
         return Db.dsl()
                 .resultQuery(
-                        "SELECT created_at FROM " + Db.SCHEMA + ".idempotency_claim WHERE scope = ? AND idem_key = ?",
+                        "SELECT " + column + " FROM " + Db.SCHEMA
+                                + ".idempotency_claim WHERE scope = ? AND idem_key = ?",
                         scope.value(),
                         key.value())
                 .fetchSingle()
-                .get(0, java.time.OffsetDateTime.class)
-                .toInstant();
+                .get(0, type);
+    }
+
+    private String state(IdempotencyKey key) {
+        return claim(key, "state::text", String.class);
+    }
+
+    private Instant createdAt(IdempotencyKey key) {
+        return claim(key, "created_at", java.time.OffsetDateTime.class).toInstant();
     }
 
     private int sends(IdempotencyKey key) {
-        return Db.dsl()
-                .resultQuery(
-                        "SELECT sends FROM " + Db.SCHEMA + ".idempotency_claim WHERE scope = ? AND idem_key = ?",
-                        scope.value(),
-                        key.value())
-                .fetchSingle()
-                .get(0, Integer.class);
+        return claim(key, "sends", Integer.class);
     }
 }
