@@ -250,8 +250,7 @@ public final class StatementReconciliation<R, T> {
      */
     public Report apply(Statement statement) {
         Objects.requireNonNull(statement, "statement must not be null");
-        EffectFlow.StatementResult r = flow.reconcile(statement);
-        return new Report(r.lines(), r.sentAgain(), r.toOperator(), r.periodRecorded(), r.problems());
+        return flow.reconcile(statement);
     }
 
     /**

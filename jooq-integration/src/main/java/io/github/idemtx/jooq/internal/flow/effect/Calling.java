@@ -66,6 +66,7 @@ final class Calling<R, T> {
             }
             budget = Lifecycle.budgetAfterRenewal(msLeft, renewedAt, System.nanoTime(), context.lease);
         }
+        HeldClaim<R> sending = hold;
         if (context.statement != null) {
             // a remote without keys: marked sent, committed, before the send, so that a claim found in
             // flight was never sent, and a sent one is settled by its answer or a statement only
@@ -81,8 +82,8 @@ final class Calling<R, T> {
             if (sends == null) {
                 return releasing.lostFence(intent);
             }
+            sending = hold.markedSent();
         }
-        HeldClaim<R> sending = context.statement != null ? hold.markedSent() : hold;
         Reply<T> reply;
         try {
             reply = context.remote.call(intent, Instant.now().plusNanos(Math.max(0, budget)));

@@ -12,6 +12,7 @@ import io.github.idemtx.core.Scope;
 import io.github.idemtx.core.internal.Listeners;
 import io.github.idemtx.jooq.Remote;
 import io.github.idemtx.jooq.Remote.Intent;
+import io.github.idemtx.jooq.StatementReconciliation;
 import io.github.idemtx.jooq.StatementReconciliation.Statement;
 import io.github.idemtx.jooq.StatementSettlement;
 import io.github.idemtx.jooq.internal.store.ClaimState;
@@ -28,7 +29,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.jooq.Configuration;
 import org.jspecify.annotations.Nullable;
@@ -139,20 +139,12 @@ public final class EffectFlow<R, T> {
      *
      * @throws IllegalStateException if the effect is not settled by statement
      */
-    public StatementResult reconcile(Statement statement) {
+    public StatementReconciliation.Report reconcile(Statement statement) {
         if (reconciling == null) {
             throw new IllegalStateException("the effect " + context.effect + " is not settled by statement");
         }
-        Reconciling.Applied applied = reconciling.apply(statement);
-        Map<String, Integer> lines = new java.util.TreeMap<>();
-        applied.lines().forEach((ending, n) -> lines.put(ending.name(), n));
-        return new StatementResult(
-                lines, applied.sentAgain(), applied.toOperator(), applied.periodRecorded(), applied.problems());
+        return reconciling.apply(statement);
     }
-
-    /** What {@link #reconcile} did: lines by ending (Reconciling's names), claims found absent, problems. */
-    public record StatementResult(
-            Map<String, Integer> lines, int sentAgain, int toOperator, boolean periodRecorded, List<String> problems) {}
 
     /** The settlement lag of an effect settled by statement; zero for one that is not. */
     public Duration statementLag() {

@@ -6,6 +6,7 @@ import io.github.idemtx.core.IdempotencyKey;
 import io.github.idemtx.core.Scope;
 import io.github.idemtx.jooq.Remote.Intent;
 import io.github.idemtx.jooq.StatementReconciliation.Line;
+import io.github.idemtx.jooq.StatementReconciliation.Report;
 import io.github.idemtx.jooq.StatementReconciliation.Statement;
 import io.github.idemtx.jooq.StatementSettlement;
 import io.github.idemtx.jooq.internal.store.ClaimState;
@@ -23,10 +24,10 @@ import io.github.idemtx.jooq.internal.store.StatementSettlements.Verdict;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -60,13 +61,8 @@ final class Reconciling<R, T> {
         OTHER
     }
 
-    /** Counts of one application, and what failed. */
-    record Applied(
-            Map<LineEnding, Integer> lines,
-            int sentAgain,
-            int toOperator,
-            boolean periodRecorded,
-            List<String> problems) {}
+    /** The sent claims an application found absent: made due to be sent again, or handed to an operator. */
+    private record Absences(int sentAgain, int toOperator) {}
 
     private final EffectContext<R, T> context;
     private final ShortTransactions transactions;
@@ -84,16 +80,17 @@ final class Reconciling<R, T> {
         this.terms = terms;
     }
 
-    Applied apply(Statement statement) {
-        Map<LineEnding, Integer> counts = new EnumMap<>(LineEnding.class);
+    Report apply(Statement statement) {
+        Map<String, Integer> counts = new TreeMap<>();
         List<String> problems = new ArrayList<>();
         String prefix = Digests.statementPrefix(context.effect);
-        List<Line> ours = new ArrayList<>();
+        List<Line> ours = new ArrayList<>(); // with their references as the effect sent them
         for (Line line : statement.lines()) {
-            if (normalized(line.reference()).startsWith(prefix)) {
-                ours.add(line);
+            String reference = normalized(line.reference());
+            if (reference.startsWith(prefix)) {
+                ours.add(new Line(line.entryId(), reference, line.amount(), line.currency(), line.bookingDate()));
             } else {
-                counts.merge(LineEnding.OTHER, 1, Integer::sum); // not this effect's: another's, or no claim's
+                count(counts, LineEnding.OTHER); // not this effect's: another's, or no claim's
             }
         }
         refuseConflicts(statement, ours);
@@ -110,7 +107,7 @@ final class Reconciling<R, T> {
                 problems.add("line " + line.entryId() + ": " + e);
                 ending = LineEnding.FAILED;
             }
-            counts.merge(ending, 1, Integer::sum);
+            count(counts, ending);
         }
         boolean recorded = false;
         if (problems.isEmpty()) {
@@ -130,8 +127,12 @@ final class Reconciling<R, T> {
                         + " was applied before with another period: its lines are recorded, its period is not");
             }
         }
-        int[] absent = decideAbsent(problems);
-        return new Applied(counts, absent[0], absent[1], recorded, List.copyOf(problems));
+        Absences absent = decideAbsent(problems);
+        return new Report(counts, absent.sentAgain(), absent.toOperator(), recorded, problems);
+    }
+
+    private static void count(Map<String, Integer> counts, LineEnding ending) {
+        counts.merge(ending.name(), 1, Integer::sum);
     }
 
     /**
@@ -161,8 +162,8 @@ final class Reconciling<R, T> {
                 NewLine was = recorded.get(line.entryId());
                 if (was != null && !same(was, line)) {
                     throw new IllegalArgumentException("statement " + statement.id() + " shows entry "
-                            + line.entryId() + " as " + describe(line) + ", recorded before as "
-                            + was.reference() + " " + was.amount().toPlainString() + " " + was.currency()
+                            + line.entryId() + " as " + describe(line.reference(), line.amount(), line.currency())
+                            + ", recorded before as " + describe(was.reference(), was.amount(), was.currency())
                             + ": an entry id names one payment; nothing written");
                 }
             }
@@ -171,13 +172,14 @@ final class Reconciling<R, T> {
     }
 
     private static boolean same(NewLine was, Line line) {
-        return was.reference().equals(normalized(line.reference()))
+        return was.reference().equals(line.reference())
                 && was.amount().compareTo(line.amount()) == 0
                 && was.currency().equals(line.currency());
     }
 
-    private static String describe(Line line) {
-        return normalized(line.reference()) + " " + line.amount().toPlainString() + " " + line.currency();
+    /** How a line, or a line as recorded, is named in messages: reference, amount, currency. */
+    private static String describe(String reference, java.math.BigDecimal amount, String currency) {
+        return reference + " " + amount.toPlainString() + " " + currency;
     }
 
     /** A reference as the bank may show it (upper- or lower-case, spaces inserted), as the effect sent it. */
@@ -186,19 +188,16 @@ final class Reconciling<R, T> {
     }
 
     /** One line, under its reference's lock: recorded with its verdict, its claim settled or flagged. */
-    private LineEnding line(Connection c, String statementId, Line given) throws SQLException {
+    private LineEnding line(Connection c, String statementId, Line line) throws SQLException {
         String effect = context.effect;
-        Line line = new Line(
-                given.entryId(), normalized(given.reference()), given.amount(), given.currency(), given.bookingDate());
         sql.lockReference(c, effect, line.reference());
         NewLine was = sql.recorded(c, effect, List.of(line.entryId())).get(line.entryId());
         if (was != null) {
             if (!same(was, line)) {
                 // recorded meanwhile by another importer, with other content
-                throw new IllegalStateException("entry " + line.entryId() + " shows " + describe(line)
-                        + ", recorded as " + was.reference() + " "
-                        + was.amount().toPlainString() + " "
-                        + was.currency());
+                throw new IllegalStateException("entry " + line.entryId() + " shows "
+                        + describe(line.reference(), line.amount(), line.currency()) + ", recorded as "
+                        + describe(was.reference(), was.amount(), was.currency()));
             }
             return LineEnding.SEEN;
         }
@@ -219,7 +218,7 @@ final class Reconciling<R, T> {
             return LineEnding.DUPLICATE;
         }
         if (named.state() == ClaimState.SUCCEEDED) {
-            String differs = differs(named, line);
+            String differs = differs(context.decodeRequest(named.scope(), named.key(), named.request()), line);
             if (differs != null) {
                 return mismatch(c, statementId, line, named, differs);
             }
@@ -240,8 +239,7 @@ final class Reconciling<R, T> {
     }
 
     /** Why the line disagrees with the claim's request (its amount, its currency, no request to compare), or null. */
-    private @Nullable String differs(Named named, Line line) {
-        EffectFlow.DecodedRequest<R> decoded = context.decodeRequest(named.scope(), named.key(), named.request());
+    private @Nullable String differs(EffectFlow.DecodedRequest<R> decoded, Line line) {
         R request = decoded.request();
         if (request == null) {
             return decoded.problem() != null ? decoded.problem() : "the claim carries no request to compare";
@@ -258,12 +256,12 @@ final class Reconciling<R, T> {
     private LineEnding settle(Connection c, String statementId, Line line, Named named) throws SQLException {
         Scope scope = named.scope();
         IdempotencyKey key = named.key();
-        String differs = differs(named, line);
+        EffectFlow.DecodedRequest<R> decoded = context.decodeRequest(scope, key, named.request());
+        String differs = differs(decoded, line);
         if (differs != null) {
             return mismatch(c, statementId, line, named, differs);
         }
-        R request = Objects.requireNonNull(
-                context.decodeRequest(scope, key, named.request()).request());
+        R request = Objects.requireNonNull(decoded.request()); // differs() found it there
         T result = terms.resultOf(line);
         Answer answer = new Answer(ClaimState.SUCCEEDED, context.results.encode(scope, key, result));
         EffectSettlements.Resolved settled = sql.apply(
@@ -301,7 +299,7 @@ final class Reconciling<R, T> {
     }
 
     /** The sent claims the statements show absent, each in a transaction of its own: sent again, or to an operator. */
-    private int[] decideAbsent(List<String> problems) {
+    private Absences decideAbsent(List<String> problems) {
         // a send is absent only once its call cannot be running any more (its deadline is inside the
         // lease) and the bank's booking lag passed: the longer of the two
         java.time.Duration window = Lifecycle.absentWindow(terms.lag(), context.lease);
@@ -342,7 +340,7 @@ final class Reconciling<R, T> {
                 }
             }
             if (absent.size() < 200 || decided == 0) {
-                return new int[] {sentAgain, toOperator};
+                return new Absences(sentAgain, toOperator);
             }
         }
     }
