@@ -22,12 +22,28 @@ abstract class PayoutWrites implements Remote.Holding<PayoutRequest, String> {
     final String schema;
     final Ledger ledger;
     final String bankName;
+    /** The bank's HTTP client, whichever bank. */
+    final java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+            .connectTimeout(java.time.Duration.ofSeconds(2))
+            .build();
 
     /** @param ledger the books, which announce each paid payout when the ledger has events */
     PayoutWrites(Ledger ledger, String schema, String bankName) {
         this.schema = schema;
         this.ledger = ledger;
         this.bankName = bankName;
+    }
+
+    /**
+     * What is left of the call's time until {@code deadline} (inside the lease); none left is a
+     * timeout before anything is sent.
+     */
+    static java.time.Duration timeLeft(java.time.Instant deadline) throws java.util.concurrent.TimeoutException {
+        java.time.Duration left = java.time.Duration.between(java.time.Instant.now(), deadline);
+        if (left.isNegative() || left.isZero()) {
+            throw new java.util.concurrent.TimeoutException("no time left before the lease ends");
+        }
+        return left;
     }
 
     @Override

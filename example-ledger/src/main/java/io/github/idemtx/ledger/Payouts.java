@@ -14,7 +14,6 @@ import io.github.idemtx.jooq.Remote;
 import java.math.BigDecimal;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -61,8 +60,6 @@ final class Payouts implements AutoCloseable {
     private final String schema;
     private final String bankName;
     private final String bankUrl;
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final ExternalEffect<PayoutRequest, String> effect;
     private final AutoCloseable recovering;
     /** The keyed bank; null for a bank without keys and lookups (then {@code statements} is set). */
@@ -85,12 +82,13 @@ final class Payouts implements AutoCloseable {
         this.bankName = bankName;
         this.bankUrl = bankUrl;
         this.bank = statementBank == null ? new Bank(ledger) : null;
+        UnkeyedBank unkeyed = statementBank == null ? null : new UnkeyedBank(dsl, ledger, schema, bankName, bankUrl);
         ExternalEffect.Builder<PayoutRequest, String> builder = ExternalEffect.builder(
                         dsl,
                         "payout",
                         ResultCodec.json(PayoutRequest.class),
                         ResultCodec.utf8(),
-                        bank != null ? bank : new UnkeyedBank(dsl, ledger, schema, bankName, bankUrl))
+                        bank != null ? bank : unkeyed)
                 .schema(schema)
                 .policy(IdempotencyPolicy.builder()
                         .duplicateWait(Duration.ofSeconds(2))
@@ -103,7 +101,7 @@ final class Payouts implements AutoCloseable {
                 // absent lookup can never charge twice even while its lookups lag
                 ? builder.readAfterWrite(true).build()
                 // no key, no lookup: settled by the bank's camt.053 statements, fetched every poll
-                : builder.settledByStatement(UnkeyedBank.settlement(dsl, schema, statementBank.lag()))
+                : builder.settledByStatement(unkeyed.settlement(statementBank.lag()))
                         .build();
         this.recovering = effect.recovery()
                 .schedule(recoverEvery, 100, pass -> System.out.println("ledger: payout recovery " + pass.counts()));
@@ -229,10 +227,7 @@ final class Payouts implements AutoCloseable {
 
         @Override
         public Reply<String> call(Intent<PayoutRequest> intent, Instant deadline) throws Exception {
-            Duration left = Duration.between(Instant.now(), deadline);
-            if (left.isNegative() || left.isZero()) {
-                throw new java.util.concurrent.TimeoutException("no time left before the lease ends");
-            }
+            Duration left = timeLeft(deadline);
             String body = MAPPER.createObjectNode()
                     .put("amount", intent.request().amount().setScale(2).toPlainString())
                     .put("destination", intent.request().destination())

@@ -6,7 +6,6 @@ import io.github.idemtx.jooq.StatementReconciliation;
 import io.github.idemtx.jooq.StatementSettlement;
 import io.github.idemtx.ledger.Payouts.PayoutRequest;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -29,8 +28,6 @@ final class UnkeyedBank extends PayoutWrites {
 
     private final DSLContext dsl;
     private final String bankUrl;
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final Map<UUID, String> currencies = new ConcurrentHashMap<>();
 
     UnkeyedBank(DSLContext dsl, Ledger ledger, String schema, String bankName, String bankUrl) {
@@ -44,18 +41,16 @@ final class UnkeyedBank extends PayoutWrites {
      * amount and currency must be the payout's (the account's currency); the result is the bank's
      * entry id, as the bank's accepted answer gives it too.
      */
-    static StatementSettlement<PayoutRequest, String> settlement(DSLContext dsl, String schema, Duration lag) {
-        Map<UUID, String> currencies = new ConcurrentHashMap<>();
+    StatementSettlement<PayoutRequest, String> settlement(Duration lag) {
         return StatementSettlement.of(
                 lag,
-                (PayoutRequest r) ->
-                        new StatementSettlement.Amount(r.amount(), currencyOf(dsl, schema, currencies, r.account())),
+                (PayoutRequest r) -> new StatementSettlement.Amount(r.amount(), currencyOf(r.account())),
                 StatementReconciliation.Line::entryId);
     }
 
-    /** The currency of an account: it never changes, so it is read once. */
-    private static String currencyOf(DSLContext dsl, String schema, Map<UUID, String> cache, UUID account) {
-        return cache.computeIfAbsent(
+    /** The currency of an account: it never changes, so it is read once, for the sends and the statements. */
+    private String currencyOf(UUID account) {
+        return currencies.computeIfAbsent(
                 account,
                 id -> dsl.resultQuery("SELECT currency FROM " + schema + ".account WHERE id = ?", id)
                         .fetchOptional(0, String.class)
@@ -64,14 +59,11 @@ final class UnkeyedBank extends PayoutWrites {
 
     @Override
     public Reply<String> call(Intent<PayoutRequest> intent, Instant deadline) throws Exception {
-        Duration left = Duration.between(Instant.now(), deadline);
-        if (left.isNegative() || left.isZero()) {
-            throw new java.util.concurrent.TimeoutException("no time left before the lease ends");
-        }
+        Duration left = timeLeft(deadline);
         PayoutRequest r = intent.request();
         String body = MAPPER.createObjectNode()
                 .put("amount", r.amount().setScale(2).toPlainString())
-                .put("currency", currencyOf(dsl, schema, currencies, r.account()))
+                .put("currency", currencyOf(r.account()))
                 .put("destination", r.destination())
                 .put("reference", intent.downstreamKey()) // what the statement shows again
                 .toString();
