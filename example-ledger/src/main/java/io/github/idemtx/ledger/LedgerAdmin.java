@@ -241,17 +241,10 @@ final class LedgerAdmin implements AutoCloseable {
             throw new IllegalArgumentException(
                     "state must be needs_reconciliation, in_flight or sent, was '" + state + "'");
         }
-        String limit = LedgerRoutes.queryParameter(exchange, "limit");
-        int n;
-        try {
-            n = limit == null ? 50 : Integer.parseInt(limit);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("limit must be a whole number, was '" + limit + "'");
-        }
         ClaimAdmin.Page page = admin.list(
                 wanted,
                 LedgerRoutes.queryParameter(exchange, "effect"),
-                n,
+                StatementAdmin.limit(exchange),
                 LedgerRoutes.queryParameter(exchange, "after"));
         List<Remote.Lookup<String>> bank = bankSays(page.claims());
         ObjectNode out = MAPPER.createObjectNode();

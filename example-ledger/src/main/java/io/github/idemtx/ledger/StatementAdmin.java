@@ -131,7 +131,8 @@ final class StatementAdmin {
         return StoredResponse.of(200, LedgerJson.JSON, out.toString());
     }
 
-    private static int limit(HttpExchange exchange) {
+    /** The {@code limit} query parameter of an admin listing, 50 when absent. */
+    static int limit(HttpExchange exchange) {
         String limit = LedgerRoutes.queryParameter(exchange, "limit");
         try {
             return limit == null ? 50 : Integer.parseInt(limit);
